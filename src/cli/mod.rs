@@ -1,0 +1,86 @@
+//! The command line: clap definitions and one module per subcommand. Each subcommand turns its
+//! arguments into stage calls and prints; the library does the work.
+
+mod parse;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+
+use crate::diagnostics::{self, Diagnostic};
+use crate::source::SourceMap;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mocca",
+    version,
+    about = "A Modelica compiler that finds time scales and splits models"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse files and report syntax errors and unsupported constructs.
+    Parse(parse::ParseArgs),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Inputs every subcommand takes: files or package directories, and the output format.
+#[derive(Args, Debug)]
+pub struct InputArgs {
+    /// Modelica files or package directories (a directory holding `package.mo`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format: text for people, json for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Runs the parsed command line; the exit code is 0 on success, 1 when the input is wrong.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Parse(args) => parse::run(&args),
+    }
+}
+
+/// Prints diagnostics to stderr, in colour on a terminal.
+pub(crate) fn report(sources: &SourceMap, diags: &[Diagnostic]) {
+    if diags.is_empty() {
+        return;
+    }
+    let choice = if std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let mut stderr = StandardStream::stderr(choice);
+    diagnostics::emit(&mut stderr, sources, diags);
+}
+
+/// Exit code for a run that produced these diagnostics.
+pub(crate) fn exit_code(diags: &[Diagnostic]) -> ExitCode {
+    if diagnostics::has_errors(diags) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub(crate) fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}

@@ -1,0 +1,107 @@
+//! Diagnostics: what mocca tells a user about their input, always pointing at source text.
+
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::term::{self, termcolor::WriteColor};
+
+use crate::source::{SourceMap, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+/// One message with a primary span, optional secondary spans and notes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    /// The main location; `None` only for problems that concern no text (e.g. an empty model).
+    pub primary: Option<(Span, String)>,
+    pub secondary: Vec<(Span, String)>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            primary: None,
+            secondary: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn warning(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(message)
+        }
+    }
+
+    pub fn at(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.primary = Some((span, label.into()));
+        self
+    }
+
+    pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.secondary.push((span, label.into()));
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    fn to_codespan(&self) -> CsDiagnostic<crate::source::FileId> {
+        let base = match self.severity {
+            Severity::Error => CsDiagnostic::error(),
+            Severity::Warning => CsDiagnostic::warning(),
+            Severity::Note => CsDiagnostic::note(),
+        };
+        let mut labels = Vec::new();
+        if let Some((span, text)) = &self.primary {
+            labels.push(Label::primary(span.file, span.range()).with_message(text));
+        }
+        for (span, text) in &self.secondary {
+            labels.push(Label::secondary(span.file, span.range()).with_message(text));
+        }
+        base.with_message(&self.message)
+            .with_labels(labels)
+            .with_notes(self.notes.clone())
+    }
+}
+
+/// Renders diagnostics with codespan-reporting (colour decided by the writer).
+pub fn emit(out: &mut dyn WriteColor, sources: &SourceMap, diagnostics: &[Diagnostic]) {
+    let config = term::Config::default();
+    for d in diagnostics {
+        // A failed write to the terminal is not the user's input being wrong; ignore it.
+        let _ = term::emit_to_write_style(out, &config, sources, &d.to_codespan());
+    }
+}
+
+/// Renders diagnostics to a plain string (tests and snapshots).
+pub fn render_plain(sources: &SourceMap, diagnostics: &[Diagnostic]) -> String {
+    let config = term::Config::default();
+    let mut out = String::new();
+    for d in diagnostics {
+        // Spans always come from the same SourceMap, so rendering cannot fail on a lookup.
+        if let Ok(text) = term::emit_into_string(&config, sources, &d.to_codespan()) {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+/// True if any diagnostic is an error.
+pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(Diagnostic::is_error)
+}

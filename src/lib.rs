@@ -1,0 +1,10 @@
+//! mocca: a compiler for a subset of Modelica that finds a model's time scales and splits it.
+//!
+//! The pipeline, one module per stage (see ARCHITECTURE.md):
+//! text → [`syntax`] (tokens, AST) → …
+
+pub mod cli;
+pub mod diagnostics;
+pub mod load;
+pub mod source;
+pub mod syntax;
