@@ -4,7 +4,10 @@
 //! text → [`syntax`] (tokens, AST) → …
 
 pub mod cli;
+pub mod dae;
 pub mod diagnostics;
+pub mod expr;
+pub mod flatten;
 pub mod load;
 pub mod source;
 pub mod syntax;

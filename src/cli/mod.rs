@@ -1,6 +1,9 @@
 //! The command line: clap definitions and one module per subcommand. Each subcommand turns its
 //! arguments into stage calls and prints; the library does the work.
 
+mod check;
+mod flatten;
+mod model;
 mod parse;
 
 use std::io::IsTerminal;
@@ -28,6 +31,10 @@ pub struct Cli {
 pub enum Command {
     /// Parse files and report syntax errors and unsupported constructs.
     Parse(parse::ParseArgs),
+    /// Parse and flatten a model, check its balance and print its sizes.
+    Check(model::ModelArgs),
+    /// Print the flat model as Modelica.
+    Flatten(model::ModelArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -52,6 +59,8 @@ pub struct InputArgs {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Parse(args) => parse::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Flatten(args) => flatten::run(&args),
     }
 }
 

@@ -454,3 +454,9 @@ fn raw_text(tok: &RawTok<'_>) -> String {
     };
     op.to_string()
 }
+
+/// True if `word` lexes as a keyword (so it must be quoted to be used as a name).
+pub fn is_keyword(word: &str) -> bool {
+    let mut lex = RawTok::lexer(word);
+    !matches!(lex.next(), Some(Ok(RawTok::Ident(_)))) || lex.next().is_some()
+}

@@ -1,0 +1,80 @@
+//! `mocca check`: parse, flatten, and check balance.
+
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::Format;
+use super::model::{ModelArgs, load_and_flatten};
+use crate::dae::{Dae, VarKind};
+use crate::diagnostics::Diagnostic;
+
+pub fn run(args: &ModelArgs) -> ExitCode {
+    let flat = match load_and_flatten(args) {
+        Ok(flat) => flat,
+        Err((sources, diags)) => {
+            super::report(&sources, &diags);
+            return super::exit_code(&diags);
+        }
+    };
+    let mut diags = flat.warnings.clone();
+    let dae = &flat.dae;
+    let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
+    if equations != unknowns {
+        diags.push(imbalance(dae));
+    }
+    super::report(&flat.sources, &diags);
+    match args.format() {
+        Format::Json => super::print_json(&json!({
+            "model": dae.model,
+            "equations": equations,
+            "unknowns": unknowns,
+            "states": dae.count(VarKind::State),
+            "algebraic": dae.count(VarKind::Algebraic) + dae.count(VarKind::Discrete),
+            "parameters": dae.count(VarKind::Parameter),
+            "constants": dae.count(VarKind::Constant),
+            "inputs": dae.count(VarKind::Input),
+            "initial_equations": dae.initial_equations.len(),
+            "balanced": equations == unknowns,
+        })),
+        Format::Text => {
+            let verdict = if equations == unknowns {
+                "balanced"
+            } else {
+                "NOT balanced"
+            };
+            println!("model {}: {verdict}", dae.model);
+            println!("  equations          {equations:>8}");
+            println!("  unknowns           {unknowns:>8}");
+            println!("  states             {:>8}", dae.count(VarKind::State));
+            println!("  parameters         {:>8}", dae.count(VarKind::Parameter));
+            println!("  initial equations  {:>8}", dae.initial_equations.len());
+        }
+    }
+    super::exit_code(&diags)
+}
+
+fn imbalance(dae: &Dae) -> Diagnostic {
+    let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
+    let what = if equations < unknowns {
+        format!("{} equation(s) short", unknowns - equations)
+    } else {
+        format!("{} equation(s) too many", equations - unknowns)
+    };
+    let mut d = Diagnostic::error(format!(
+        "model `{}` is not balanced: {equations} equations for {unknowns} unknowns ({what})",
+        dae.model
+    ));
+    for c in dae.unbalanced_components() {
+        let detail = if c.shortfall() > 0 {
+            format!("{} equation(s) short", c.shortfall())
+        } else {
+            format!("{} equation(s) too many", -c.shortfall())
+        };
+        d = d.with_note(format!(
+            "component `{}`: {} equations + {} connector flows for {} unknowns ({detail})",
+            c.component, c.equations, c.flows, c.unknowns
+        ));
+    }
+    d
+}

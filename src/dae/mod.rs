@@ -1,0 +1,186 @@
+//! The flat DAE: scalar variables and scalar equations in residual form, each traced to its
+//! source span and owning component. The output of flattening, the input of structure.
+
+mod balance;
+mod print;
+
+pub use balance::ComponentBalance;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::expr::{Display, ExprId, ExprPool, VarId};
+use crate::source::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VarKind {
+    /// Appears under `der()`.
+    State,
+    Algebraic,
+    /// A `discrete` variable (kept, but mocca has no events: it behaves as algebraic).
+    Discrete,
+    Parameter,
+    Constant,
+    /// A top-level `input`: known, supplied from outside (zero unless given).
+    Input,
+}
+
+impl VarKind {
+    /// Unknowns of the DAE: states (through their derivatives) and algebraic variables.
+    pub fn is_unknown(self) -> bool {
+        matches!(
+            self,
+            VarKind::State | VarKind::Algebraic | VarKind::Discrete
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalarType {
+    Real,
+    Integer,
+    Boolean,
+    String,
+}
+
+impl ScalarType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::Real => "Real",
+            ScalarType::Integer => "Integer",
+            ScalarType::Boolean => "Boolean",
+            ScalarType::String => "String",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Variable {
+    /// Flat dotted name: `circuit.R1.v`, `T[3]`.
+    pub name: String,
+    pub kind: VarKind,
+    pub ty: ScalarType,
+    /// The value of a parameter or constant (a flat expression over other parameters).
+    pub binding: Option<ExprId>,
+    pub start: Option<ExprId>,
+    pub fixed: Option<bool>,
+    pub nominal: Option<ExprId>,
+    pub unit: Option<String>,
+    /// `weak Real x;`: other equations read its last value (SPEC §2.1).
+    pub weak: bool,
+    /// Declared `flow` in a connector.
+    pub flow: bool,
+    pub description: Option<String>,
+    /// The declaration this variable comes from.
+    pub span: Span,
+    /// The component instance that owns it (`circuit.R1`; empty at top level).
+    pub component: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EquationOrigin {
+    /// Written in an equation section.
+    Model,
+    /// The binding of a non-parameter variable (`Real y = 2*x;`).
+    Binding,
+    /// Potentials of a connection set are equal.
+    ConnectPotential,
+    /// Flows of a connection set sum to zero.
+    ConnectFlow,
+    /// A sub-component's flow connected to nothing is zero.
+    UnconnectedFlow,
+    /// The potential-weak side of a weak connection reads the other side's potential.
+    WeakPotential,
+}
+
+/// One additive term of an equation side, for term ranking (SPEC §11).
+#[derive(Clone, Debug)]
+pub struct Term {
+    pub expr: ExprId,
+    /// +1 on the left side, −1 on the right (so the residual is Σ sign·expr).
+    pub sign: f64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Equation {
+    pub lhs: ExprId,
+    pub rhs: ExprId,
+    /// `lhs − rhs`.
+    pub residual: ExprId,
+    pub terms: Vec<Term>,
+    pub origin: EquationOrigin,
+    pub span: Span,
+    pub component: String,
+}
+
+/// A side condition the flattener found (`assert`, equal-parameter checks of connections).
+#[derive(Clone, Debug)]
+pub struct Assertion {
+    pub condition: ExprId,
+    pub message: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Dae {
+    pub model: String,
+    pub pool: ExprPool,
+    pub variables: Vec<Variable>,
+    pub index: IndexMap<String, VarId>,
+    pub equations: Vec<Equation>,
+    pub initial_equations: Vec<Equation>,
+    pub assertions: Vec<Assertion>,
+}
+
+impl Dae {
+    pub fn var(&self, id: VarId) -> &Variable {
+        &self.variables[id.0 as usize]
+    }
+
+    pub fn var_ids(&self) -> impl Iterator<Item = VarId> + '_ {
+        (0..self.variables.len() as u32).map(VarId)
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<VarId> {
+        self.index.get(name).copied()
+    }
+
+    pub fn count(&self, kind: VarKind) -> usize {
+        self.variables.iter().filter(|v| v.kind == kind).count()
+    }
+
+    pub fn unknowns(&self) -> usize {
+        self.variables
+            .iter()
+            .filter(|v| v.kind.is_unknown())
+            .count()
+    }
+
+    /// The name as Modelica text: plain if it is a simple identifier, else quoted.
+    pub fn printed_name(&self, id: VarId) -> String {
+        quote_name(&self.var(id).name)
+    }
+
+    pub fn show(&self, id: ExprId) -> String {
+        let names = |v: VarId| self.printed_name(v);
+        Display::new(&self.pool, id, &names).to_string()
+    }
+}
+
+/// `x` stays `x`; `a.b[1]` becomes `'a.b[1]'`.
+pub fn quote_name(name: &str) -> String {
+    let simple = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if simple && !crate::syntax::lexer::is_keyword(name) {
+        name.to_string()
+    } else {
+        format!("'{}'", name.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}

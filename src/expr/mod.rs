@@ -1,0 +1,484 @@
+//! The expression IR: a hash-consed arena of nodes addressed by [`ExprId`]. Equal expressions
+//! share one id, so comparing and cloning are O(1). Constructors simplify as they build
+//! (constant folding, `0·a = 0`, `1·a = a`, `a + 0 = a`, `a − a = 0`, `−(−a) = a`).
+
+mod display;
+mod eval;
+
+pub use display::Display;
+pub use eval::{EvalError, Values};
+
+use std::collections::HashMap;
+
+/// Index of a flat variable (into `Dae::variables`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// Index of an expression node in an [`ExprPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Func {
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Exp,
+    Log,
+    Log10,
+    Sqrt,
+    Abs,
+    Sign,
+}
+
+impl Func {
+    pub const ALL: [Func; 15] = [
+        Func::Sin,
+        Func::Cos,
+        Func::Tan,
+        Func::Asin,
+        Func::Acos,
+        Func::Atan,
+        Func::Sinh,
+        Func::Cosh,
+        Func::Tanh,
+        Func::Exp,
+        Func::Log,
+        Func::Log10,
+        Func::Sqrt,
+        Func::Abs,
+        Func::Sign,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Tan => "tan",
+            Func::Asin => "asin",
+            Func::Acos => "acos",
+            Func::Atan => "atan",
+            Func::Sinh => "sinh",
+            Func::Cosh => "cosh",
+            Func::Tanh => "tanh",
+            Func::Exp => "exp",
+            Func::Log => "log",
+            Func::Log10 => "log10",
+            Func::Sqrt => "sqrt",
+            Func::Abs => "abs",
+            Func::Sign => "sign",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Func> {
+        Func::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Func::Sin => x.sin(),
+            Func::Cos => x.cos(),
+            Func::Tan => x.tan(),
+            Func::Asin => x.asin(),
+            Func::Acos => x.acos(),
+            Func::Atan => x.atan(),
+            Func::Sinh => x.sinh(),
+            Func::Cosh => x.cosh(),
+            Func::Tanh => x.tanh(),
+            Func::Exp => x.exp(),
+            Func::Log => x.ln(),
+            Func::Log10 => x.log10(),
+            Func::Sqrt => x.sqrt(),
+            Func::Abs => x.abs(),
+            Func::Sign => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Func2 {
+    Atan2,
+    Min,
+    Max,
+}
+
+impl Func2 {
+    pub fn name(self) -> &'static str {
+        match self {
+            Func2::Atan2 => "atan2",
+            Func2::Min => "min",
+            Func2::Max => "max",
+        }
+    }
+
+    pub fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            Func2::Atan2 => a.atan2(b),
+            Func2::Min => a.min(b),
+            Func2::Max => a.max(b),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "<>",
+        }
+    }
+
+    pub fn apply(self, a: f64, b: f64) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
+/// One node. Booleans are represented as 0.0/1.0 constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A constant, stored as its bit pattern so nodes can be hashed (`-0.0` is normalised).
+    Const(u64),
+    Var(VarId),
+    /// `der(x)`
+    Der(VarId),
+    /// A weak read (SPEC §2.1): the variable's last exchanged value, not a structural
+    /// dependency.
+    Last(VarId),
+    Time,
+    Add(ExprId, ExprId),
+    Mul(ExprId, ExprId),
+    Neg(ExprId),
+    Div(ExprId, ExprId),
+    Pow(ExprId, ExprId),
+    Call(Func, ExprId),
+    Call2(Func2, ExprId, ExprId),
+    /// `if c then a else b` (also `noEvent`/`smooth` are dropped at construction).
+    If(ExprId, ExprId, ExprId),
+    Cmp(CmpOp, ExprId, ExprId),
+    And(ExprId, ExprId),
+    Or(ExprId, ExprId),
+    Not(ExprId),
+}
+
+/// The arena. Build expressions only through its constructors.
+#[derive(Clone, Debug, Default)]
+pub struct ExprPool {
+    nodes: Vec<Node>,
+    index: HashMap<Node, ExprId>,
+}
+
+impl ExprPool {
+    pub fn new() -> ExprPool {
+        ExprPool::default()
+    }
+
+    pub fn node(&self, id: ExprId) -> Node {
+        self.nodes[id.0 as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    fn intern(&mut self, node: Node) -> ExprId {
+        if let Some(&id) = self.index.get(&node) {
+            return id;
+        }
+        let id = ExprId(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.index.insert(node, id);
+        id
+    }
+
+    pub fn constant(&mut self, value: f64) -> ExprId {
+        let value = if value == 0.0 { 0.0 } else { value };
+        self.intern(Node::Const(value.to_bits()))
+    }
+
+    pub fn as_const(&self, id: ExprId) -> Option<f64> {
+        match self.node(id) {
+            Node::Const(bits) => Some(f64::from_bits(bits)),
+            _ => None,
+        }
+    }
+
+    pub fn zero(&mut self) -> ExprId {
+        self.constant(0.0)
+    }
+
+    pub fn one(&mut self) -> ExprId {
+        self.constant(1.0)
+    }
+
+    pub fn var(&mut self, v: VarId) -> ExprId {
+        self.intern(Node::Var(v))
+    }
+
+    pub fn der(&mut self, v: VarId) -> ExprId {
+        self.intern(Node::Der(v))
+    }
+
+    pub fn last(&mut self, v: VarId) -> ExprId {
+        self.intern(Node::Last(v))
+    }
+
+    pub fn time(&mut self) -> ExprId {
+        self.intern(Node::Time)
+    }
+
+    pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) => return self.constant(x + y),
+            (Some(0.0), _) => return b,
+            (_, Some(0.0)) => return a,
+            _ => {}
+        }
+        if self.node(b) == Node::Neg(a) || self.node(a) == Node::Neg(b) {
+            return self.zero();
+        }
+        self.intern(Node::Add(a, b))
+    }
+
+    pub fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if a == b {
+            return self.zero();
+        }
+        let nb = self.neg(b);
+        self.add(a, nb)
+    }
+
+    pub fn neg(&mut self, a: ExprId) -> ExprId {
+        match self.node(a) {
+            Node::Const(bits) => self.constant(-f64::from_bits(bits)),
+            Node::Neg(inner) => inner,
+            _ => self.intern(Node::Neg(a)),
+        }
+    }
+
+    pub fn mul(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) => return self.constant(x * y),
+            (Some(0.0), _) | (_, Some(0.0)) => return self.zero(),
+            (Some(1.0), _) => return b,
+            (_, Some(1.0)) => return a,
+            (Some(-1.0), _) => return self.neg(b),
+            (_, Some(-1.0)) => return self.neg(a),
+            _ => {}
+        }
+        self.intern(Node::Mul(a, b))
+    }
+
+    pub fn div(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) if y != 0.0 => return self.constant(x / y),
+            (Some(0.0), _) => return self.zero(),
+            (_, Some(1.0)) => return a,
+            _ => {}
+        }
+        if a == b && self.as_const(a).is_none() {
+            return self.one();
+        }
+        self.intern(Node::Div(a, b))
+    }
+
+    pub fn pow(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) => return self.constant(x.powf(y)),
+            (_, Some(0.0)) => return self.one(),
+            (_, Some(1.0)) => return a,
+            _ => {}
+        }
+        self.intern(Node::Pow(a, b))
+    }
+
+    pub fn call(&mut self, f: Func, a: ExprId) -> ExprId {
+        match self.as_const(a) {
+            Some(x) => self.constant(f.apply(x)),
+            None => self.intern(Node::Call(f, a)),
+        }
+    }
+
+    pub fn call2(&mut self, f: Func2, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) => self.constant(f.apply(x, y)),
+            _ => self.intern(Node::Call2(f, a, b)),
+        }
+    }
+
+    pub fn if_then_else(&mut self, c: ExprId, a: ExprId, b: ExprId) -> ExprId {
+        match self.as_const(c) {
+            Some(x) if x != 0.0 => a,
+            Some(_) => b,
+            None if a == b => a,
+            None => self.intern(Node::If(c, a, b)),
+        }
+    }
+
+    pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), Some(y)) => self.boolean(op.apply(x, y)),
+            _ => self.intern(Node::Cmp(op, a, b)),
+        }
+    }
+
+    pub fn boolean(&mut self, b: bool) -> ExprId {
+        self.constant(if b { 1.0 } else { 0.0 })
+    }
+
+    pub fn and(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(0.0), _) => self.boolean(false),
+            (_, Some(0.0)) => self.boolean(false),
+            (Some(_), _) => b,
+            (_, Some(_)) => a,
+            _ => self.intern(Node::And(a, b)),
+        }
+    }
+
+    pub fn or(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        match (self.as_const(a), self.as_const(b)) {
+            (Some(x), _) if x != 0.0 => self.boolean(true),
+            (_, Some(y)) if y != 0.0 => self.boolean(true),
+            (Some(_), _) => b,
+            (_, Some(_)) => a,
+            _ => self.intern(Node::Or(a, b)),
+        }
+    }
+
+    pub fn not(&mut self, a: ExprId) -> ExprId {
+        match self.as_const(a) {
+            Some(x) => self.boolean(x == 0.0),
+            None => self.intern(Node::Not(a)),
+        }
+    }
+
+    /// Children of a node, in order.
+    pub fn children(&self, id: ExprId) -> Vec<ExprId> {
+        match self.node(id) {
+            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => vec![],
+            Node::Neg(a) | Node::Call(_, a) | Node::Not(a) => vec![a],
+            Node::Add(a, b)
+            | Node::Mul(a, b)
+            | Node::Div(a, b)
+            | Node::Pow(a, b)
+            | Node::Call2(_, a, b)
+            | Node::Cmp(_, a, b)
+            | Node::And(a, b)
+            | Node::Or(a, b) => vec![a, b],
+            Node::If(c, a, b) => vec![c, a, b],
+        }
+    }
+
+    /// Calls `visit` on every variable-like leaf (`Var`, `Der`, `Last`) reachable from `root`,
+    /// each node once.
+    pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            match self.node(id) {
+                leaf @ (Node::Var(_) | Node::Der(_) | Node::Last(_)) => visit(leaf),
+                _ => stack.extend(self.children(id)),
+            }
+        }
+    }
+
+    /// Rebuilds `root` with every leaf replaced by `map(leaf)` (or kept when it returns None).
+    pub fn substitute(
+        &mut self,
+        root: ExprId,
+        map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
+    ) -> ExprId {
+        let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+        self.substitute_memo(root, map, &mut memo)
+    }
+
+    fn substitute_memo(
+        &mut self,
+        id: ExprId,
+        map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> ExprId {
+        if let Some(&done) = memo.get(&id) {
+            return done;
+        }
+        let node = self.node(id);
+        let result = match node {
+            Node::Var(_) | Node::Der(_) | Node::Last(_) => map(self, node).unwrap_or(id),
+            Node::Const(_) | Node::Time => id,
+            _ => {
+                let kids: Vec<ExprId> = self
+                    .children(id)
+                    .into_iter()
+                    .map(|k| self.substitute_memo(k, map, memo))
+                    .collect();
+                self.rebuild(node, &kids)
+            }
+        };
+        memo.insert(id, result);
+        result
+    }
+
+    /// Builds a node of the same kind as `node` over new children (through the simplifying
+    /// constructors).
+    pub fn rebuild(&mut self, node: Node, kids: &[ExprId]) -> ExprId {
+        match node {
+            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
+                self.intern(node)
+            }
+            Node::Add(..) => self.add(kids[0], kids[1]),
+            Node::Mul(..) => self.mul(kids[0], kids[1]),
+            Node::Neg(_) => self.neg(kids[0]),
+            Node::Div(..) => self.div(kids[0], kids[1]),
+            Node::Pow(..) => self.pow(kids[0], kids[1]),
+            Node::Call(f, _) => self.call(f, kids[0]),
+            Node::Call2(f, ..) => self.call2(f, kids[0], kids[1]),
+            Node::If(..) => self.if_then_else(kids[0], kids[1], kids[2]),
+            Node::Cmp(op, ..) => self.cmp(op, kids[0], kids[1]),
+            Node::And(..) => self.and(kids[0], kids[1]),
+            Node::Or(..) => self.or(kids[0], kids[1]),
+            Node::Not(_) => self.not(kids[0]),
+        }
+    }
+}

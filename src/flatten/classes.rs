@@ -1,0 +1,238 @@
+//! The class tree: every class of every loaded file, placed by its `within` clause, and name
+//! lookup through nested classes, enclosing packages and base classes.
+
+use indexmap::IndexMap;
+
+use crate::dae::ScalarType;
+use crate::diagnostics::Diagnostic;
+use crate::syntax::ast::{ClassBody, ClassDef, ElementKind, Name, StoredDefinition};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClassId(pub u32);
+
+pub struct ClassNode<'a> {
+    pub name: String,
+    /// Dotted path from the root.
+    pub path: String,
+    /// `None` for the root and for packages only implied by a `within`.
+    pub def: Option<&'a ClassDef>,
+    pub parent: Option<ClassId>,
+    pub children: IndexMap<String, ClassId>,
+}
+
+pub struct ClassTree<'a> {
+    nodes: Vec<ClassNode<'a>>,
+}
+
+/// What a type name denotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeRef {
+    Builtin(ScalarType),
+    Class(ClassId),
+}
+
+pub const ROOT: ClassId = ClassId(0);
+
+impl<'a> ClassTree<'a> {
+    /// Builds the tree; duplicate class definitions are reported.
+    pub fn build(files: &[&'a StoredDefinition]) -> (ClassTree<'a>, Vec<Diagnostic>) {
+        let root = ClassNode {
+            name: String::new(),
+            path: String::new(),
+            def: None,
+            parent: None,
+            children: IndexMap::new(),
+        };
+        let mut tree = ClassTree { nodes: vec![root] };
+        let mut diags = Vec::new();
+        for file in files {
+            let mut at = ROOT;
+            if let Some(within) = &file.within {
+                for part in &within.parts {
+                    at = tree.child_or_placeholder(at, &part.name);
+                }
+            }
+            for class in &file.classes {
+                tree.insert(at, class, &mut diags);
+            }
+        }
+        (tree, diags)
+    }
+
+    pub fn node(&self, id: ClassId) -> &ClassNode<'a> {
+        &self.nodes[id.0 as usize]
+    }
+
+    fn child_or_placeholder(&mut self, parent: ClassId, name: &str) -> ClassId {
+        if let Some(&id) = self.node(parent).children.get(name) {
+            return id;
+        }
+        self.add_node(parent, name, None)
+    }
+
+    fn add_node(&mut self, parent: ClassId, name: &str, def: Option<&'a ClassDef>) -> ClassId {
+        let id = ClassId(self.nodes.len() as u32);
+        let parent_path = &self.node(parent).path;
+        let path = if parent_path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{parent_path}.{name}")
+        };
+        self.nodes.push(ClassNode {
+            name: name.to_string(),
+            path,
+            def,
+            parent: Some(parent),
+            children: IndexMap::new(),
+        });
+        self.nodes[parent.0 as usize]
+            .children
+            .insert(name.to_string(), id);
+        id
+    }
+
+    fn insert(&mut self, parent: ClassId, class: &'a ClassDef, diags: &mut Vec<Diagnostic>) {
+        let name = &class.name.name;
+        let id = match self.node(parent).children.get(name).copied() {
+            Some(existing) => match self.node(existing).def {
+                None => {
+                    self.nodes[existing.0 as usize].def = Some(class);
+                    existing
+                }
+                Some(first) => {
+                    diags.push(
+                        Diagnostic::error(format!("class `{name}` is defined twice"))
+                            .at(class.name.span, "second definition")
+                            .with_secondary(first.name.span, "first definition"),
+                    );
+                    return;
+                }
+            },
+            None => self.add_node(parent, name, Some(class)),
+        };
+        if let ClassBody::Long(comp) = &class.body {
+            for element in &comp.elements {
+                if let ElementKind::Class(nested) = &element.kind {
+                    self.insert(id, nested, diags);
+                }
+            }
+        }
+    }
+
+    /// Finds a class by its full dotted path (`Mocca.Electrical.Resistor`).
+    pub fn find_path(&self, path: &str) -> Option<ClassId> {
+        let mut at = ROOT;
+        for part in path.split('.') {
+            at = *self.node(at).children.get(part)?;
+        }
+        Some(at)
+    }
+
+    /// The last top-level class defined in `file` (the default model).
+    pub fn last_class_of(&self, file: &StoredDefinition) -> Option<ClassId> {
+        let class = file.classes.last()?;
+        let mut at = ROOT;
+        if let Some(within) = &file.within {
+            for part in &within.parts {
+                at = *self.node(at).children.get(&part.name)?;
+            }
+        }
+        self.node(at).children.get(&class.name.name).copied()
+    }
+
+    /// Resolves a type name as seen from inside class `scope`.
+    pub fn resolve(&self, name: &Name, scope: ClassId) -> Option<TypeRef> {
+        let first = &name.parts[0].name;
+        let mut found = if name.global {
+            self.node(ROOT).children.get(first).copied()
+        } else {
+            self.lookup_first(first, scope)
+        };
+        if found.is_none() && name.parts.len() == 1 {
+            return builtin(first).map(TypeRef::Builtin);
+        }
+        for part in &name.parts[1..] {
+            found = self.member_class(found?, &part.name, 0);
+        }
+        found.map(TypeRef::Class)
+    }
+
+    /// The first part of a name: the scope's own classes, inherited ones, then enclosing scopes.
+    fn lookup_first(&self, name: &str, scope: ClassId) -> Option<ClassId> {
+        let mut at = Some(scope);
+        while let Some(s) = at {
+            if let Some(found) = self.member_class(s, name, 0) {
+                return Some(found);
+            }
+            at = self.node(s).parent;
+        }
+        None
+    }
+
+    /// A class named `name` inside `class`, directly or through its base classes.
+    pub fn member_class(&self, class: ClassId, name: &str, depth: usize) -> Option<ClassId> {
+        if let Some(&c) = self.node(class).children.get(name) {
+            return Some(c);
+        }
+        if depth > 32 {
+            return None;
+        }
+        let def = self.node(class).def?;
+        let ClassBody::Long(comp) = &def.body else {
+            if let ClassBody::Short(short) = &def.body {
+                let parent = self.node(class).parent?;
+                if let Some(TypeRef::Class(base)) = self.resolve(&short.base, parent) {
+                    return self.member_class(base, name, depth + 1);
+                }
+            }
+            return None;
+        };
+        comp.elements.iter().find_map(|e| match &e.kind {
+            ElementKind::Extends(ext) => {
+                let parent = self.node(class).parent.unwrap_or(ROOT);
+                match self.resolve_excluding(&ext.base, class, parent) {
+                    Some(TypeRef::Class(base)) if base != class => {
+                        self.member_class(base, name, depth + 1)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
+    /// Resolves an `extends` name: looked up from the enclosing scope so a class cannot find
+    /// itself through its own base.
+    pub fn resolve_excluding(
+        &self,
+        name: &Name,
+        class: ClassId,
+        parent: ClassId,
+    ) -> Option<TypeRef> {
+        let first = &name.parts[0].name;
+        let local = self.node(class).children.get(first).copied();
+        let start = match local {
+            Some(c) => Some(c),
+            None if name.global => self.node(ROOT).children.get(first).copied(),
+            None => self.lookup_first(first, parent),
+        };
+        if start.is_none() && name.parts.len() == 1 {
+            return builtin(first).map(TypeRef::Builtin);
+        }
+        let mut found = start;
+        for part in &name.parts[1..] {
+            found = self.member_class(found?, &part.name, 0);
+        }
+        found.map(TypeRef::Class)
+    }
+}
+
+pub fn builtin(name: &str) -> Option<ScalarType> {
+    match name {
+        "Real" => Some(ScalarType::Real),
+        "Integer" => Some(ScalarType::Integer),
+        "Boolean" => Some(ScalarType::Boolean),
+        "String" => Some(ScalarType::String),
+        _ => None,
+    }
+}

@@ -1,0 +1,505 @@
+//! Connection semantics (SPEC §3, §2.1): connection sets by union–find, equal potentials,
+//! flows summing to zero with inside (+1) / outside (−1) signs, unconnected inside flows set to
+//! zero, and weak connections that keep their two sides' sets apart.
+
+use indexmap::IndexMap;
+
+use super::Flattener;
+use super::expr::Ctx;
+use super::instance::{Content, InstId, strip_quotes};
+use super::tree::Tree;
+use crate::dae::{Equation, EquationOrigin, Term, VarKind};
+use crate::diagnostics::Diagnostic;
+use crate::expr::{ExprId, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{ConnectArg, Ident, RefPart};
+
+/// One side of a `connect`: a connector instance, or a builtin-typed connector variable.
+#[derive(Clone, Debug)]
+pub struct ConnEnd<'a> {
+    pub inst: Option<InstId>,
+    pub var: Option<VarId>,
+    /// The model's own connector (sign −1 for its flows) rather than a sub-component's.
+    pub outside: bool,
+    /// `weak v` marks that apply to this connection.
+    pub weak: Vec<&'a Ident>,
+}
+
+pub struct Connection<'a> {
+    pub a: ConnEnd<'a>,
+    pub b: ConnEnd<'a>,
+    pub span: Span,
+}
+
+struct Leaf {
+    rel: String,
+    var: VarId,
+    flow: bool,
+    known: bool,
+}
+
+/// A flow variable seen from one level: (variable, outside?).
+type FlowKey = (VarId, bool);
+
+#[derive(Default)]
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn add(&mut self) -> usize {
+        self.parent.push(self.parent.len());
+        self.parent.len() - 1
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The smaller index stays root, so set order follows first appearance.
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent[hi] = lo;
+        }
+    }
+}
+
+/// Union–find over keys, remembering their order of first appearance.
+struct Sets<K: std::hash::Hash + Eq + Copy> {
+    index: IndexMap<K, usize>,
+    uf: UnionFind,
+    spans: Vec<Span>,
+}
+
+impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
+    fn new() -> Self {
+        Sets {
+            index: IndexMap::new(),
+            uf: UnionFind::default(),
+            spans: Vec::new(),
+        }
+    }
+
+    fn id(&mut self, key: K, span: Span) -> usize {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.uf.add();
+        self.spans.push(span);
+        self.index.insert(key, i);
+        i
+    }
+
+    fn union(&mut self, a: K, b: K, span: Span) {
+        let (x, y) = (self.id(a, span), self.id(b, span));
+        self.uf.union(x, y);
+    }
+
+    /// The sets, each as its members in order of appearance.
+    fn groups(&mut self) -> IndexMap<usize, Vec<(K, Span)>> {
+        let mut groups: IndexMap<usize, Vec<(K, Span)>> = IndexMap::new();
+        let keys: Vec<(K, usize)> = self.index.iter().map(|(k, &i)| (*k, i)).collect();
+        for (k, i) in keys {
+            let root = self.uf.find(i);
+            groups.entry(root).or_default().push((k, self.spans[i]));
+        }
+        groups
+    }
+}
+
+impl<'a> Flattener<'a> {
+    /// Resolves one argument of `connect` (possibly an array of connectors).
+    pub(crate) fn connect_side(
+        &mut self,
+        inst: InstId,
+        arg: &'a ConnectArg,
+        ctx: &Ctx<'_>,
+    ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
+        let first = strip_quotes(&arg.cref.parts[0].ident.name);
+        let outside = match self.insts[inst.0 as usize].elements.get(&first) {
+            Some(e) => e.connector,
+            None => {
+                return Err(Diagnostic::error(format!(
+                    "unknown connector `{}`",
+                    arg.cref.dotted()
+                ))
+                .at(arg.cref.span, "not declared"));
+            }
+        };
+        let mut ends = self.connect_walk(inst, &arg.cref.parts, arg.cref.span, outside, ctx)?;
+        let explicit: Vec<&'a Ident> = arg.weak.iter().collect();
+        ends = ends
+            .map::<_, ()>(&mut |end| {
+                let mut end = end.clone();
+                end.weak.extend(explicit.iter().copied());
+                Ok(end)
+            })
+            .expect("infallible");
+        Ok(ends)
+    }
+
+    fn connect_walk(
+        &mut self,
+        inst: InstId,
+        parts: &'a [RefPart],
+        span: Span,
+        outside: bool,
+        ctx: &Ctx<'_>,
+    ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
+        let part = &parts[0];
+        let name = strip_quotes(&part.ident.name);
+        let Some(elem) = self.insts[inst.0 as usize].elements.get(&name) else {
+            return Err(Diagnostic::error(format!("unknown connector `{name}`"))
+                .at(part.ident.span, "not declared"));
+        };
+        let (dims, content, is_connector) =
+            (elem.dims.clone(), elem.content.clone(), elem.connector);
+        let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
+        let not_connector = |what: &str| {
+            Diagnostic::error(format!(
+                "`connect` needs connectors, but `{what}` is not a connector"
+            ))
+            .at(span, "not a connector")
+        };
+        match content {
+            Content::Pending => Err(not_connector(&name)),
+            Content::Vars(vars) => {
+                if parts.len() > 1 || !is_connector {
+                    return Err(not_connector(&name));
+                }
+                let selected = super::expr::select(&vars, &dims, &picks);
+                selected.map(&mut |&v| {
+                    Ok(ConnEnd {
+                        inst: None,
+                        var: Some(v),
+                        outside,
+                        weak: Vec::new(),
+                    })
+                })
+            }
+            Content::Insts(ids) => {
+                let selected = super::expr::select(&ids, &dims, &picks);
+                if parts.len() == 1 {
+                    return selected.map(&mut |&id| {
+                        let instance = &self.insts[id.0 as usize];
+                        if !instance.is_connector {
+                            return Err(not_connector(&name));
+                        }
+                        // Marks declared on a connector apply where it is connected from outside
+                        // its own component (SPEC §2.1, `Flange shaft(weak tau)`).
+                        let weak = if outside {
+                            Vec::new()
+                        } else {
+                            instance.weak_marks.clone()
+                        };
+                        Ok(ConnEnd {
+                            inst: Some(id),
+                            var: None,
+                            outside,
+                            weak,
+                        })
+                    });
+                }
+                let nested = selected
+                    .map(&mut |&child| self.connect_walk(child, &parts[1..], span, outside, ctx))?;
+                Ok(super::expr::graft(nested))
+            }
+        }
+    }
+
+    fn leaves(&self, end: &ConnEnd<'a>) -> Vec<Leaf> {
+        let known =
+            |v: VarId| matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant);
+        if let Some(v) = end.var {
+            return vec![Leaf {
+                rel: String::new(),
+                var: v,
+                flow: self.dae.var(v).flow,
+                known: known(v),
+            }];
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![end.inst.expect("an end is a variable or an instance")];
+        let prefix_len = self.insts[stack[0].0 as usize].prefix.len() + 1;
+        while let Some(id) = stack.pop() {
+            for elem in self.insts[id.0 as usize].elements.values() {
+                match &elem.content {
+                    Content::Vars(vars) => out.extend(vars.iter().map(|&v| Leaf {
+                        rel: self.dae.var(v).name[prefix_len..].to_string(),
+                        var: v,
+                        flow: self.dae.var(v).flow,
+                        known: known(v),
+                    })),
+                    Content::Insts(children) => stack.extend(children.iter().rev()),
+                    Content::Pending => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Turns all recorded connections into equations.
+    pub(crate) fn connection_equations(&mut self) {
+        let mut potentials: Sets<VarId> = Sets::new();
+        let mut flows: Sets<FlowKey> = Sets::new();
+        let mut weak_reads: Vec<(VarId, VarId, Span)> = Vec::new();
+        let mut absorbed: Vec<(FlowKey, FlowKey, Span)> = Vec::new();
+        let connections = std::mem::take(&mut self.connections);
+        for c in &connections {
+            let (la, lb) = (self.leaves(&c.a), self.leaves(&c.b));
+            if let Err(d) = self.check_match(&la, &lb, c) {
+                self.diags.push(d);
+                continue;
+            }
+            if c.a.weak.is_empty() && c.b.weak.is_empty() {
+                for (x, y) in la.iter().zip(&lb) {
+                    match (x.known, x.flow) {
+                        (true, _) => {}
+                        (false, true) => {
+                            flows.union((x.var, c.a.outside), (y.var, c.b.outside), c.span)
+                        }
+                        (false, false) => potentials.union(x.var, y.var, c.span),
+                    }
+                }
+                continue;
+            }
+            match self.weak_pairs(c, &la, &lb) {
+                Ok(pairs) => {
+                    for (pot_weak, pot_other, flow_weak_side, flow_other_side) in pairs {
+                        weak_reads.push((pot_weak, pot_other, c.span));
+                        flows.id(flow_weak_side, c.span);
+                        flows.id(flow_other_side, c.span);
+                        absorbed.push((flow_other_side, flow_weak_side, c.span));
+                    }
+                }
+                Err(d) => self.diags.push(d),
+            }
+        }
+        self.potential_equations(&mut potentials);
+        self.flow_equations(&mut flows, &absorbed);
+        for (pot, other, span) in weak_reads {
+            let (l, r) = (self.dae.pool.var(pot), self.dae.pool.last(other));
+            self.push_connection_equation(
+                vec![(1.0, l), (-1.0, r)],
+                span,
+                EquationOrigin::WeakPotential,
+                pot,
+            );
+        }
+        self.unconnected_flows(&flows);
+    }
+
+    fn check_match(&self, la: &[Leaf], lb: &[Leaf], c: &Connection<'a>) -> Result<(), Diagnostic> {
+        let same = la.len() == lb.len()
+            && la
+                .iter()
+                .zip(lb)
+                .all(|(x, y)| x.rel == y.rel && x.flow == y.flow);
+        if same {
+            return Ok(());
+        }
+        let names = |ls: &[Leaf]| {
+            ls.iter()
+                .map(|l| {
+                    if l.flow {
+                        format!("flow {}", l.rel)
+                    } else {
+                        l.rel.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Err(Diagnostic::error("connected connectors do not match")
+            .at(c.span, "these connectors differ")
+            .with_note(format!(
+                "one side has ({}), the other ({})",
+                names(la),
+                names(lb)
+            )))
+    }
+
+    /// For a weak connection, the (potential read weakly, potential it reads, flow key of
+    /// the flow-weak side, flow key of the potential-weak side) of each potential/flow pair.
+    #[allow(clippy::type_complexity)]
+    fn weak_pairs(
+        &self,
+        c: &Connection<'a>,
+        la: &[Leaf],
+        lb: &[Leaf],
+    ) -> Result<Vec<(VarId, VarId, FlowKey, FlowKey)>, Diagnostic> {
+        let bad =
+            |msg: &str| Diagnostic::error(msg.to_string()).at(c.span, "in this weak connection");
+        if c.a.weak.is_empty() || c.b.weak.is_empty() {
+            return Err(bad(
+                "both sides of a weak connection must say which variable is weak (`a(weak v)`, `b(weak i)`)",
+            ));
+        }
+        for (end, leaves) in [(&c.a, la), (&c.b, lb)] {
+            for mark in &end.weak {
+                if !leaves.iter().any(|l| l.rel == strip_quotes(&mark.name)) {
+                    return Err(Diagnostic::error(format!(
+                        "the connector has no variable `{}` to make weak",
+                        mark.name
+                    ))
+                    .at(mark.span, "not a variable of this connector"));
+                }
+            }
+        }
+        let pots: Vec<usize> = (0..la.len())
+            .filter(|&i| !la[i].flow && !la[i].known)
+            .collect();
+        let flows: Vec<usize> = (0..la.len()).filter(|&i| la[i].flow).collect();
+        if pots.len() != flows.len() || pots.is_empty() {
+            return Err(bad(
+                "a weak connection needs connectors made of potential/flow pairs",
+            ));
+        }
+        let marked =
+            |end: &ConnEnd<'a>, rel: &str| end.weak.iter().any(|m| strip_quotes(&m.name) == rel);
+        let mut out = Vec::new();
+        for (&p, &f) in pots.iter().zip(&flows) {
+            let (prel, frel) = (&la[p].rel, &la[f].rel);
+            let key = |leaf: &Leaf, end: &ConnEnd<'a>| (leaf.var, end.outside);
+            if marked(&c.a, prel) && marked(&c.b, frel) {
+                out.push((la[p].var, lb[p].var, key(&lb[f], &c.b), key(&la[f], &c.a)));
+            } else if marked(&c.a, frel) && marked(&c.b, prel) {
+                out.push((lb[p].var, la[p].var, key(&la[f], &c.a), key(&lb[f], &c.b)));
+            } else {
+                return Err(bad(&format!(
+                    "a weak connection must be weak in the potential `{prel}` on one side and in the flow `{frel}` on the other"
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    fn potential_equations(&mut self, potentials: &mut Sets<VarId>) {
+        for members in potentials.groups().into_values() {
+            let (rep, _) = members[0];
+            for &(other, span) in &members[1..] {
+                let (l, r) = (self.dae.pool.var(rep), self.dae.pool.var(other));
+                self.push_connection_equation(
+                    vec![(1.0, l), (-1.0, r)],
+                    span,
+                    EquationOrigin::ConnectPotential,
+                    rep,
+                );
+            }
+        }
+    }
+
+    fn flow_equations(&mut self, flows: &mut Sets<FlowKey>, absorbed: &[(FlowKey, FlowKey, Span)]) {
+        // A flow set on the potential-weak side adds its flows (last values) to the other
+        // side's balance instead of having one of its own.
+        let mut into: IndexMap<usize, Vec<usize>> = IndexMap::new();
+        let mut is_absorbed = std::collections::HashSet::new();
+        for &(from, to, _) in absorbed {
+            let (f, t) = (
+                flows.id(from, Span::default()),
+                flows.id(to, Span::default()),
+            );
+            let (rf, rt) = (flows.uf.find(f), flows.uf.find(t));
+            is_absorbed.insert(rf);
+            into.entry(rt).or_default().push(rf);
+        }
+        let groups = flows.groups();
+        for (root, members) in &groups {
+            if is_absorbed.contains(root) {
+                continue;
+            }
+            let mut terms = Vec::new();
+            for &((v, outside), _) in members {
+                terms.push((if outside { -1.0 } else { 1.0 }, self.dae.pool.var(v)));
+            }
+            for from in into.get(root).into_iter().flatten() {
+                for &((v, outside), _) in groups.get(from).into_iter().flatten() {
+                    terms.push((if outside { -1.0 } else { 1.0 }, self.dae.pool.last(v)));
+                }
+            }
+            let (first_var, span) = (members[0].0.0, members[0].1);
+            self.push_connection_equation(terms, span, EquationOrigin::ConnectFlow, first_var);
+        }
+    }
+
+    /// Every flow of a sub-component's connector that no connection reaches is zero.
+    fn unconnected_flows(&mut self, flows: &Sets<FlowKey>) {
+        let mut zero = Vec::new();
+        for inst in &self.insts {
+            if inst.is_connector {
+                continue;
+            }
+            for elem in inst.elements.values() {
+                let Content::Insts(children) = &elem.content else {
+                    continue;
+                };
+                for &child in children {
+                    if !self.insts[child.0 as usize].is_connector {
+                        continue;
+                    }
+                    let end = ConnEnd {
+                        inst: Some(child),
+                        var: None,
+                        outside: false,
+                        weak: Vec::new(),
+                    };
+                    for leaf in self.leaves(&end) {
+                        if leaf.flow && !leaf.known && !flows.index.contains_key(&(leaf.var, false))
+                        {
+                            zero.push((leaf.var, elem.decl.span));
+                        }
+                    }
+                }
+            }
+        }
+        for (v, span) in zero {
+            let x = self.dae.pool.var(v);
+            self.push_connection_equation(vec![(1.0, x)], span, EquationOrigin::UnconnectedFlow, v);
+        }
+    }
+
+    /// `Σ sign·term = 0` (two terms `a − b` are printed as `a = b`).
+    fn push_connection_equation(
+        &mut self,
+        terms: Vec<(f64, ExprId)>,
+        span: Span,
+        origin: EquationOrigin,
+        owner: VarId,
+    ) {
+        let p = &mut self.dae.pool;
+        let (lhs, rhs) = if terms.len() == 2 && terms[1].0 < 0.0 && terms[0].0 > 0.0 {
+            (terms[0].1, terms[1].1)
+        } else {
+            let mut acc = p.zero();
+            for &(s, e) in &terms {
+                acc = if s > 0.0 {
+                    p.add(acc, e)
+                } else {
+                    p.sub(acc, e)
+                };
+            }
+            (acc, p.zero())
+        };
+        let residual = p.sub(lhs, rhs);
+        let component = self.dae.var(owner).component.clone();
+        let terms = terms
+            .into_iter()
+            .map(|(sign, expr)| Term { expr, sign, span })
+            .collect();
+        self.dae.equations.push(Equation {
+            lhs,
+            rhs,
+            residual,
+            terms,
+            origin,
+            span,
+            component,
+        });
+    }
+}

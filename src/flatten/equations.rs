@@ -1,0 +1,439 @@
+//! Equations of every instance, scalarised: for-loops unrolled, if-equations with
+//! translation-time conditions resolved (others become residual if-expressions), array
+//! equations split into scalar ones, each with its additive terms.
+
+use super::Flattener;
+use super::classes::ClassId;
+use super::connect::Connection;
+use super::expr::{Ctx, Mode, Val};
+use super::instance::InstId;
+use super::tree::Tree;
+use crate::dae::{Assertion, Equation, EquationOrigin, Term};
+use crate::diagnostics::Diagnostic;
+use crate::expr::ExprId;
+use crate::source::Span;
+use crate::syntax::ast::{self, BinOp, EquationKind, Expr, ExprKind, UnOp};
+
+/// Where the equations of one section go.
+pub(crate) struct Sink {
+    pub equations: Vec<Equation>,
+    pub initial: bool,
+}
+
+impl<'a> Flattener<'a> {
+    pub(crate) fn flatten_equations(
+        &mut self,
+        inst: InstId,
+        eqs: &[(&'a ast::Equation, ClassId)],
+        sink: &mut Sink,
+    ) {
+        for &(eq, class) in eqs {
+            let ctx = Ctx {
+                inst: Some(inst),
+                class,
+                loops: &[],
+                mode: Mode::Symbolic,
+                end: None,
+            };
+            if let Err(d) = self.equation(eq, &ctx, sink) {
+                self.diags.push(d);
+            }
+        }
+    }
+
+    fn equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        match &eq.kind {
+            EquationKind::Simple { lhs, rhs } => self.simple(eq, lhs, rhs, ctx, sink),
+            EquationKind::For { indices, body } => self.for_loop(indices, body, ctx, sink),
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => self.if_equation(eq, branches, else_branch, ctx, sink),
+            EquationKind::Connect { a, b } => {
+                if sink.initial {
+                    return Err(Diagnostic::error(
+                        "`connect` is not allowed in an initial equation section",
+                    )
+                    .at(eq.span, "here"));
+                }
+                let inst = ctx.inst.expect("equations belong to an instance");
+                let a = self.connect_side(inst, a, ctx)?;
+                let b = self.connect_side(inst, b, ctx)?;
+                if a.shape() != b.shape() {
+                    return Err(Diagnostic::error(format!(
+                        "connected arrays differ in size: {:?} and {:?}",
+                        a.shape(),
+                        b.shape()
+                    ))
+                    .at(eq.span, "sizes differ"));
+                }
+                for (x, y) in a.leaves().into_iter().zip(b.leaves()) {
+                    self.connections.push(Connection {
+                        a: x,
+                        b: y,
+                        span: eq.span,
+                    });
+                }
+                Ok(())
+            }
+            EquationKind::Call { name, args } => self.call_equation(eq, name, args, ctx),
+            EquationKind::Unsupported => Ok(()),
+        }
+    }
+
+    fn simple(
+        &mut self,
+        eq: &'a ast::Equation,
+        lhs: &'a Expr,
+        rhs: &'a Expr,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let mut lhs_terms = Vec::new();
+        split_terms(lhs, 1.0, &mut lhs_terms);
+        let mut rhs_terms = Vec::new();
+        split_terms(rhs, -1.0, &mut rhs_terms);
+        let mut flat: Vec<(f64, Span, Val)> = Vec::new();
+        for (sign, term) in lhs_terms.iter().chain(&rhs_terms) {
+            flat.push((*sign, term.span, self.flatten_expr(term, ctx)?));
+        }
+        let shape = flat[0].2.shape();
+        let lhs_shape = flat
+            .iter()
+            .take(lhs_terms.len())
+            .map(|t| t.2.shape())
+            .find(|s| !s.is_empty())
+            .unwrap_or_default();
+        let rhs_shape = flat
+            .iter()
+            .skip(lhs_terms.len())
+            .map(|t| t.2.shape())
+            .find(|s| !s.is_empty())
+            .unwrap_or_default();
+        let shape = if shape.is_empty() {
+            lhs_shape.clone().max(rhs_shape.clone())
+        } else {
+            shape
+        };
+        let incompatible = flat
+            .iter()
+            .any(|t| !t.2.shape().is_empty() && t.2.shape() != shape)
+            || (lhs_shape != rhs_shape && !lhs_shape.is_empty() && !rhs_shape.is_empty());
+        if incompatible
+            || (lhs_shape.is_empty() != rhs_shape.is_empty()
+                && !(is_zero_literal(lhs) || is_zero_literal(rhs)))
+        {
+            return Err(Diagnostic::error(format!(
+                "the two sides of this equation differ in size: {lhs_shape:?} and {rhs_shape:?}"
+            ))
+            .at(eq.span, "sizes differ"));
+        }
+        let count: usize = shape.iter().product();
+        let component = self.insts[ctx.inst.expect("instance").0 as usize]
+            .prefix
+            .clone();
+        let n_lhs = lhs_terms.len();
+        for k in 0..count {
+            let mut terms = Vec::with_capacity(flat.len());
+            let (mut l, mut r) = (self.dae.pool.zero(), self.dae.pool.zero());
+            for (i, (sign, span, val)) in flat.iter().enumerate() {
+                let expr = element(val, k);
+                terms.push(Term {
+                    expr,
+                    sign: *sign,
+                    span: *span,
+                });
+                // Each side is rebuilt as written: its terms with their signs within that side.
+                let (acc, within_side) = if i < n_lhs {
+                    (&mut l, *sign)
+                } else {
+                    (&mut r, -*sign)
+                };
+                let p = &mut self.dae.pool;
+                *acc = if within_side > 0.0 {
+                    p.add(*acc, expr)
+                } else {
+                    p.sub(*acc, expr)
+                };
+            }
+            let residual = self.dae.pool.sub(l, r);
+            sink.equations.push(Equation {
+                lhs: l,
+                rhs: r,
+                residual,
+                terms,
+                origin: EquationOrigin::Model,
+                span: eq.span,
+                component: component.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn for_loop(
+        &mut self,
+        indices: &'a [ast::ForIndex],
+        body: &'a [ast::Equation],
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let Some((first, rest)) = indices.split_first() else {
+            for eq in body {
+                if let Err(d) = self.equation(eq, ctx, sink) {
+                    self.diags.push(d);
+                }
+            }
+            return Ok(());
+        };
+        let Some(range) = &first.range else {
+            return Ok(());
+        };
+        let values = match self.flatten_expr(
+            range,
+            &Ctx {
+                mode: Mode::Constant,
+                ..*ctx
+            },
+        )? {
+            Tree::Node(items) => items
+                .into_iter()
+                .map(|i| match i {
+                    Tree::Leaf(id) => self.dae.pool.as_const(id),
+                    Tree::Node(_) => None,
+                })
+                .collect::<Option<Vec<f64>>>(),
+            Tree::Leaf(_) => None,
+        }
+        .ok_or_else(|| {
+            Diagnostic::error("a for-loop range must be a vector known at translation time")
+                .at(range.span, "not a constant vector")
+        })?;
+        let name = super::instance::strip_quotes(&first.name.name);
+        for v in values {
+            let mut loops = ctx.loops.to_vec();
+            loops.push((name.clone(), v));
+            let inner = Ctx {
+                loops: &loops,
+                ..*ctx
+            };
+            self.for_loop(rest, body, &inner, sink)?;
+        }
+        Ok(())
+    }
+
+    fn if_equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        branches: &'a [(Expr, Vec<ast::Equation>)],
+        else_branch: &'a [ast::Equation],
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let mut dynamic: Vec<(ExprId, &'a [ast::Equation])> = Vec::new();
+        for (cond, body) in branches {
+            let known = self
+                .flatten_expr(
+                    cond,
+                    &Ctx {
+                        mode: Mode::Constant,
+                        ..*ctx
+                    },
+                )
+                .ok()
+                .and_then(|v| match v {
+                    Tree::Leaf(id) => self.dae.pool.as_const(id),
+                    Tree::Node(_) => None,
+                });
+            match known {
+                Some(x) if x != 0.0 && dynamic.is_empty() => {
+                    return self.equations_into(body, ctx, sink);
+                }
+                Some(0.0) => {}
+                _ => {
+                    let c = match self.flatten_expr(cond, ctx)? {
+                        Tree::Leaf(c) => c,
+                        Tree::Node(_) => {
+                            return Err(Diagnostic::error("an if-condition must be a scalar")
+                                .at(cond.span, "an array"));
+                        }
+                    };
+                    dynamic.push((c, body));
+                }
+            }
+        }
+        if dynamic.is_empty() {
+            return self.equations_into(else_branch, ctx, sink);
+        }
+        self.dynamic_if(eq, dynamic, else_branch, ctx, sink)
+    }
+
+    fn equations_into(
+        &mut self,
+        body: &'a [ast::Equation],
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        for eq in body {
+            self.equation(eq, ctx, sink)?;
+        }
+        Ok(())
+    }
+
+    /// An if-equation whose condition is only known at run time: every branch must give the
+    /// same number of equations; equation k becomes `0 = if c1 then r1k elseif … else rnk`.
+    fn dynamic_if(
+        &mut self,
+        eq: &'a ast::Equation,
+        dynamic: Vec<(ExprId, &'a [ast::Equation])>,
+        else_branch: &'a [ast::Equation],
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let connections_before = self.connections.len();
+        let mut flattened = Vec::new();
+        for body in dynamic
+            .iter()
+            .map(|(_, b)| *b)
+            .chain(std::iter::once(else_branch))
+        {
+            let mut branch = Sink {
+                equations: Vec::new(),
+                initial: sink.initial,
+            };
+            self.equations_into(body, ctx, &mut branch)?;
+            flattened.push(branch.equations);
+        }
+        if self.connections.len() != connections_before {
+            self.connections.truncate(connections_before);
+            return Err(Diagnostic::error(
+                "`connect` inside an if-equation whose condition is not known at translation time",
+            )
+            .at(eq.span, "make the condition a parameter expression"));
+        }
+        let counts: Vec<usize> = flattened.iter().map(Vec::len).collect();
+        if counts.iter().any(|&c| c != counts[0]) {
+            return Err(Diagnostic::error(format!(
+                "the branches of this if-equation have different numbers of equations ({counts:?}) and its condition is not known at translation time"
+            ))
+            .at(eq.span, "unbalanced branches"));
+        }
+        let component = self.insts[ctx.inst.expect("instance").0 as usize]
+            .prefix
+            .clone();
+        for k in 0..counts[0] {
+            let mut residual = flattened.last().expect("else branch")[k].residual;
+            for (b, (cond, _)) in dynamic.iter().enumerate().rev() {
+                residual = self
+                    .dae
+                    .pool
+                    .if_then_else(*cond, flattened[b][k].residual, residual);
+            }
+            let zero = self.dae.pool.zero();
+            let terms = vec![Term {
+                expr: residual,
+                sign: 1.0,
+                span: eq.span,
+            }];
+            sink.equations.push(Equation {
+                lhs: residual,
+                rhs: zero,
+                residual,
+                terms,
+                origin: EquationOrigin::Model,
+                span: eq.span,
+                component: component.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn call_equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        name: &ast::Name,
+        args: &'a [ast::Arg],
+        ctx: &Ctx<'_>,
+    ) -> Result<(), Diagnostic> {
+        match name.dotted().as_str() {
+            "assert" => {
+                let cond = args.first().ok_or_else(|| {
+                    Diagnostic::error("`assert` needs a condition").at(eq.span, "here")
+                })?;
+                let condition = match self.flatten_expr(&cond.value, ctx)? {
+                    Tree::Leaf(c) => c,
+                    Tree::Node(_) => {
+                        return Err(Diagnostic::error("an assert condition must be a scalar")
+                            .at(cond.value.span, "an array"));
+                    }
+                };
+                let message = match args.get(1).map(|a| &a.value.kind) {
+                    Some(ExprKind::Str(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                self.dae.assertions.push(Assertion {
+                    condition,
+                    message,
+                    span: eq.span,
+                });
+                Ok(())
+            }
+            other => Err(Diagnostic::error(format!(
+                "`{other}(…)` as an equation is not supported"
+            ))
+            .at(eq.span, "only `assert` calls are")),
+        }
+    }
+}
+
+/// Splits `a + b - c` into signed terms; `sign` is +1 for the left side, −1 for the right.
+fn split_terms<'e>(e: &'e Expr, sign: f64, out: &mut Vec<(f64, &'e Expr)>) {
+    match &e.kind {
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } => {
+            split_terms(lhs, sign, out);
+            split_terms(rhs, sign, out);
+        }
+        ExprKind::Binary {
+            op: BinOp::Sub,
+            lhs,
+            rhs,
+        } => {
+            split_terms(lhs, sign, out);
+            split_terms(rhs, -sign, out);
+        }
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } if matches!(
+            operand.kind,
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                ..
+            }
+        ) =>
+        {
+            split_terms(operand, -sign, out);
+        }
+        _ => out.push((sign, e)),
+    }
+}
+
+fn is_zero_literal(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Integer(0)) || matches!(e.kind, ExprKind::Real(v) if v == 0.0)
+}
+
+/// The k-th scalar of a value (a scalar broadcasts).
+fn element(v: &Val, k: usize) -> ExprId {
+    match v {
+        Tree::Leaf(x) => *x,
+        node => node.leaves()[k],
+    }
+}

@@ -1,0 +1,985 @@
+//! AST expressions → flat expressions in the IR. Names resolve through the instance tree to
+//! flat variables; arrays are nested [`Tree`]s of scalars. The same code evaluates at
+//! translation time (`Mode::Constant`: parameters replaced by their values).
+
+use super::Flattener;
+use super::classes::ClassId;
+use super::instance::{Content, InstId, strip_quotes};
+use super::modifier::Mod;
+use super::tree::Tree;
+use crate::dae::VarKind;
+use crate::diagnostics::Diagnostic;
+use crate::expr::{CmpOp, ExprId, Func, Func2, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{
+    Arg, BinOp, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, RefPart, Subscript, UnOp,
+    Variability,
+};
+
+pub type Val = Tree<ExprId>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Parameters and constants are replaced by their values; anything else is an error.
+    Constant,
+    /// Parameters stay symbolic.
+    Symbolic,
+}
+
+#[derive(Clone, Copy)]
+pub struct Ctx<'l> {
+    /// The instance whose elements names refer to (`None` for package constants).
+    pub inst: Option<InstId>,
+    /// The class in which the expression was written (for package constants).
+    pub class: ClassId,
+    pub loops: &'l [(String, f64)],
+    pub mode: Mode,
+    /// The size of the dimension being subscripted (value of `end`).
+    pub end: Option<usize>,
+}
+
+/// How one subscript selects along its dimension.
+pub(crate) enum Pick {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
+    Diagnostic::error(msg).at(span, label)
+}
+
+impl<'a> Flattener<'a> {
+    pub(crate) fn flatten_expr(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let p = &mut self.dae.pool;
+        Ok(match &e.kind {
+            ExprKind::Integer(v) => Tree::Leaf(p.constant(*v as f64)),
+            ExprKind::Real(v) => Tree::Leaf(p.constant(*v)),
+            ExprKind::Bool(b) => Tree::Leaf(p.boolean(*b)),
+            ExprKind::Str(_) => {
+                return Err(err(
+                    e.span,
+                    "strings are only supported in descriptions and messages",
+                    "a string",
+                ));
+            }
+            ExprKind::End => match ctx.end {
+                Some(n) => Tree::Leaf(p.constant(n as f64)),
+                None => return Err(err(e.span, "`end` outside a subscript", "here")),
+            },
+            ExprKind::Ref(cref) => self.flatten_ref(cref, ctx)?,
+            ExprKind::Call { func, args } => self.flatten_call(func, args, e.span, ctx)?,
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.flatten_expr(lhs, ctx)?;
+                let b = self.flatten_expr(rhs, ctx)?;
+                self.binary(*op, a, b, e.span)?
+            }
+            ExprKind::Unary { op, operand } => {
+                let a = self.flatten_expr(operand, ctx)?;
+                match op {
+                    UnOp::Plus => a,
+                    UnOp::Neg => self.map1(&a, |p, x| p.neg(x)),
+                    UnOp::Not => self.map1(&a, |p, x| p.not(x)),
+                }
+            }
+            ExprKind::If {
+                branches,
+                else_branch,
+            } => self.flatten_if(branches, else_branch, e.span, ctx)?,
+            ExprKind::Range { start, step, stop } => {
+                let start = self.eval_scalar(start, ctx)?;
+                let step = match step {
+                    Some(s) => self.eval_scalar(s, ctx)?,
+                    None => 1.0,
+                };
+                let stop = self.eval_scalar(stop, ctx)?;
+                let values = range(start, step, stop, e.span)?;
+                Tree::Node(
+                    values
+                        .into_iter()
+                        .map(|v| Tree::Leaf(self.dae.pool.constant(v)))
+                        .collect(),
+                )
+            }
+            ExprKind::Array(items) => {
+                let vals = items
+                    .iter()
+                    .map(|i| self.flatten_expr(i, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Tree::Node(vals)
+            }
+            ExprKind::Matrix(rows) => {
+                let mut out = Vec::new();
+                for row in rows {
+                    let mut cells = Vec::new();
+                    for cell in row {
+                        match self.flatten_expr(cell, ctx)? {
+                            Tree::Node(kids) => cells.extend(kids),
+                            leaf => cells.push(leaf),
+                        }
+                    }
+                    out.push(Tree::Node(cells));
+                }
+                Tree::Node(out)
+            }
+            ExprKind::Tuple(_) => {
+                return Err(err(
+                    e.span,
+                    "tuples are only meaningful for function outputs, which are not supported",
+                    "a tuple",
+                ));
+            }
+            ExprKind::Unsupported => {
+                return Err(err(
+                    e.span,
+                    "this expression is not supported",
+                    "outside the subset",
+                ));
+            }
+        })
+    }
+
+    fn map1(
+        &mut self,
+        a: &Val,
+        mut f: impl FnMut(&mut crate::expr::ExprPool, ExprId) -> ExprId,
+    ) -> Val {
+        let p = &mut self.dae.pool;
+        a.map::<_, ()>(&mut |&x| Ok(f(p, x))).expect("infallible")
+    }
+
+    /// Evaluates to one number at translation time.
+    pub(crate) fn eval_scalar(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<f64, Diagnostic> {
+        let cctx = Ctx {
+            mode: Mode::Constant,
+            ..*ctx
+        };
+        match self.flatten_expr(e, &cctx)? {
+            Tree::Leaf(id) => self.dae.pool.as_const(id).ok_or_else(|| {
+                err(
+                    e.span,
+                    "this expression must be evaluable at translation time",
+                    "not a constant",
+                )
+            }),
+            Tree::Node(_) => Err(err(e.span, "expected a scalar, found an array", "an array")),
+        }
+    }
+
+    /// An array size: a non-negative integer known at translation time.
+    pub(crate) fn eval_size(
+        &mut self,
+        e: &'a Expr,
+        inst: InstId,
+        class: ClassId,
+    ) -> Result<usize, Diagnostic> {
+        let ctx = Ctx {
+            inst: Some(inst),
+            class,
+            loops: &[],
+            mode: Mode::Constant,
+            end: None,
+        };
+        let v = self.eval_scalar(e, &ctx)?;
+        if v >= 0.0 && v.fract() == 0.0 && v < 1e9 {
+            Ok(v as usize)
+        } else {
+            Err(err(
+                e.span,
+                format!("an array size must be a non-negative integer, found {v}"),
+                "bad size",
+            ))
+        }
+    }
+
+    /// The shape of a modification's binding, when it can be evaluated now.
+    pub(crate) fn binding_shape(&mut self, m: &Mod<'a>) -> Option<Vec<usize>> {
+        let b = m.binding.as_ref()?;
+        let ctx = Ctx {
+            inst: Some(b.scope),
+            class: b.class_scope,
+            loops: &[],
+            mode: Mode::Constant,
+            end: None,
+        };
+        let v = self.flatten_expr(b.expr, &ctx).ok()?;
+        Some(v.select(&b.select)?.shape())
+    }
+
+    /// The value of a parameter or constant (memoised; cycles are reported).
+    pub(crate) fn const_value(&mut self, v: VarId, span: Span) -> Result<f64, Diagnostic> {
+        if let Some(value) = self.const_cache.get(&v) {
+            return value.ok_or_else(|| {
+                err(
+                    span,
+                    format!("the value of `{}` depends on itself", self.dae.var(v).name),
+                    "in this cycle",
+                )
+            });
+        }
+        self.const_cache.insert(v, None);
+        let m = self.pending[v.0 as usize].modification.clone();
+        let result = match m
+            .binding
+            .as_ref()
+            .or(m.child("start").and_then(|s| s.binding.as_ref()))
+        {
+            Some(b) => {
+                let ctx = Ctx {
+                    inst: Some(b.scope),
+                    class: b.class_scope,
+                    loops: &[],
+                    mode: Mode::Constant,
+                    end: None,
+                };
+                let value = self.flatten_expr(b.expr, &ctx)?;
+                match value.select(&b.select) {
+                    Some(Tree::Leaf(id)) => self.dae.pool.as_const(*id).ok_or_else(|| {
+                        err(
+                            b.expr.span,
+                            "this binding must be evaluable at translation time",
+                            "not constant",
+                        )
+                    }),
+                    _ => Err(err(
+                        b.expr.span,
+                        "the binding's size does not match the declaration",
+                        "wrong size",
+                    )),
+                }
+            }
+            None => Err(err(
+                span,
+                format!("parameter `{}` has no value", self.dae.var(v).name),
+                "its value is needed here",
+            )
+            .with_secondary(self.dae.var(v).span, "declared without a binding")),
+        };
+        match &result {
+            Ok(value) => {
+                self.const_cache.insert(v, Some(*value));
+            }
+            Err(_) => {
+                self.const_cache.remove(&v);
+            }
+        }
+        result
+    }
+
+    fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let first = strip_quotes(&cref.parts[0].ident.name);
+        let plain = cref.parts.len() == 1 && cref.parts[0].subscripts.is_empty();
+        if plain && let Some((_, v)) = ctx.loops.iter().rev().find(|(n, _)| *n == first) {
+            return Ok(Tree::Leaf(self.dae.pool.constant(*v)));
+        }
+        if let Some(inst) = ctx.inst
+            && self.insts[inst.0 as usize].elements.contains_key(&first)
+        {
+            return self.walk(inst, &cref.parts, cref.span, ctx);
+        }
+        if first == "time" && cref.parts.len() == 1 {
+            return match ctx.mode {
+                Mode::Symbolic => Ok(Tree::Leaf(self.dae.pool.time())),
+                Mode::Constant => Err(err(
+                    cref.span,
+                    "`time` is not known at translation time",
+                    "not a constant",
+                )),
+            };
+        }
+        self.class_constant(cref, ctx)
+    }
+
+    /// Follows `a.b[i].c` through instances to variables.
+    fn walk(
+        &mut self,
+        inst: InstId,
+        parts: &'a [RefPart],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let part = &parts[0];
+        let name = strip_quotes(&part.ident.name);
+        let instance = &self.insts[inst.0 as usize];
+        let Some(elem) = instance.elements.get(&name) else {
+            let owner = if instance.prefix.is_empty() {
+                "the model".to_string()
+            } else {
+                format!("`{}`", instance.prefix)
+            };
+            return Err(err(
+                part.ident.span,
+                format!("{owner} has no element `{name}`"),
+                "unknown name",
+            ));
+        };
+        let (dims, content) = (elem.dims.clone(), elem.content.clone());
+        let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
+        match content {
+            Content::Pending => Err(err(
+                part.ident.span,
+                format!(
+                    "`{name}` is used to size another declaration before it is itself declared"
+                ),
+                "declare it earlier",
+            )),
+            Content::Vars(vars) => {
+                if parts.len() > 1 {
+                    return Err(err(
+                        parts[1].ident.span,
+                        format!("`{name}` has no element `{}`", parts[1].ident.name),
+                        "not a component",
+                    ));
+                }
+                let selected = select(&vars, &dims, &picks);
+                selected.map(&mut |&v| self.var_value(v, ctx, span))
+            }
+            Content::Insts(ids) => {
+                if parts.len() == 1 {
+                    return Err(err(
+                        span,
+                        format!("`{name}` is a component, not a variable"),
+                        "not a variable",
+                    ));
+                }
+                let selected = select(&ids, &dims, &picks);
+                let nested =
+                    selected.map(&mut |&child| self.walk(child, &parts[1..], span, ctx))?;
+                Ok(graft(nested))
+            }
+        }
+    }
+
+    fn var_value(&mut self, v: VarId, ctx: &Ctx<'_>, span: Span) -> Result<ExprId, Diagnostic> {
+        match ctx.mode {
+            Mode::Symbolic => Ok(self.dae.pool.var(v)),
+            Mode::Constant => match self.dae.var(v).kind {
+                VarKind::Parameter | VarKind::Constant => {
+                    let value = self.const_value(v, span)?;
+                    Ok(self.dae.pool.constant(value))
+                }
+                _ => Err(err(
+                    span,
+                    format!(
+                        "`{}` is not a parameter, so it cannot be evaluated at translation time",
+                        self.dae.var(v).name
+                    ),
+                    "must be a parameter or constant here",
+                )),
+            },
+        }
+    }
+
+    pub(crate) fn picks(
+        &mut self,
+        subs: &'a [Subscript],
+        dims: &[usize],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Pick>, Diagnostic> {
+        if subs.len() > dims.len() {
+            return Err(err(
+                span,
+                format!("{} subscripts for {} dimensions", subs.len(), dims.len()),
+                "too many subscripts",
+            ));
+        }
+        let mut picks = Vec::new();
+        for (k, &n) in dims.iter().enumerate() {
+            let pick = match subs.get(k) {
+                None | Some(Subscript::Colon(_)) => Pick::Many((0..n).collect()),
+                Some(Subscript::Expr(e)) => {
+                    let sctx = Ctx {
+                        mode: Mode::Constant,
+                        end: Some(n),
+                        ..*ctx
+                    };
+                    let value = self.flatten_expr(e, &sctx)?;
+                    let as_index =
+                        |id: ExprId, pool: &crate::expr::ExprPool| -> Result<usize, Diagnostic> {
+                            match pool.as_const(id) {
+                                Some(i) if i.fract() == 0.0 && i >= 1.0 && (i as usize) <= n => {
+                                    Ok(i as usize - 1)
+                                }
+                                Some(i) => Err(err(
+                                    e.span,
+                                    format!("index {i} is out of range 1..{n}"),
+                                    "out of range",
+                                )),
+                                None => Err(err(
+                                    e.span,
+                                    "a subscript must be evaluable at translation time",
+                                    "not constant",
+                                )),
+                            }
+                        };
+                    match value {
+                        Tree::Leaf(id) => Pick::One(as_index(id, &self.dae.pool)?),
+                        node => Pick::Many(
+                            node.leaves()
+                                .into_iter()
+                                .map(|id| as_index(id, &self.dae.pool))
+                                .collect::<Result<_, _>>()?,
+                        ),
+                    }
+                }
+            };
+            picks.push(pick);
+        }
+        Ok(picks)
+    }
+
+    /// A constant or parameter declared in an enclosing class or package (`pi`,
+    /// `Lib.Constants.g`), evaluated to its value.
+    fn class_constant(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let names: Vec<String> = cref
+            .parts
+            .iter()
+            .map(|p| strip_quotes(&p.ident.name))
+            .collect();
+        let unknown = || {
+            err(
+                cref.span,
+                format!("unknown name `{}`", cref.dotted()),
+                "not declared",
+            )
+        };
+        // `c` in an enclosing class, or `P.Q.c` with `P.Q` a class.
+        let mut candidates = Vec::new();
+        let mut scope = Some(ctx.class);
+        while let Some(s) = scope {
+            candidates.push((s, 0));
+            scope = self.tree.node(s).parent;
+        }
+        for k in 1..names.len() {
+            let path: Vec<_> = cref.parts[..k].iter().map(|p| p.ident.clone()).collect();
+            let name = crate::syntax::ast::Name {
+                global: cref.global,
+                parts: path,
+                span: cref.span,
+            };
+            if let Some(super::classes::TypeRef::Class(c)) = self.tree.resolve(&name, ctx.class) {
+                candidates.push((c, k));
+            }
+        }
+        for (class, k) in candidates {
+            if k + 1 != names.len() {
+                continue;
+            }
+            let Some(def) = self.tree.node(class).def else {
+                continue;
+            };
+            let ClassBody::Long(comp) = &def.body else {
+                continue;
+            };
+            for element in &comp.elements {
+                let ElementKind::Component(clause) = &element.kind else {
+                    continue;
+                };
+                if clause.prefixes.variability != Variability::Constant
+                    && clause.prefixes.variability != Variability::Parameter
+                {
+                    continue;
+                }
+                for decl in &clause.components {
+                    if strip_quotes(&decl.name.name) != names[k] {
+                        continue;
+                    }
+                    let Some(binding) = decl.modification.as_ref().and_then(|m| m.binding.as_ref())
+                    else {
+                        return Err(unknown());
+                    };
+                    let cctx = Ctx {
+                        inst: None,
+                        class,
+                        loops: &[],
+                        mode: Mode::Constant,
+                        end: None,
+                    };
+                    let value = self.flatten_expr(binding, &cctx)?;
+                    let dims = value.shape();
+                    let picks = self.picks(&cref.parts[k].subscripts, &dims, cref.span, ctx)?;
+                    let leaves = value.leaves();
+                    return Ok(select(&leaves, &dims, &picks));
+                }
+            }
+        }
+        Err(unknown())
+    }
+
+    fn flatten_if(
+        &mut self,
+        branches: &'a [(Expr, Expr)],
+        else_branch: &'a Expr,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        // Conditions known at translation time pick a branch without flattening the others.
+        let mut pending: Vec<(ExprId, &'a Expr)> = Vec::new();
+        for (cond, value) in branches {
+            let c = match self.flatten_expr(cond, ctx)? {
+                Tree::Leaf(c) => c,
+                Tree::Node(_) => {
+                    return Err(err(
+                        cond.span,
+                        "an if-condition must be a scalar",
+                        "an array",
+                    ));
+                }
+            };
+            match self.dae.pool.as_const(c) {
+                Some(x) if x != 0.0 && pending.is_empty() => return self.flatten_expr(value, ctx),
+                Some(0.0) => {}
+                _ => pending.push((c, value)),
+            }
+        }
+        let mut result = self.flatten_expr(else_branch, ctx)?;
+        for (c, value) in pending.into_iter().rev() {
+            let v = self.flatten_expr(value, ctx)?;
+            result = self.zip(
+                v,
+                result,
+                span,
+                "the branches of an if-expression have different sizes",
+                &mut |p, a, b| p.if_then_else(c, a, b),
+            )?;
+        }
+        Ok(result)
+    }
+
+    /// Elementwise combination of two equally shaped values (a scalar broadcasts).
+    pub(crate) fn zip(
+        &mut self,
+        a: Val,
+        b: Val,
+        span: Span,
+        mismatch: &str,
+        f: &mut impl FnMut(&mut crate::expr::ExprPool, ExprId, ExprId) -> ExprId,
+    ) -> Result<Val, Diagnostic> {
+        match (a, b) {
+            (Tree::Leaf(x), Tree::Leaf(y)) => Ok(Tree::Leaf(f(&mut self.dae.pool, x, y))),
+            (Tree::Node(xs), Tree::Node(ys)) if xs.len() == ys.len() => Ok(Tree::Node(
+                xs.into_iter()
+                    .zip(ys)
+                    .map(|(x, y)| self.zip(x, y, span, mismatch, f))
+                    .collect::<Result<_, _>>()?,
+            )),
+            (Tree::Leaf(x), Tree::Node(ys)) => Ok(Tree::Node(
+                ys.into_iter()
+                    .map(|y| self.zip(Tree::Leaf(x), y, span, mismatch, f))
+                    .collect::<Result<_, _>>()?,
+            )),
+            (Tree::Node(xs), Tree::Leaf(y)) => Ok(Tree::Node(
+                xs.into_iter()
+                    .map(|x| self.zip(x, Tree::Leaf(y), span, mismatch, f))
+                    .collect::<Result<_, _>>()?,
+            )),
+            _ => Err(err(span, mismatch.to_string(), "sizes differ")),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: Val, b: Val, span: Span) -> Result<Val, Diagnostic> {
+        let scalar_only = |a: &Val, b: &Val| matches!((a, b), (Tree::Leaf(_), Tree::Leaf(_)));
+        let mismatch = "operands have different sizes";
+        match op {
+            BinOp::Add | BinOp::ElemAdd => {
+                self.zip_strict(op, a, b, span, &mut |p, x, y| p.add(x, y))
+            }
+            BinOp::Sub | BinOp::ElemSub => {
+                self.zip_strict(op, a, b, span, &mut |p, x, y| p.sub(x, y))
+            }
+            BinOp::ElemMul => self.zip(a, b, span, mismatch, &mut |p, x, y| p.mul(x, y)),
+            BinOp::ElemDiv => self.zip(a, b, span, mismatch, &mut |p, x, y| p.div(x, y)),
+            BinOp::ElemPow => self.zip(a, b, span, mismatch, &mut |p, x, y| p.pow(x, y)),
+            BinOp::Mul => self.multiply(a, b, span),
+            BinOp::Div => match b {
+                Tree::Leaf(_) => self.zip(a, b, span, mismatch, &mut |p, x, y| p.div(x, y)),
+                _ => Err(err(
+                    span,
+                    "division by an array",
+                    "divisor must be a scalar",
+                )),
+            },
+            BinOp::Pow if scalar_only(&a, &b) => {
+                self.zip(a, b, span, mismatch, &mut |p, x, y| p.pow(x, y))
+            }
+            BinOp::Pow => Err(err(
+                span,
+                "`^` of arrays (matrix power) is not supported",
+                "use `.^`",
+            )),
+            BinOp::And
+            | BinOp::Or
+            | BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge => {
+                if !scalar_only(&a, &b) {
+                    return Err(err(
+                        span,
+                        format!("`{}` needs scalar operands", op.symbol()),
+                        "an array operand",
+                    ));
+                }
+                self.zip(a, b, span, mismatch, &mut |p, x, y| match op {
+                    BinOp::And => p.and(x, y),
+                    BinOp::Or => p.or(x, y),
+                    BinOp::Eq => p.cmp(CmpOp::Eq, x, y),
+                    BinOp::Ne => p.cmp(CmpOp::Ne, x, y),
+                    BinOp::Lt => p.cmp(CmpOp::Lt, x, y),
+                    BinOp::Le => p.cmp(CmpOp::Le, x, y),
+                    BinOp::Gt => p.cmp(CmpOp::Gt, x, y),
+                    _ => p.cmp(CmpOp::Ge, x, y),
+                })
+            }
+        }
+    }
+
+    /// `+`/`-` need equal shapes (no broadcasting of scalars onto arrays, as in Modelica).
+    fn zip_strict(
+        &mut self,
+        op: BinOp,
+        a: Val,
+        b: Val,
+        span: Span,
+        f: &mut impl FnMut(&mut crate::expr::ExprPool, ExprId, ExprId) -> ExprId,
+    ) -> Result<Val, Diagnostic> {
+        let elementwise = matches!(op, BinOp::ElemAdd | BinOp::ElemSub);
+        if !elementwise && a.shape() != b.shape() {
+            return Err(err(
+                span,
+                format!(
+                    "`{}` of a {:?} and a {:?} array",
+                    op.symbol(),
+                    a.shape(),
+                    b.shape()
+                ),
+                "sizes differ",
+            ));
+        }
+        self.zip(a, b, span, "operands have different sizes", f)
+    }
+
+    /// Scalar × array, vector · vector, matrix × vector, vector × matrix, matrix × matrix.
+    fn multiply(&mut self, a: Val, b: Val, span: Span) -> Result<Val, Diagnostic> {
+        let (sa, sb) = (a.shape(), b.shape());
+        let mismatch = || {
+            err(
+                span,
+                format!("cannot multiply a {sa:?} by a {sb:?} array"),
+                "sizes do not fit",
+            )
+        };
+        match (sa.len(), sb.len()) {
+            (0, _) | (_, 0) => self.zip(a, b, span, "", &mut |p, x, y| p.mul(x, y)),
+            (1, 1) if sa == sb => Ok(Tree::Leaf(self.dot(&a.leaves(), &b.leaves()))),
+            (2, 1) if sa[1] == sb[0] => {
+                let Tree::Node(rows) = a else {
+                    return Err(mismatch());
+                };
+                let v = b.leaves();
+                Ok(Tree::Node(
+                    rows.iter()
+                        .map(|r| Tree::Leaf(self.dot(&r.leaves(), &v)))
+                        .collect(),
+                ))
+            }
+            (1, 2) if sa[0] == sb[0] => {
+                let v = a.leaves();
+                let cols = transpose(&b);
+                Ok(Tree::Node(
+                    cols.iter().map(|c| Tree::Leaf(self.dot(&v, c))).collect(),
+                ))
+            }
+            (2, 2) if sa[1] == sb[0] => {
+                let Tree::Node(rows) = a else {
+                    return Err(mismatch());
+                };
+                let cols = transpose(&b);
+                Ok(Tree::Node(
+                    rows.iter()
+                        .map(|r| {
+                            let r = r.leaves();
+                            Tree::Node(cols.iter().map(|c| Tree::Leaf(self.dot(&r, c))).collect())
+                        })
+                        .collect(),
+                ))
+            }
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn dot(&mut self, a: &[ExprId], b: &[ExprId]) -> ExprId {
+        let p = &mut self.dae.pool;
+        let mut acc = p.zero();
+        for (&x, &y) in a.iter().zip(b) {
+            let term = p.mul(x, y);
+            acc = p.add(acc, term);
+        }
+        acc
+    }
+
+    fn flatten_call(
+        &mut self,
+        func: &'a ComponentRef,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let name = func.dotted();
+        let positional: Vec<&'a Expr> = args
+            .iter()
+            .filter(|a| a.name.is_none())
+            .map(|a| &a.value)
+            .collect();
+        let arity = |n: usize| -> Result<(), Diagnostic> {
+            if positional.len() == n && positional.len() == args.len() {
+                Ok(())
+            } else {
+                Err(err(
+                    span,
+                    format!("`{name}` takes {n} argument(s)"),
+                    "wrong number of arguments",
+                ))
+            }
+        };
+        if let Some(f) = Func::from_name(&name) {
+            arity(1)?;
+            let a = self.flatten_expr(positional[0], ctx)?;
+            return Ok(self.map1(&a, |p, x| p.call(f, x)));
+        }
+        match name.as_str() {
+            "der" => {
+                arity(1)?;
+                if ctx.mode == Mode::Constant {
+                    return Err(err(
+                        span,
+                        "`der` is not known at translation time",
+                        "not a constant",
+                    ));
+                }
+                let a = self.flatten_expr(positional[0], ctx)?;
+                a.map(&mut |&x| match self.dae.pool.node(x) {
+                    crate::expr::Node::Var(v) => Ok(self.dae.pool.der(v)),
+                    crate::expr::Node::Const(_) => Ok(self.dae.pool.zero()),
+                    _ => Err(err(
+                        positional[0].span,
+                        "`der` of an expression is not supported; introduce a variable",
+                        "not a variable",
+                    )),
+                })
+            }
+            "last" => {
+                arity(1)?;
+                let a = self.flatten_expr(positional[0], ctx)?;
+                a.map(&mut |&x| match self.dae.pool.node(x) {
+                    crate::expr::Node::Var(v) => Ok(self.dae.pool.last(v)),
+                    _ => Err(err(
+                        positional[0].span,
+                        "`last` (a weak read) takes a variable",
+                        "not a variable",
+                    )),
+                })
+            }
+            "noEvent" => {
+                arity(1)?;
+                self.flatten_expr(positional[0], ctx)
+            }
+            "smooth" => {
+                arity(2)?;
+                self.flatten_expr(positional[1], ctx)
+            }
+            "atan2" | "min" | "max" if positional.len() == 2 => {
+                arity(2)?;
+                let f = match name.as_str() {
+                    "atan2" => Func2::Atan2,
+                    "min" => Func2::Min,
+                    _ => Func2::Max,
+                };
+                let a = self.flatten_expr(positional[0], ctx)?;
+                let b = self.flatten_expr(positional[1], ctx)?;
+                self.zip(
+                    a,
+                    b,
+                    span,
+                    "arguments have different sizes",
+                    &mut |p, x, y| p.call2(f, x, y),
+                )
+            }
+            "min" | "max" | "sum" | "product" => {
+                arity(1)?;
+                let leaves = self.flatten_expr(positional[0], ctx)?.leaves();
+                let p = &mut self.dae.pool;
+                let Some((&first, rest)) = leaves.split_first() else {
+                    let empty = if name == "product" { 1.0 } else { 0.0 };
+                    return Ok(Tree::Leaf(p.constant(empty)));
+                };
+                Ok(Tree::Leaf(rest.iter().fold(
+                    first,
+                    |acc, &x| match name.as_str() {
+                        "min" => p.call2(Func2::Min, acc, x),
+                        "max" => p.call2(Func2::Max, acc, x),
+                        "sum" => p.add(acc, x),
+                        _ => p.mul(acc, x),
+                    },
+                )))
+            }
+            "size" => {
+                let a = self.flatten_expr(
+                    positional
+                        .first()
+                        .ok_or_else(|| err(span, "`size` needs an array", "missing argument"))?,
+                    ctx,
+                )?;
+                let shape = a.shape();
+                match positional.get(1) {
+                    Some(k) => {
+                        let k = self.eval_scalar(k, ctx)?;
+                        let n = shape
+                            .get((k as usize).wrapping_sub(1))
+                            .ok_or_else(|| err(span, "no such dimension", "bad dimension"))?;
+                        Ok(Tree::Leaf(self.dae.pool.constant(*n as f64)))
+                    }
+                    None => Ok(Tree::Node(
+                        shape
+                            .iter()
+                            .map(|&n| Tree::Leaf(self.dae.pool.constant(n as f64)))
+                            .collect(),
+                    )),
+                }
+            }
+            "ndims" => {
+                arity(1)?;
+                let n = self.flatten_expr(positional[0], ctx)?.shape().len();
+                Ok(Tree::Leaf(self.dae.pool.constant(n as f64)))
+            }
+            "zeros" | "ones" | "fill" => {
+                let (value, dims_from) = match name.as_str() {
+                    "zeros" => (Tree::Leaf(self.dae.pool.zero()), 0),
+                    "ones" => (Tree::Leaf(self.dae.pool.one()), 0),
+                    _ => {
+                        let v = self.flatten_expr(
+                            positional.first().ok_or_else(|| {
+                                err(span, "`fill` needs a value", "missing argument")
+                            })?,
+                            ctx,
+                        )?;
+                        (v, 1)
+                    }
+                };
+                let mut dims = Vec::new();
+                for d in &positional[dims_from..] {
+                    let n = self.eval_scalar(d, ctx)?;
+                    dims.push(n.max(0.0) as usize);
+                }
+                Ok(dims
+                    .iter()
+                    .rev()
+                    .fold(value, |inner, &n| Tree::Node(vec![inner; n])))
+            }
+            "identity" => {
+                arity(1)?;
+                let n = self.eval_scalar(positional[0], ctx)?.max(0.0) as usize;
+                let (zero, one) = (self.dae.pool.zero(), self.dae.pool.one());
+                Ok(Tree::Node(
+                    (0..n)
+                        .map(|i| {
+                            Tree::Node(
+                                (0..n)
+                                    .map(|j| Tree::Leaf(if i == j { one } else { zero }))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                ))
+            }
+            "integer" | "floor" | "ceil" | "mod" | "rem" | "div" => {
+                let vals: Vec<f64> = positional
+                    .iter()
+                    .map(|a| self.eval_scalar(a, ctx))
+                    .collect::<Result<_, _>>()?;
+                let v = match (name.as_str(), vals.as_slice()) {
+                    ("integer" | "floor", [x]) => x.floor(),
+                    ("ceil", [x]) => x.ceil(),
+                    ("mod", [x, y]) => x - (x / y).floor() * y,
+                    ("rem", [x, y]) => x - (x / y).trunc() * y,
+                    ("div", [x, y]) => (x / y).trunc(),
+                    _ => {
+                        return Err(err(
+                            span,
+                            format!("wrong number of arguments to `{name}`"),
+                            "here",
+                        ));
+                    }
+                };
+                Ok(Tree::Leaf(self.dae.pool.constant(v)))
+            }
+            "pre" | "edge" | "change" | "sample" | "reinit" | "initial" | "terminal" | "delay"
+            | "cardinality" | "homotopy" | "semiLinear" => Err(err(
+                func.span,
+                format!("`{name}` is not supported"),
+                "outside mocca's subset",
+            )),
+            _ => Err(err(
+                func.span,
+                format!("unknown function `{name}` (user functions are not supported)"),
+                "not a builtin function",
+            )),
+        }
+    }
+}
+
+/// Picks elements of a row-major array by per-dimension selections.
+pub(crate) fn select<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> Tree<T> {
+    fn go<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> Tree<T> {
+        match (dims.split_first(), picks.split_first()) {
+            (None, _) | (_, None) => Tree::Leaf(items[0].clone()),
+            (Some((_, rest_dims)), Some((pick, rest_picks))) => {
+                let stride: usize = rest_dims.iter().product();
+                let sub =
+                    |i: usize| go(&items[i * stride..(i + 1) * stride], rest_dims, rest_picks);
+                match pick {
+                    Pick::One(i) => sub(*i),
+                    Pick::Many(is) => Tree::Node(is.iter().map(|&i| sub(i)).collect()),
+                }
+            }
+        }
+    }
+    if items.is_empty() {
+        return Tree::Node(Vec::new());
+    }
+    go(items, dims, picks)
+}
+
+/// Replaces each leaf (itself a tree) by its subtree.
+pub(crate) fn graft<T: Clone>(t: Tree<Tree<T>>) -> Tree<T> {
+    match t {
+        Tree::Leaf(inner) => inner,
+        Tree::Node(kids) => Tree::Node(kids.into_iter().map(graft).collect()),
+    }
+}
+
+fn transpose(m: &Val) -> Vec<Vec<ExprId>> {
+    let Tree::Node(rows) = m else {
+        return Vec::new();
+    };
+    let rows: Vec<Vec<ExprId>> = rows.iter().map(|r| r.leaves()).collect();
+    let n = rows.first().map_or(0, Vec::len);
+    (0..n)
+        .map(|j| rows.iter().map(|r| r[j]).collect())
+        .collect()
+}
+
+fn range(start: f64, step: f64, stop: f64, span: Span) -> Result<Vec<f64>, Diagnostic> {
+    if step == 0.0 {
+        return Err(err(span, "a range with step 0", "step must not be 0"));
+    }
+    let count = ((stop - start) / step + 1e-9).floor() + 1.0;
+    if count > 1e8 {
+        return Err(err(span, "this range is too long", "too many elements"));
+    }
+    Ok((0..count.max(0.0) as usize)
+        .map(|k| start + k as f64 * step)
+        .collect())
+}

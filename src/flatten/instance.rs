@@ -1,0 +1,531 @@
+//! Instantiation: classes become instances with elements; builtin-typed elements become flat
+//! scalar variables (arrays scalarised), class-typed ones become child instances.
+
+use indexmap::IndexMap;
+
+use super::Flattener;
+use super::classes::{ClassId, TypeRef};
+use super::modifier::{Mod, merge};
+use super::tree::{indices, subscript_suffix};
+use crate::dae::{ScalarType, VarKind, Variable};
+use crate::diagnostics::Diagnostic;
+use crate::expr::VarId;
+use crate::syntax::ast::{
+    self, Causality, ClassBody, ClassKind, ComponentDecl, ElementKind, Ident, Subscript,
+    TypePrefixes, Variability,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstId(pub u32);
+
+pub struct Instance<'a> {
+    /// Flat name prefix (`circuit.R1`, `R[2]`; empty for the model itself).
+    pub prefix: String,
+    pub elements: IndexMap<String, Elem<'a>>,
+    /// Equations of the class and its bases, each with the class it was written in.
+    pub equations: Vec<(&'a ast::Equation, ClassId)>,
+    pub initial_equations: Vec<(&'a ast::Equation, ClassId)>,
+    pub is_connector: bool,
+    /// The component that owns this instance's variables: the instance itself, or for a
+    /// connector the component it belongs to (so `R1.p.v` is owned by `R1`).
+    pub owner: String,
+    /// `weak v` marks from this connector instance's declaration (SPEC §2.1).
+    pub weak_marks: Vec<&'a Ident>,
+}
+
+pub struct Elem<'a> {
+    pub decl: &'a ComponentDecl,
+    pub dims: Vec<usize>,
+    /// The element's type is (or is a short class of) a `connector`.
+    pub connector: bool,
+    pub content: Content,
+}
+
+#[derive(Clone, Debug)]
+pub enum Content {
+    /// Not instantiated yet (seen only while sizes are being evaluated).
+    Pending,
+    /// Row-major scalar variables of a builtin-typed element.
+    Vars(Vec<VarId>),
+    /// Row-major child instances of a class-typed element.
+    Insts(Vec<InstId>),
+}
+
+/// An element as collected from a class and its bases, before instantiation.
+struct ElemSpec<'a> {
+    name: String,
+    decl: &'a ComponentDecl,
+    clause: &'a ast::ComponentClause,
+    scope: ClassId,
+    modification: Mod<'a>,
+}
+
+/// What a component's type name resolved to, after following short class definitions.
+struct ResolvedType<'a> {
+    target: TypeRef,
+    /// Dimensions added by short types (`type Vec3 = Real[3]`).
+    dims: Vec<&'a Subscript>,
+    /// Modifications of the short types, merged under the component's own.
+    modification: Mod<'a>,
+    prefixes: TypePrefixes,
+    connector: bool,
+}
+
+impl<'a> Flattener<'a> {
+    /// Creates the instance of `class` at `prefix` with the modification `outer`.
+    pub(crate) fn instantiate(
+        &mut self,
+        class: ClassId,
+        prefix: String,
+        outer: Mod<'a>,
+        parent: Option<InstId>,
+    ) -> InstId {
+        let id = InstId(self.insts.len() as u32);
+        let is_connector = self.tree.node(class).def.is_some_and(|d| {
+            matches!(
+                d.kind,
+                ClassKind::Connector | ClassKind::ExpandableConnector
+            )
+        });
+        let weak_marks = outer.weak.clone();
+        let owner = match parent {
+            Some(p) if is_connector => self.insts[p.0 as usize].owner.clone(),
+            _ => prefix.clone(),
+        };
+        self.insts.push(Instance {
+            owner,
+            prefix,
+            elements: IndexMap::new(),
+            equations: Vec::new(),
+            initial_equations: Vec::new(),
+            is_connector,
+            weak_marks,
+        });
+        let mut specs = Vec::new();
+        self.collect(class, id, &outer, &mut specs, 0);
+        self.check_modified_names(class, &outer, &specs);
+        for spec in &specs {
+            let placeholder = Elem {
+                decl: spec.decl,
+                dims: Vec::new(),
+                connector: false,
+                content: Content::Pending,
+            };
+            self.insts[id.0 as usize]
+                .elements
+                .insert(spec.name.clone(), placeholder);
+        }
+        // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.
+        let (scalars, rest): (Vec<_>, Vec<_>) = specs
+            .into_iter()
+            .partition(|s| s.decl.dims.is_empty() && s.clause.dims.is_empty());
+        for spec in scalars.into_iter().chain(rest) {
+            self.instantiate_element(id, spec);
+        }
+        id
+    }
+
+    fn check_modified_names(&mut self, class: ClassId, outer: &Mod<'a>, specs: &[ElemSpec<'a>]) {
+        for (name, m) in &outer.children {
+            if !specs.iter().any(|s| &s.name == name) {
+                let class = self.tree.node(class).path.clone();
+                let mut d =
+                    Diagnostic::error(format!("`{class}` has no element `{name}` to modify"));
+                if let Some(span) = m.span {
+                    d = d.at(span, "modified here");
+                }
+                self.diags.push(d);
+            }
+        }
+    }
+
+    /// Gathers the elements and equations of `class` and (recursively) its bases.
+    fn collect(
+        &mut self,
+        class: ClassId,
+        inst: InstId,
+        outer: &Mod<'a>,
+        specs: &mut Vec<ElemSpec<'a>>,
+        depth: usize,
+    ) {
+        let Some(def) = self.tree.node(class).def else {
+            return;
+        };
+        let ClassBody::Long(comp) = &def.body else {
+            return;
+        };
+        if depth > 64 {
+            self.diags.push(
+                Diagnostic::error("`extends` nests too deeply (a cycle of base classes?)")
+                    .at(def.name.span, "in this class"),
+            );
+            return;
+        }
+        for element in &comp.elements {
+            match &element.kind {
+                ElementKind::Extends(ext) => {
+                    self.collect_base(class, inst, outer, ext, specs, depth)
+                }
+                ElementKind::Component(clause) => {
+                    for decl in &clause.components {
+                        let name = strip_quotes(&decl.name.name);
+                        if specs.iter().any(|s| s.name == name) {
+                            continue;
+                        }
+                        let own = decl
+                            .modification
+                            .as_ref()
+                            .map(|m| Mod::from_ast(m, inst, class))
+                            .unwrap_or_default();
+                        let from_outside = outer.child(&name).cloned().unwrap_or_default();
+                        let modification = merge(from_outside, own, &mut self.diags);
+                        specs.push(ElemSpec {
+                            name,
+                            decl,
+                            clause,
+                            scope: class,
+                            modification,
+                        });
+                    }
+                }
+                ElementKind::Class(_) | ElementKind::Unsupported => {}
+            }
+        }
+        let inst_mut = &mut self.insts[inst.0 as usize];
+        inst_mut
+            .equations
+            .extend(comp.equations.iter().map(|e| (e, class)));
+        inst_mut
+            .initial_equations
+            .extend(comp.initial_equations.iter().map(|e| (e, class)));
+    }
+
+    fn collect_base(
+        &mut self,
+        class: ClassId,
+        inst: InstId,
+        outer: &Mod<'a>,
+        ext: &'a ast::Extends,
+        specs: &mut Vec<ElemSpec<'a>>,
+        depth: usize,
+    ) {
+        let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
+        match self.tree.resolve_excluding(&ext.base, class, parent) {
+            Some(TypeRef::Class(base)) if base != class => {
+                let base = self.long_class(base);
+                let ext_mod = ext
+                    .modification
+                    .as_ref()
+                    .map(|m| Mod::from_ast(m, inst, class))
+                    .unwrap_or_default();
+                let merged = merge(outer.clone(), ext_mod, &mut self.diags);
+                self.collect(base, inst, &merged, specs, depth + 1);
+            }
+            Some(TypeRef::Builtin(_)) => {}
+            _ => self.diags.push(
+                Diagnostic::error(format!("base class `{}` not found", ext.base.dotted()))
+                    .at(ext.base.span, "not found"),
+            ),
+        }
+    }
+
+    /// Follows `connector B = A;` style aliases to the long class.
+    fn long_class(&self, mut class: ClassId) -> ClassId {
+        for _ in 0..32 {
+            let Some(def) = self.tree.node(class).def else {
+                break;
+            };
+            let ClassBody::Short(short) = &def.body else {
+                break;
+            };
+            let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
+            match self.tree.resolve(&short.base, parent) {
+                Some(TypeRef::Class(base)) => class = base,
+                _ => break,
+            }
+        }
+        class
+    }
+
+    fn resolve_type(&mut self, spec: &ElemSpec<'a>, inst: InstId) -> Option<ResolvedType<'a>> {
+        let name = &spec.clause.type_name;
+        let Some(mut target) = self.tree.resolve(name, spec.scope) else {
+            self.diags.push(
+                Diagnostic::error(format!("type `{}` not found", name.dotted()))
+                    .at(name.span, "unknown type"),
+            );
+            return None;
+        };
+        let mut resolved = ResolvedType {
+            target,
+            dims: Vec::new(),
+            modification: Mod::default(),
+            prefixes: TypePrefixes::default(),
+            connector: false,
+        };
+        for _ in 0..32 {
+            let TypeRef::Class(c) = target else { break };
+            let Some(def) = self.tree.node(c).def else {
+                break;
+            };
+            resolved.connector |= matches!(
+                def.kind,
+                ClassKind::Connector | ClassKind::ExpandableConnector
+            );
+            match &def.kind {
+                ClassKind::Function | ClassKind::OperatorFunction => {
+                    self.diags.push(
+                        Diagnostic::error("components of function type are not supported")
+                            .at(name.span, "a function"),
+                    );
+                    return None;
+                }
+                ClassKind::Package => {
+                    self.diags.push(
+                        Diagnostic::error(format!("`{}` is a package, not a type", name.dotted()))
+                            .at(name.span, "a package"),
+                    );
+                    return None;
+                }
+                _ => {}
+            }
+            match &def.body {
+                ClassBody::Short(short) => {
+                    let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
+                    resolved.dims.extend(short.dims.iter());
+                    if let Some(m) = &short.modification {
+                        let type_mod = Mod::from_ast(m, inst, parent);
+                        resolved.modification = merge(
+                            std::mem::take(&mut resolved.modification),
+                            type_mod,
+                            &mut self.diags,
+                        );
+                    }
+                    merge_prefixes(&mut resolved.prefixes, &short.prefixes);
+                    match self.tree.resolve(&short.base, parent) {
+                        Some(t) => target = t,
+                        None => {
+                            self.diags.push(
+                                Diagnostic::error(format!(
+                                    "type `{}` not found",
+                                    short.base.dotted()
+                                ))
+                                .at(short.base.span, "unknown type"),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                ClassBody::Enumeration { .. } => {
+                    self.diags.push(
+                        Diagnostic::error("enumeration types are not supported")
+                            .at(name.span, "an enumeration"),
+                    );
+                    return None;
+                }
+                ClassBody::Long(_) => break,
+            }
+        }
+        resolved.target = target;
+        Some(resolved)
+    }
+
+    fn instantiate_element(&mut self, inst: InstId, spec: ElemSpec<'a>) {
+        let Some(ty) = self.resolve_type(&spec, inst) else {
+            return;
+        };
+        let mut prefixes = spec.clause.prefixes.clone();
+        merge_prefixes(&mut prefixes, &ty.prefixes);
+        let modification = merge(
+            spec.modification.clone(),
+            ty.modification.clone(),
+            &mut self.diags,
+        );
+        let dim_exprs: Vec<&'a Subscript> = spec
+            .decl
+            .dims
+            .iter()
+            .chain(spec.clause.dims.iter())
+            .chain(ty.dims.iter().copied())
+            .collect();
+        let Some(dims) = self.eval_dims(&dim_exprs, inst, spec.scope, &modification) else {
+            return;
+        };
+        let prefix = &self.insts[inst.0 as usize].prefix;
+        let base = if prefix.is_empty() {
+            spec.name.clone()
+        } else {
+            format!("{prefix}.{}", spec.name)
+        };
+        let content = match ty.target {
+            TypeRef::Builtin(scalar) => {
+                let ctx = VarContext {
+                    inst,
+                    scalar,
+                    prefixes: &prefixes,
+                };
+                Content::Vars(self.create_vars(&base, &dims, &modification, spec.decl, &ctx))
+            }
+            TypeRef::Class(class) => {
+                let mut children = Vec::new();
+                for index in indices(&dims) {
+                    let child_mod = modification.for_element(&index);
+                    let name = format!("{base}{}", subscript_suffix(&index));
+                    children.push(self.instantiate(class, name, child_mod, Some(inst)));
+                }
+                Content::Insts(children)
+            }
+        };
+        let elem = self.insts[inst.0 as usize]
+            .elements
+            .get_mut(&spec.name)
+            .expect("placeholder inserted before instantiation");
+        elem.dims = dims;
+        elem.connector = ty.connector;
+        elem.content = content;
+    }
+
+    fn eval_dims(
+        &mut self,
+        dims: &[&'a Subscript],
+        inst: InstId,
+        scope: ClassId,
+        modification: &Mod<'a>,
+    ) -> Option<Vec<usize>> {
+        let mut out = Vec::new();
+        for (k, sub) in dims.iter().enumerate() {
+            match sub {
+                Subscript::Expr(e) => match self.eval_size(e, inst, scope) {
+                    Ok(n) => out.push(n),
+                    Err(d) => {
+                        self.diags.push(d);
+                        return None;
+                    }
+                },
+                Subscript::Colon(span) => match self.binding_shape(modification) {
+                    Some(shape) if shape.len() > k => out.push(shape[k]),
+                    _ => {
+                        self.diags.push(
+                            Diagnostic::error("cannot determine the size of this dimension")
+                                .at(*span, "`:` needs a binding whose size is known"),
+                        );
+                        return None;
+                    }
+                },
+            }
+        }
+        Some(out)
+    }
+
+    fn create_vars(
+        &mut self,
+        base: &str,
+        dims: &[usize],
+        modification: &Mod<'a>,
+        decl: &'a ComponentDecl,
+        ctx: &VarContext<'_>,
+    ) -> Vec<VarId> {
+        self.check_attributes(modification);
+        let is_top = self.insts[ctx.inst.0 as usize].prefix.is_empty();
+        let kind = match ctx.prefixes.variability {
+            Variability::Parameter => VarKind::Parameter,
+            Variability::Constant => VarKind::Constant,
+            Variability::Discrete => VarKind::Discrete,
+            Variability::Continuous if is_top && ctx.prefixes.causality == Causality::Input => {
+                VarKind::Input
+            }
+            Variability::Continuous => match ctx.scalar {
+                ScalarType::Real => VarKind::Algebraic,
+                _ => VarKind::Discrete,
+            },
+        };
+        let component = self.insts[ctx.inst.0 as usize].owner.clone();
+        let mut ids = Vec::new();
+        for index in indices(dims) {
+            let name = format!("{base}{}", subscript_suffix(&index));
+            let id = VarId(self.dae.variables.len() as u32);
+            if let Some(&first) = self.dae.index.get(&name) {
+                let first_span = self.dae.var(first).span;
+                self.diags.push(
+                    Diagnostic::error(format!("`{name}` is declared twice"))
+                        .at(decl.span, "second declaration")
+                        .with_secondary(first_span, "first declaration"),
+                );
+                continue;
+            }
+            self.dae.variables.push(Variable {
+                name: name.clone(),
+                kind,
+                ty: ctx.scalar,
+                binding: None,
+                start: None,
+                fixed: None,
+                nominal: None,
+                unit: None,
+                weak: ctx.prefixes.weak,
+                flow: ctx.prefixes.flow,
+                description: decl.description.clone(),
+                span: decl.span,
+                component: component.clone(),
+            });
+            self.dae.index.insert(name, id);
+            self.pending.push(super::Pending {
+                modification: modification.for_element(&index),
+            });
+            ids.push(id);
+        }
+        ids
+    }
+
+    fn check_attributes(&mut self, modification: &Mod<'a>) {
+        const ATTRIBUTES: &[&str] = &[
+            "start",
+            "fixed",
+            "nominal",
+            "unit",
+            "min",
+            "max",
+            "quantity",
+            "displayUnit",
+            "stateSelect",
+            "unbounded",
+        ];
+        for (name, m) in &modification.children {
+            if !ATTRIBUTES.contains(&name.as_str()) {
+                let mut d =
+                    Diagnostic::error(format!("`{name}` is not an attribute of a builtin type"));
+                if let Some(span) = m.span {
+                    d = d.at(span, "no such attribute");
+                }
+                self.diags.push(d);
+            }
+        }
+    }
+}
+
+struct VarContext<'p> {
+    inst: InstId,
+    scalar: ScalarType,
+    prefixes: &'p TypePrefixes,
+}
+
+/// Prefixes from a short type (`connector RealInput = input Real`) complete the component's.
+fn merge_prefixes(into: &mut TypePrefixes, from: &TypePrefixes) {
+    into.weak |= from.weak;
+    into.flow |= from.flow;
+    if into.variability == Variability::Continuous {
+        into.variability = from.variability;
+    }
+    if into.causality == Causality::None {
+        into.causality = from.causality;
+    }
+}
+
+/// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so
+/// flat output parses back to the same names.
+pub fn strip_quotes(name: &str) -> String {
+    match name.strip_prefix('\'').and_then(|n| n.strip_suffix('\'')) {
+        Some(inner) => inner.replace("\\'", "'").replace("\\\\", "\\"),
+        None => name.to_string(),
+    }
+}

@@ -1,0 +1,316 @@
+//! Flattening (SPEC §3): parsed classes → the flat DAE. Name lookup, instantiation with
+//! modifier merging, parameter evaluation where sizes and conditions need it, scalarisation of
+//! arrays and for-equations, and connection semantics including `weak` (SPEC §2.1).
+
+mod classes;
+mod connect;
+mod equations;
+mod expr;
+mod instance;
+mod modifier;
+mod tree;
+
+use std::collections::HashMap;
+
+use classes::{ClassId, ClassTree};
+use expr::{Ctx, Mode};
+use instance::{InstId, Instance};
+use modifier::{Bound, Mod};
+use tree::Tree;
+
+use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind};
+use crate::diagnostics::{self, Diagnostic};
+use crate::expr::{Node, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{self, ClassKind, ExprKind, StoredDefinition};
+
+pub use instance::strip_quotes;
+
+/// `-p NAME=VALUE`: a modification of the model applied outermost.
+pub struct Override {
+    pub path: Vec<String>,
+    pub value: ast::Expr,
+    pub span: Span,
+}
+
+/// What to flatten.
+pub struct Request<'r> {
+    /// Every parsed file, the stdlib included.
+    pub files: &'r [&'r StoredDefinition],
+    /// The file whose last class is the default model.
+    pub default_file: &'r StoredDefinition,
+    /// `--model NAME` (a dotted path, or a simple name found anywhere in the tree).
+    pub model: Option<&'r str>,
+    pub overrides: &'r [Override],
+}
+
+/// The flat DAE and the warnings met on the way, or the errors.
+pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (tree, mut diags) = ClassTree::build(request.files);
+    let model = match select_model(&tree, request) {
+        Ok(m) => m,
+        Err(d) => {
+            diags.push(d);
+            return Err(diags);
+        }
+    };
+    let mut f = Flattener {
+        tree,
+        insts: Vec::new(),
+        dae: Dae::default(),
+        pending: Vec::new(),
+        const_cache: HashMap::new(),
+        diags,
+        connections: Vec::new(),
+    };
+    f.dae.model = f.tree.node(model).name.clone();
+    let outer = overrides_mod(request.overrides, model);
+    let root = f.instantiate(model, String::new(), outer, None);
+    debug_assert_eq!(root, InstId(0));
+    if !diagnostics::has_errors(&f.diags) {
+        f.bindings_and_attributes();
+        f.all_equations();
+        f.connection_equations();
+        f.mark_states();
+    }
+    if diagnostics::has_errors(&f.diags) {
+        Err(f.diags)
+    } else {
+        Ok((f.dae, f.diags))
+    }
+}
+
+fn select_model(tree: &ClassTree<'_>, request: &Request<'_>) -> Result<ClassId, Diagnostic> {
+    let id = match request.model {
+        Some(name) => tree
+            .find_path(name)
+            .or_else(|| tree.find_by_simple_name(name))
+            .ok_or_else(|| {
+                Diagnostic::error(format!("no class named `{name}` in the loaded files"))
+            })?,
+        None => tree
+            .last_class_of(request.default_file)
+            .ok_or_else(|| Diagnostic::error("the input defines no class to flatten"))?,
+    };
+    let def = tree
+        .node(id)
+        .def
+        .ok_or_else(|| Diagnostic::error(format!("`{}` has no definition", tree.node(id).path)))?;
+    match def.kind {
+        ClassKind::Model | ClassKind::Class | ClassKind::Block => Ok(id),
+        other => Err(Diagnostic::error(format!(
+            "`{}` is a {}; only a model, block or class can be flattened",
+            tree.node(id).path,
+            other.keyword()
+        ))
+        .at(def.name.span, "not a model")),
+    }
+}
+
+fn overrides_mod(overrides: &[Override], model: ClassId) -> Mod<'_> {
+    let mut outer = Mod::default();
+    for o in overrides {
+        let mut leaf = Mod {
+            binding: Some(Bound {
+                expr: &o.value,
+                scope: InstId(0),
+                class_scope: model,
+                select: Vec::new(),
+            }),
+            span: Some(o.span),
+            ..Mod::default()
+        };
+        for part in o.path[1..].iter().rev() {
+            let mut m = Mod {
+                span: Some(o.span),
+                ..Mod::default()
+            };
+            m.children.insert(part.clone(), leaf);
+            leaf = m;
+        }
+        let merged = match outer.children.shift_remove(&o.path[0]) {
+            Some(existing) => modifier::merge(leaf, existing, &mut Vec::new()),
+            None => leaf,
+        };
+        outer.children.insert(o.path[0].clone(), merged);
+    }
+    outer
+}
+
+/// Per variable: the merged modification holding its binding and attributes.
+pub(crate) struct Pending<'a> {
+    pub modification: Mod<'a>,
+}
+
+pub(crate) struct Flattener<'a> {
+    pub tree: ClassTree<'a>,
+    pub insts: Vec<Instance<'a>>,
+    pub dae: Dae,
+    pub pending: Vec<Pending<'a>>,
+    /// Translation-time values of parameters (`None` while being computed: a cycle).
+    pub const_cache: HashMap<VarId, Option<f64>>,
+    pub diags: Vec<Diagnostic>,
+    pub connections: Vec<connect::Connection<'a>>,
+}
+
+impl<'a> Flattener<'a> {
+    /// Bindings of parameters (kept symbolic), binding equations of other variables, and the
+    /// `start`, `fixed`, `nominal` and `unit` attributes.
+    fn bindings_and_attributes(&mut self) {
+        for i in 0..self.dae.variables.len() {
+            let v = VarId(i as u32);
+            let m = self.pending[i].modification.clone();
+            if let Some(b) = &m.binding {
+                match self.bound_scalar(b) {
+                    Ok(value) => self.apply_binding(v, value),
+                    Err(d) => self.diags.push(d),
+                }
+            }
+            if let Some(b) = m.child("start").and_then(|s| s.binding.as_ref()) {
+                match self.bound_scalar(b) {
+                    Ok(value) => self.dae.variables[i].start = Some(value),
+                    Err(d) => self.diags.push(d),
+                }
+            }
+            if let Some(b) = m.child("nominal").and_then(|s| s.binding.as_ref()) {
+                match self.bound_scalar(b) {
+                    Ok(value) => self.dae.variables[i].nominal = Some(value),
+                    Err(d) => self.diags.push(d),
+                }
+            }
+            if let Some(b) = m.child("fixed").and_then(|s| s.binding.as_ref()) {
+                let ctx = Ctx {
+                    inst: Some(b.scope),
+                    class: b.class_scope,
+                    loops: &[],
+                    mode: Mode::Constant,
+                    end: None,
+                };
+                match self.eval_scalar(b.expr, &ctx) {
+                    Ok(x) => self.dae.variables[i].fixed = Some(x != 0.0),
+                    Err(d) => self.diags.push(d),
+                }
+            }
+            if let Some(b) = m.child("unit").and_then(|s| s.binding.as_ref())
+                && let ExprKind::Str(s) = &b.expr.kind
+            {
+                self.dae.variables[i].unit = Some(s.clone());
+            }
+        }
+    }
+
+    fn bound_scalar(&mut self, b: &Bound<'a>) -> Result<crate::expr::ExprId, Diagnostic> {
+        let ctx = Ctx {
+            inst: Some(b.scope),
+            class: b.class_scope,
+            loops: &[],
+            mode: Mode::Symbolic,
+            end: None,
+        };
+        match self.flatten_expr(b.expr, &ctx)?.select(&b.select) {
+            Some(Tree::Leaf(id)) => Ok(*id),
+            _ => Err(
+                Diagnostic::error("the size of this binding does not match the declaration")
+                    .at(b.expr.span, "wrong size"),
+            ),
+        }
+    }
+
+    fn apply_binding(&mut self, v: VarId, value: crate::expr::ExprId) {
+        let var = self.dae.var(v);
+        match var.kind {
+            VarKind::Parameter | VarKind::Constant => {
+                self.dae.variables[v.0 as usize].binding = Some(value)
+            }
+            _ => {
+                let (span, component) = (var.span, var.component.clone());
+                let lhs = self.dae.pool.var(v);
+                let residual = self.dae.pool.sub(lhs, value);
+                let terms = vec![
+                    Term {
+                        expr: lhs,
+                        sign: 1.0,
+                        span,
+                    },
+                    Term {
+                        expr: value,
+                        sign: -1.0,
+                        span,
+                    },
+                ];
+                self.dae.equations.push(Equation {
+                    lhs,
+                    rhs: value,
+                    residual,
+                    terms,
+                    origin: EquationOrigin::Binding,
+                    span,
+                    component,
+                });
+            }
+        }
+    }
+
+    fn all_equations(&mut self) {
+        for i in 0..self.insts.len() {
+            let inst = InstId(i as u32);
+            let eqs = self.insts[i].equations.clone();
+            let mut sink = equations::Sink {
+                equations: Vec::new(),
+                initial: false,
+            };
+            self.flatten_equations(inst, &eqs, &mut sink);
+            self.dae.equations.append(&mut sink.equations);
+            let init = self.insts[i].initial_equations.clone();
+            let mut sink = equations::Sink {
+                equations: Vec::new(),
+                initial: true,
+            };
+            self.flatten_equations(inst, &init, &mut sink);
+            self.dae.initial_equations.append(&mut sink.equations);
+        }
+    }
+
+    /// A variable that appears under `der()` is a state.
+    fn mark_states(&mut self) {
+        let mut states = Vec::new();
+        for eq in self.dae.equations.iter().chain(&self.dae.initial_equations) {
+            self.dae.pool.visit_leaves(eq.residual, |n| {
+                if let Node::Der(v) = n {
+                    states.push(v);
+                }
+            });
+        }
+        for v in states {
+            let var = &mut self.dae.variables[v.0 as usize];
+            match var.kind {
+                VarKind::Algebraic | VarKind::Discrete => var.kind = VarKind::State,
+                VarKind::State => {}
+                VarKind::Parameter | VarKind::Constant | VarKind::Input => {
+                    let (name, span) = (var.name.clone(), var.span);
+                    self.diags.push(
+                        Diagnostic::error(format!(
+                            "`der({name})`: `{name}` is not a continuous variable"
+                        ))
+                        .at(span, "declared here"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+impl ClassTree<'_> {
+    /// A class found by its simple name anywhere in the tree (first in load order).
+    pub fn find_by_simple_name(&self, name: &str) -> Option<ClassId> {
+        let mut stack = vec![classes::ROOT];
+        while let Some(id) = stack.pop() {
+            let node = self.node(id);
+            if node.name == name && node.def.is_some() {
+                return Some(id);
+            }
+            stack.extend(node.children.values().rev());
+        }
+        None
+    }
+}

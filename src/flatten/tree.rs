@@ -1,0 +1,80 @@
+//! Nested arrays of values, as subscripting and array expressions produce them.
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tree<T> {
+    Leaf(T),
+    Node(Vec<Tree<T>>),
+}
+
+impl<T: Clone> Tree<T> {
+    pub fn leaves(&self) -> Vec<T> {
+        let mut out = Vec::new();
+        self.collect(&mut out);
+        out
+    }
+
+    fn collect(&self, out: &mut Vec<T>) {
+        match self {
+            Tree::Leaf(x) => out.push(x.clone()),
+            Tree::Node(kids) => kids.iter().for_each(|k| k.collect(out)),
+        }
+    }
+
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            Tree::Leaf(_) => Vec::new(),
+            Tree::Node(kids) => {
+                let mut s = vec![kids.len()];
+                if let Some(first) = kids.first() {
+                    s.extend(first.shape());
+                }
+                s
+            }
+        }
+    }
+
+    pub fn map<U, E>(&self, f: &mut impl FnMut(&T) -> Result<U, E>) -> Result<Tree<U>, E> {
+        Ok(match self {
+            Tree::Leaf(x) => Tree::Leaf(f(x)?),
+            Tree::Node(kids) => {
+                Tree::Node(kids.iter().map(|k| k.map(f)).collect::<Result<_, _>>()?)
+            }
+        })
+    }
+
+    /// Follows a row-major element path (0-based indices).
+    pub fn select(&self, path: &[usize]) -> Option<&Tree<T>> {
+        match (path.split_first(), self) {
+            (None, _) => Some(self),
+            (Some((&i, rest)), Tree::Node(kids)) => kids.get(i)?.select(rest),
+            (Some(_), Tree::Leaf(_)) => None,
+        }
+    }
+}
+
+/// Row-major multi-indices (0-based) of an array of shape `dims`.
+pub fn indices(dims: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new()];
+    for &n in dims {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                (0..n).map(move |i| {
+                    let mut p = prefix.clone();
+                    p.push(i);
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// `[1,2]` → `"[1,2]"` (1-based, Modelica's spelling of an element name suffix).
+pub fn subscript_suffix(index: &[usize]) -> String {
+    if index.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = index.iter().map(|i| (i + 1).to_string()).collect();
+    format!("[{}]", parts.join(","))
+}
