@@ -8,6 +8,8 @@ pub mod dae;
 pub mod diagnostics;
 pub mod expr;
 pub mod flatten;
+pub mod frontend;
 pub mod load;
 pub mod source;
+pub mod structure;
 pub mod syntax;

@@ -8,6 +8,7 @@ use super::Format;
 use super::model::{ModelArgs, load_and_flatten};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
+use crate::structure;
 
 pub fn run(args: &ModelArgs) -> ExitCode {
     let flat = match load_and_flatten(args) {
@@ -20,10 +21,23 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let mut diags = flat.warnings.clone();
     let dae = &flat.dae;
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
+    let mut subsystems = Vec::new();
     if equations != unknowns {
         diags.push(imbalance(dae));
+    } else {
+        match structure::analyse(dae) {
+            Ok(s) => {
+                diags.extend(s.warnings);
+                subsystems = s.subsystems;
+            }
+            Err(mut errors) => diags.append(&mut errors),
+        }
     }
     super::report(&flat.sources, &diags);
+    let subsystem_states: Vec<Vec<&str>> = subsystems
+        .iter()
+        .map(|s| s.states.iter().map(|&v| dae.var(v).name.as_str()).collect())
+        .collect();
     match args.format() {
         Format::Json => super::print_json(&json!({
             "model": dae.model,
@@ -36,6 +50,8 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "inputs": dae.count(VarKind::Input),
             "initial_equations": dae.initial_equations.len(),
             "balanced": equations == unknowns,
+            "subsystems": subsystems.len(),
+            "subsystem_states": subsystem_states,
         })),
         Format::Text => {
             let verdict = if equations == unknowns {
@@ -49,6 +65,10 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             println!("  states             {:>8}", dae.count(VarKind::State));
             println!("  parameters         {:>8}", dae.count(VarKind::Parameter));
             println!("  initial equations  {:>8}", dae.initial_equations.len());
+            println!("  subsystems         {:>8}", subsystems.len());
+            for (k, states) in subsystem_states.iter().enumerate() {
+                println!("    {}: {}", k + 1, states.join(", "));
+            }
         }
     }
     super::exit_code(&diags)

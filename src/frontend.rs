@@ -1,0 +1,85 @@
+//! The front half of the pipeline as one call: sources (with the stdlib) → parse → flatten.
+
+use crate::dae::Dae;
+use crate::diagnostics::{self, Diagnostic};
+use crate::flatten::{self, Override, Request};
+use crate::source::{FileId, SourceMap, Span};
+use crate::{load, syntax};
+
+/// A flattened model with the sources its spans point into.
+pub struct Flat {
+    pub sources: SourceMap,
+    pub dae: Dae,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Parses the `user` files of `sources` together with the stdlib and flattens `model` (default:
+/// the last class of the last user file) with `params` (`NAME`, `VALUE` text) as overrides.
+/// On failure returns the sources and the diagnostics to print.
+pub fn flatten_sources(
+    mut sources: SourceMap,
+    user: &[FileId],
+    model: Option<&str>,
+    params: &[(String, String)],
+) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
+    let stdlib = load::load_stdlib(&mut sources);
+    let mut diags = Vec::new();
+    let mut parsed = Vec::new();
+    for &id in user.iter().chain(&stdlib) {
+        let p = syntax::parse_file(&sources, id);
+        diags.extend(p.diagnostics);
+        parsed.push(p.ast);
+    }
+    let overrides = parse_overrides(&mut sources, params, &mut diags);
+    if diagnostics::has_errors(&diags) {
+        return Err((sources, diags));
+    }
+    let asts: Vec<_> = parsed.iter().flatten().collect();
+    let Some(default_file) = parsed[..user.len()].iter().rev().flatten().next() else {
+        return Err((
+            sources,
+            vec![Diagnostic::error("no input file defines a class")],
+        ));
+    };
+    let request = Request {
+        files: &asts,
+        default_file,
+        model,
+        overrides: &overrides,
+    };
+    let result = flatten::flatten(&request);
+    match result {
+        Ok((dae, mut warnings)) => {
+            diags.append(&mut warnings);
+            Ok(Flat {
+                sources,
+                dae,
+                warnings: diags,
+            })
+        }
+        Err(mut errors) => {
+            diags.append(&mut errors);
+            Err((sources, diags))
+        }
+    }
+}
+
+fn parse_overrides(
+    sources: &mut SourceMap,
+    params: &[(String, String)],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Override> {
+    let mut out = Vec::new();
+    for (name, value) in params {
+        let file = sources.add(format!("-p {name}"), value.clone());
+        match syntax::parse_expression(sources, file) {
+            Ok(expr) => out.push(Override {
+                path: name.split('.').map(str::to_string).collect(),
+                value: expr,
+                span: Span::new(file, 0, value.len()),
+            }),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    out
+}
