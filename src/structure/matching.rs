@@ -89,12 +89,12 @@ fn greedy(g: &Bipartite, m: &mut Matching) {
 /// BFS from the free equations; true when some free unknown is reachable.
 fn layer(g: &Bipartite, m: &Matching, dist: &mut [usize], queue: &mut Vec<usize>) -> bool {
     queue.clear();
-    for e in 0..g.equations() {
+    for (e, d) in dist.iter_mut().enumerate() {
         if m.of_equation[e] == NONE {
-            dist[e] = 0;
+            *d = 0;
             queue.push(e);
         } else {
-            dist[e] = usize::MAX;
+            *d = usize::MAX;
         }
     }
     let mut found = false;

@@ -93,10 +93,10 @@ pub(super) fn find(
         }
         for &e in &blocks[b].equations {
             for x in &incidences[e].states {
-                if let Some(&d) = der_block.get(x) {
-                    if core(d) {
-                        uf.union(b, d);
-                    }
+                if let Some(&d) = der_block.get(x)
+                    && core(d)
+                {
+                    uf.union(b, d);
                 }
             }
         }
