@@ -172,11 +172,13 @@ impl<'a> Flattener<'a> {
                         if specs.iter().any(|s| s.name == name) {
                             continue;
                         }
-                        let own = decl
+                        let mut own = decl
                             .modification
                             .as_ref()
                             .map(|m| Mod::from_ast(m, inst, class))
                             .unwrap_or_default();
+                        // `final Real a = 1;` makes the declaration's own binding final.
+                        own.is_final |= element.prefixes.is_final;
                         let from_outside = outer.child(&name).cloned().unwrap_or_default();
                         let modification = merge(from_outside, own, &mut self.diags);
                         specs.push(ElemSpec {

@@ -1,0 +1,296 @@
+//! Flattening semantics on small inline models, each checked against hand-derived results.
+
+use mocca::dae::{Dae, EquationOrigin, VarKind};
+use mocca::diagnostics::render_plain;
+use mocca::frontend::flatten_sources;
+use mocca::source::SourceMap;
+use mocca::structure;
+
+fn flatten(text: &str, params: &[(&str, &str)]) -> Result<Dae, String> {
+    let mut sources = SourceMap::new();
+    let id = sources.add("test.mo", text);
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    match flatten_sources(sources, &[id], None, &params) {
+        Ok(flat) => Ok(flat.dae),
+        Err((sources, diags)) => Err(render_plain(&sources, &diags)),
+    }
+}
+
+/// Every equation as `lhs = rhs` text.
+fn equations(dae: &Dae) -> Vec<String> {
+    dae.equations
+        .iter()
+        .map(|e| format!("{} = {}", dae.show(e.lhs), dae.show(e.rhs)))
+        .collect()
+}
+
+const PIN_LIB: &str = "
+connector Pin Real v; flow Real i; end Pin;
+partial model OnePort
+  Pin p, n; Real v; Real i;
+equation
+  v = p.v - n.v; 0 = p.i + n.i; i = p.i;
+end OnePort;
+model Resistor extends OnePort; parameter Real R = 1; equation R*i = v; end Resistor;
+model Capacitor extends OnePort(v(start = 0)); parameter Real C = 1; equation C*der(v) = i; end Capacitor;
+model Ground Pin p; equation p.v = 0; end Ground;
+model Source extends OnePort; parameter Real E = 1; equation v = E; end Source;
+";
+
+fn rc_ladder(weak: bool) -> String {
+    let joint = if weak {
+        "connect(R2.n(weak v), C2.p(weak i));"
+    } else {
+        "connect(R2.n, C2.p);"
+    };
+    format!(
+        "{PIN_LIB}
+model RC
+  Source E; Resistor R1(R = 0.1), R2, R3; Capacitor C1, C2; Ground g;
+equation
+  connect(E.p, R1.p); connect(R1.n, C1.p); connect(C1.p, R2.p);
+  {joint}
+  connect(C2.p, R3.p);
+  connect(E.n, g.p); connect(C1.n, g.p); connect(C2.n, g.p); connect(R3.n, g.p);
+end RC;"
+    )
+}
+
+#[test]
+fn rc_ladder_counts_and_connection_equations() {
+    let dae = flatten(&rc_ladder(false), &[]).unwrap();
+    // 6 two-pin components × 6 unknowns + ground's 2 = 38; every pin is connected.
+    assert_eq!(dae.unknowns(), 38);
+    assert_eq!(dae.equations.len(), 38);
+    assert_eq!(dae.count(VarKind::State), 2);
+    assert_eq!(dae.count(VarKind::Parameter), 6);
+    let eqs = equations(&dae);
+    // Node C without weak: one set {R2.n, C2.p, R3.p}.
+    assert!(
+        eqs.contains(&"'R2.n.i' + 'C2.p.i' + 'R3.p.i' = 0.0".to_string()),
+        "{eqs:#?}"
+    );
+    assert!(!eqs.iter().any(|e| e.contains("last(")));
+    let s = structure::analyse(&dae).unwrap();
+    assert_eq!(s.subsystems.len(), 1);
+}
+
+#[test]
+fn weak_connection_keeps_sets_apart_as_spec_2_1_says() {
+    let dae = flatten(&rc_ladder(true), &[]).unwrap();
+    assert_eq!(
+        dae.equations.len(),
+        38,
+        "weak does not change the equation count"
+    );
+    let eqs = equations(&dae);
+    // SPEC §2.1: R2.n.v = C2.p.v (last), C2.p.i + R3.p.i + R2.n.i (last) = 0, C2.p.v = R3.p.v.
+    assert!(
+        eqs.contains(&"'R2.n.v' = last('C2.p.v')".to_string()),
+        "{eqs:#?}"
+    );
+    assert!(
+        eqs.contains(&"'C2.p.i' + 'R3.p.i' + last('R2.n.i') = 0.0".to_string()),
+        "{eqs:#?}"
+    );
+    assert!(eqs.contains(&"'C2.p.v' = 'R3.p.v'".to_string()), "{eqs:#?}");
+    let weak_origin = dae
+        .equations
+        .iter()
+        .filter(|e| e.origin == EquationOrigin::WeakPotential)
+        .count();
+    assert_eq!(weak_origin, 1);
+    let s = structure::analyse(&dae).unwrap();
+    let mut groups: Vec<Vec<String>> = s
+        .subsystems
+        .iter()
+        .map(|sub| {
+            sub.states
+                .iter()
+                .map(|&v| dae.var(v).name.clone())
+                .collect()
+        })
+        .collect();
+    groups.sort();
+    assert_eq!(
+        groups,
+        vec![vec!["C1.v".to_string()], vec!["C2.v".to_string()]]
+    );
+}
+
+#[test]
+fn weak_marks_on_the_same_kind_of_variable_are_an_error() {
+    let text = rc_ladder(true).replace("C2.p(weak i)", "C2.p(weak v)");
+    let err = flatten(&text, &[]).unwrap_err();
+    assert!(
+        err.contains("weak in the potential `v` on one side and in the flow `i`"),
+        "{err}"
+    );
+    assert!(err.contains("test.mo:"), "points at the source: {err}");
+}
+
+#[test]
+fn weak_declared_on_a_components_connector() {
+    let text = format!(
+        "{PIN_LIB}
+model Left Pin p(weak v); Resistor r; equation connect(r.p, p); end Left;
+model Right Pin p(weak i); Capacitor c; Ground g; equation connect(c.p, p); connect(c.n, g.p); end Right;
+model Top Left l; Right r; Source s; Ground g;
+equation connect(l.p, r.p); connect(s.p, l.r.n); connect(s.n, g.p);
+end Top;"
+    );
+    let dae = flatten(&text, &[]).unwrap();
+    let eqs = equations(&dae);
+    assert!(
+        eqs.contains(&"'l.p.v' = last('r.p.v')".to_string()),
+        "{eqs:#?}"
+    );
+    // The internal connections of Left and Right are ordinary.
+    assert!(
+        eqs.iter().filter(|e| e.contains("last(")).count() == 2,
+        "{eqs:#?}"
+    );
+}
+
+#[test]
+fn modifiers_outermost_wins() {
+    let text = "
+model Base parameter Real a = 1; parameter Real b = 2; parameter Real c = 3; end Base;
+model Mid extends Base(a = 10, b = 20); end Mid;
+model Top Mid m(a = 100); end Top;";
+    let dae = flatten(text, &[]).unwrap();
+    let value = |n: &str| {
+        let v = dae.lookup(n).unwrap();
+        dae.pool.as_const(dae.var(v).binding.unwrap()).unwrap()
+    };
+    assert_eq!(value("m.a"), 100.0, "use site beats extends");
+    assert_eq!(value("m.b"), 20.0, "extends beats declaration");
+    assert_eq!(value("m.c"), 3.0);
+}
+
+#[test]
+fn parameter_override_resizes_arrays_and_loops() {
+    let text = "
+model H
+  parameter Integer N = 3;
+  Real T[N](each start = 1);
+equation
+  der(T[1]) = -T[1];
+  for i in 2:N loop der(T[i]) = T[i-1] - T[i]; end for;
+  annotation(experiment(StopTime = 1));
+end H;";
+    let dae = flatten(text, &[]).unwrap();
+    assert_eq!(dae.count(VarKind::State), 3);
+    let dae = flatten(text, &[("N", "7")]).unwrap();
+    assert_eq!(dae.count(VarKind::State), 7);
+    assert_eq!(dae.equations.len(), 7);
+    assert_eq!(equations(&dae)[6], "der('T[7]') = 'T[6]' - 'T[7]'");
+    let start = dae.var(dae.lookup("T[4]").unwrap()).start.unwrap();
+    assert_eq!(dae.pool.as_const(start), Some(1.0));
+}
+
+#[test]
+fn arrays_sum_and_matrix_vector_products_scalarise() {
+    let text = "
+model A
+  parameter Real k[3] = {1, 2, 3};
+  parameter Real M[2, 2] = [1, 2; 3, 4];
+  Real x[2]; Real s;
+equation
+  x = M * {1, 1};
+  s = sum(k) + x[end];
+end A;";
+    let dae = flatten(text, &[]).unwrap();
+    let eqs = equations(&dae);
+    assert_eq!(eqs.len(), 3);
+    assert_eq!(eqs[0], "'x[1]' = 'M[1,1]' + 'M[1,2]'");
+    assert_eq!(eqs[2], "s = 'k[1]' + 'k[2]' + 'k[3]' + 'x[2]'");
+}
+
+#[test]
+fn if_equations_with_parameter_conditions_select_a_branch() {
+    let text = "
+model I
+  parameter Boolean on = false; Real x; Real y;
+equation
+  if on then x = 1; else x = 2; end if;
+  if time > 1 then y = x; else y = -x; end if;
+end I;";
+    let dae = flatten(text, &[]).unwrap();
+    let eqs = equations(&dae);
+    assert_eq!(eqs[0], "x = 2.0");
+    assert_eq!(eqs[1], "if time > 1.0 then y - x else y + x = 0.0");
+    let dae = flatten(text, &[("on", "true")]).unwrap();
+    assert_eq!(equations(&dae)[0], "x = 1.0");
+}
+
+#[test]
+fn unconnected_inside_flows_are_zero_and_outside_ones_take_a_minus_sign() {
+    let text = format!(
+        "{PIN_LIB}
+model Sub Pin p; Resistor r; equation connect(p, r.p); end Sub;
+model Top Sub s; Ground g; equation connect(s.r.n, g.p); end Top;"
+    );
+    let dae = flatten(&text, &[]).unwrap();
+    let eqs = equations(&dae);
+    assert!(
+        eqs.contains(&"-'s.p.i' + 's.r.p.i' = 0.0".to_string()),
+        "{eqs:#?}"
+    );
+    assert!(eqs.contains(&"'s.p.i' = 0.0".to_string()), "{eqs:#?}");
+}
+
+#[test]
+fn user_errors_are_diagnostics_at_the_source() {
+    let cases = [
+        (
+            "model M Real x; equation connect(x, x); end M;",
+            "not a connector",
+        ),
+        ("model M Real x; equation x = y; end M;", "unknown name `y`"),
+        (
+            "model B final parameter Real a = 1; end B; model M B b(a = 2); end M;",
+            "`final`",
+        ),
+        (
+            "model B Real a; end B; model M B b(c = 2); end M;",
+            "has no element `c`",
+        ),
+        (
+            "model M Real x; equation der(x) = sin(x, x); end M;",
+            "takes 1 argument",
+        ),
+        (
+            "model M parameter Integer n = -1; Real x[n]; end M;",
+            "non-negative integer",
+        ),
+        (
+            "model M Real x; equation x = f(1); end M;",
+            "unknown function `f`",
+        ),
+        ("model M Foo x; end M;", "type `Foo` not found"),
+    ];
+    for (text, expected) in cases {
+        let err = flatten(text, &[]).expect_err(text);
+        assert!(
+            err.contains(expected),
+            "{text}: expected `{expected}` in\n{err}"
+        );
+        assert!(err.contains("test.mo:1:"), "{text}: no location in\n{err}");
+    }
+}
+
+#[test]
+fn flat_output_parses_back_to_the_same_dae() {
+    for text in [rc_ladder(true), rc_ladder(false)] {
+        let first = flatten(&text, &[]).unwrap();
+        let printed = first.to_modelica();
+        let second = flatten(&printed, &[]).unwrap();
+        assert_eq!(printed, second.to_modelica());
+        assert_eq!(first.variables.len(), second.variables.len());
+        assert_eq!(equations(&first), equations(&second));
+    }
+}
