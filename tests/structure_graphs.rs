@@ -59,9 +59,9 @@ proptest! {
         }
         for _ in 0..n {
             for &(a, b) in &edges {
-                for c in 0..n {
-                    if reach[c][a] {
-                        reach[c][b] = true;
+                for row in reach.iter_mut() {
+                    if row[a] {
+                        row[b] = true;
                     }
                 }
             }
