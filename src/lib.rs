@@ -3,12 +3,14 @@
 //! The pipeline, one module per stage (see ARCHITECTURE.md):
 //! text → [`syntax`] (tokens, AST) → …
 
+pub mod causal;
 pub mod cli;
 pub mod dae;
 pub mod diagnostics;
 pub mod expr;
 pub mod flatten;
 pub mod frontend;
+pub mod jacobian;
 pub mod load;
 pub mod source;
 pub mod structure;

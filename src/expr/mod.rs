@@ -2,6 +2,7 @@
 //! share one id, so comparing and cloning are O(1). Constructors simplify as they build
 //! (constant folding, `0·a = 0`, `1·a = a`, `a + 0 = a`, `a − a = 0`, `−(−a) = a`).
 
+mod diff;
 mod display;
 mod eval;
 

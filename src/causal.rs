@@ -1,0 +1,331 @@
+//! The causal form (SPEC §4): BLT blocks turned into steps — explicit assignments for blocks
+//! affine in their unknown, scalar Newton for other single equations, Newton on the block for
+//! algebraic loops — and a reference evaluator of those steps at an operating point.
+
+use std::collections::HashMap;
+
+use crate::dae::{Dae, VarKind};
+use crate::expr::{ExprId, ExprPool, Node, Values, VarId};
+use crate::structure::{BlockKind, Structure, Unknown};
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// `target := expr`
+    Assign {
+        target: Unknown,
+        expr: ExprId,
+        equation: usize,
+    },
+    /// `residual(target) = 0` by scalar Newton with the symbolic `derivative`.
+    Newton {
+        target: Unknown,
+        residual: ExprId,
+        derivative: ExprId,
+        equation: usize,
+    },
+    /// Several residuals for several unknowns, with the block's symbolic Jacobian
+    /// `(row, col, ∂r_row/∂target_col)`.
+    Loop {
+        targets: Vec<Unknown>,
+        residuals: Vec<ExprId>,
+        jacobian: Vec<(usize, usize, ExprId)>,
+        equations: Vec<usize>,
+    },
+}
+
+impl Step {
+    pub fn targets(&self) -> Vec<Unknown> {
+        match self {
+            Step::Assign { target, .. } | Step::Newton { target, .. } => vec![*target],
+            Step::Loop { targets, .. } => targets.clone(),
+        }
+    }
+}
+
+/// The node an unknown stands for in expressions.
+pub fn leaf(u: Unknown) -> Node {
+    match u {
+        Unknown::Derivative(v) => Node::Der(v),
+        Unknown::Algebraic(v) => Node::Var(v),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Causal {
+    pub steps: Vec<Step>,
+    /// The states, in variable order; row/column `i` of the ODE Jacobian is `states[i]`.
+    pub states: Vec<VarId>,
+}
+
+/// Builds the causal form. The pool grows with solved forms and derivatives.
+pub fn causal_form(dae: &mut Dae, structure: &Structure) -> Causal {
+    let mut steps = Vec::with_capacity(structure.blocks.len());
+    for block in &structure.blocks {
+        let step = match block.kind {
+            BlockKind::Explicit => {
+                let (e, target) = (block.equations[0], block.unknowns[0]);
+                let residual = dae.equations[e].residual;
+                match dae.pool.solve_affine(residual, leaf(target)) {
+                    Some(expr) => Step::Assign {
+                        target,
+                        expr,
+                        equation: e,
+                    },
+                    None => {
+                        let derivative = dae.pool.diff(residual, leaf(target));
+                        Step::Newton {
+                            target,
+                            residual,
+                            derivative,
+                            equation: e,
+                        }
+                    }
+                }
+            }
+            BlockKind::Loop => {
+                let residuals: Vec<ExprId> = block
+                    .equations
+                    .iter()
+                    .map(|&e| dae.equations[e].residual)
+                    .collect();
+                let mut jacobian = Vec::new();
+                for (r, &res) in residuals.iter().enumerate() {
+                    for (c, &u) in block.unknowns.iter().enumerate() {
+                        if dae.pool.depends_on(res, leaf(u)) {
+                            let d = dae.pool.diff(res, leaf(u));
+                            jacobian.push((r, c, d));
+                        }
+                    }
+                }
+                Step::Loop {
+                    targets: block.unknowns.clone(),
+                    residuals,
+                    jacobian,
+                    equations: block.equations.clone(),
+                }
+            }
+        };
+        steps.push(step);
+    }
+    let states = dae
+        .var_ids()
+        .filter(|&v| dae.var(v).kind == VarKind::State)
+        .collect();
+    Causal { steps, states }
+}
+
+/// Values of every variable and derivative at one instant.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub vars: Vec<f64>,
+    pub ders: Vec<f64>,
+    pub time: f64,
+}
+
+impl Values for Point {
+    fn var(&self, v: VarId) -> Option<f64> {
+        self.vars.get(v.0 as usize).copied()
+    }
+    fn der(&self, v: VarId) -> Option<f64> {
+        self.ders.get(v.0 as usize).copied()
+    }
+    fn time(&self) -> Option<f64> {
+        Some(self.time)
+    }
+}
+
+impl Point {
+    pub fn get(&self, u: Unknown) -> f64 {
+        match u {
+            Unknown::Derivative(v) => self.ders[v.0 as usize],
+            Unknown::Algebraic(v) => self.vars[v.0 as usize],
+        }
+    }
+
+    pub fn set(&mut self, u: Unknown, x: f64) {
+        match u {
+            Unknown::Derivative(v) => self.ders[v.0 as usize] = x,
+            Unknown::Algebraic(v) => self.vars[v.0 as usize] = x,
+        }
+    }
+}
+
+/// Why evaluating the causal form failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EvalFailure {
+    /// Newton did not converge on this step (index into `Causal::steps`).
+    NoConvergence(usize),
+    /// A value became NaN or infinite on this step.
+    NotFinite(usize),
+    /// A parameter's value could not be computed (its binding refers to itself).
+    Parameter(VarId),
+}
+
+/// Parameters, constants and inputs evaluated, states at their start values (default 0).
+pub fn initial_point(dae: &Dae) -> Result<Point, EvalFailure> {
+    let n = dae.variables.len();
+    let mut point = Point {
+        vars: vec![0.0; n],
+        ders: vec![0.0; n],
+        time: 0.0,
+    };
+    let mut known: HashMap<VarId, f64> = HashMap::new();
+    for v in dae.var_ids() {
+        let var = dae.var(v);
+        let value = match var.kind {
+            VarKind::Parameter | VarKind::Constant => parameter_value(dae, v, &mut known, 0)?,
+            _ => match var.start {
+                Some(s) => eval_known(dae, s, &mut known, 0)?,
+                None => 0.0,
+            },
+        };
+        point.vars[v.0 as usize] = value;
+    }
+    Ok(point)
+}
+
+fn parameter_value(
+    dae: &Dae,
+    v: VarId,
+    known: &mut HashMap<VarId, f64>,
+    depth: usize,
+) -> Result<f64, EvalFailure> {
+    if let Some(&x) = known.get(&v) {
+        return Ok(x);
+    }
+    if depth > 256 {
+        return Err(EvalFailure::Parameter(v));
+    }
+    let var = dae.var(v);
+    let x = match var.binding.or(var.start) {
+        Some(b) => eval_known(dae, b, known, depth + 1)?,
+        None => 0.0,
+    };
+    known.insert(v, x);
+    Ok(x)
+}
+
+/// Evaluates an expression over parameters only.
+fn eval_known(
+    dae: &Dae,
+    e: ExprId,
+    known: &mut HashMap<VarId, f64>,
+    depth: usize,
+) -> Result<f64, EvalFailure> {
+    let mut params = Vec::new();
+    dae.pool.visit_leaves(e, |n| {
+        if let Node::Var(v) = n {
+            params.push(v);
+        }
+    });
+    for v in params {
+        parameter_value(dae, v, known, depth + 1)?;
+    }
+    struct Known<'k>(&'k HashMap<VarId, f64>);
+    impl Values for Known<'_> {
+        fn var(&self, v: VarId) -> Option<f64> {
+            Some(self.0.get(&v).copied().unwrap_or(0.0))
+        }
+        fn der(&self, _: VarId) -> Option<f64> {
+            Some(0.0)
+        }
+        fn time(&self) -> Option<f64> {
+            Some(0.0)
+        }
+    }
+    Ok(dae.pool.eval(e, &Known(known)).unwrap_or(f64::NAN))
+}
+
+const NEWTON_TOL: f64 = 1e-10;
+const NEWTON_MAX: usize = 50;
+
+impl Causal {
+    /// Computes every unknown from the states, parameters and time in `point`.
+    pub fn evaluate(&self, pool: &ExprPool, point: &mut Point) -> Result<(), EvalFailure> {
+        for (k, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Assign { target, expr, .. } => {
+                    let x = pool.eval(*expr, point).unwrap_or(f64::NAN);
+                    point.set(*target, x);
+                }
+                Step::Newton {
+                    target,
+                    residual,
+                    derivative,
+                    ..
+                } => {
+                    newton_scalar(pool, point, *target, *residual, *derivative)
+                        .ok_or(EvalFailure::NoConvergence(k))?;
+                }
+                Step::Loop {
+                    targets,
+                    residuals,
+                    jacobian,
+                    ..
+                } => {
+                    newton_block(pool, point, targets, residuals, jacobian)
+                        .ok_or(EvalFailure::NoConvergence(k))?;
+                }
+            }
+            if step.targets().iter().any(|&u| !point.get(u).is_finite()) {
+                return Err(EvalFailure::NotFinite(k));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn newton_scalar(
+    pool: &ExprPool,
+    point: &mut Point,
+    target: Unknown,
+    residual: ExprId,
+    derivative: ExprId,
+) -> Option<()> {
+    for _ in 0..NEWTON_MAX {
+        let r = pool.eval(residual, point).ok()?;
+        if r.abs() <= NEWTON_TOL * (1.0 + point.get(target).abs()) {
+            return Some(());
+        }
+        let d = pool.eval(derivative, point).ok()?;
+        if d == 0.0 || !d.is_finite() {
+            return None;
+        }
+        point.set(target, point.get(target) - r / d);
+    }
+    None
+}
+
+fn newton_block(
+    pool: &ExprPool,
+    point: &mut Point,
+    targets: &[Unknown],
+    residuals: &[ExprId],
+    jacobian: &[(usize, usize, ExprId)],
+) -> Option<()> {
+    let n = targets.len();
+    for _ in 0..NEWTON_MAX {
+        let r: Vec<f64> = residuals
+            .iter()
+            .map(|&e| pool.eval(e, point))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let scale = 1.0
+            + targets
+                .iter()
+                .map(|&u| point.get(u).abs())
+                .fold(0.0, f64::max);
+        if r.iter().all(|x| x.abs() <= NEWTON_TOL * scale) {
+            return Some(());
+        }
+        let mut j = nalgebra::DMatrix::<f64>::zeros(n, n);
+        for &(row, col, d) in jacobian {
+            j[(row, col)] = pool.eval(d, point).ok()?;
+        }
+        let step = j.lu().solve(&nalgebra::DVector::from_vec(r))?;
+        for (c, &u) in targets.iter().enumerate() {
+            point.set(u, point.get(u) - step[c]);
+        }
+    }
+    None
+}
