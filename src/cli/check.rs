@@ -59,15 +59,15 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             } else {
                 "NOT balanced"
             };
-            println!("model {}: {verdict}", dae.model);
-            println!("  equations          {equations:>8}");
-            println!("  unknowns           {unknowns:>8}");
-            println!("  states             {:>8}", dae.count(VarKind::State));
-            println!("  parameters         {:>8}", dae.count(VarKind::Parameter));
-            println!("  initial equations  {:>8}", dae.initial_equations.len());
-            println!("  subsystems         {:>8}", subsystems.len());
+            outln!("model {}: {verdict}", dae.model);
+            outln!("  equations          {equations:>8}");
+            outln!("  unknowns           {unknowns:>8}");
+            outln!("  states             {:>8}", dae.count(VarKind::State));
+            outln!("  parameters         {:>8}", dae.count(VarKind::Parameter));
+            outln!("  initial equations  {:>8}", dae.initial_equations.len());
+            outln!("  subsystems         {:>8}", subsystems.len());
             for (k, states) in subsystem_states.iter().enumerate() {
-                println!("    {}: {}", k + 1, states.join(", "));
+                outln!("    {}: {}", k + 1, states.join(", "));
             }
         }
     }

@@ -8,7 +8,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     match load_and_flatten(args) {
         Ok(flat) => {
             super::report(&flat.sources, &flat.warnings);
-            print!("{}", flat.dae.to_modelica());
+            out!("{}", flat.dae.to_modelica());
             ExitCode::SUCCESS
         }
         Err((sources, diags)) => {

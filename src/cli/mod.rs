@@ -1,8 +1,26 @@
 //! The command line: clap definitions and one module per subcommand. Each subcommand turns its
 //! arguments into stage calls and prints; the library does the work.
 
+/// `println!` that never panics: a closed stdout (`mocca … | head`) just ends the output.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` that never panics (see `outln!`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+mod blt;
 mod check;
 mod flatten;
+mod jacobian;
 mod model;
 mod parse;
 
@@ -35,6 +53,10 @@ pub enum Command {
     Check(model::ModelArgs),
     /// Print the flat model as Modelica.
     Flatten(model::ModelArgs),
+    /// Match equations to unknowns and print the BLT blocks in evaluation order.
+    Blt(model::ModelArgs),
+    /// Print the symbolic ODE Jacobian and its values at an operating point.
+    Jacobian(jacobian::JacobianArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -61,6 +83,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Parse(args) => parse::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Flatten(args) => flatten::run(&args),
+        Command::Blt(args) => blt::run(&args),
+        Command::Jacobian(args) => jacobian::run(&args),
     }
 }
 
@@ -88,7 +112,7 @@ pub(crate) fn exit_code(diags: &[Diagnostic]) -> ExitCode {
 }
 
 pub(crate) fn print_json(value: &serde_json::Value) {
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_default()
     );

@@ -52,6 +52,28 @@ fn parse_override(text: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.to_string()))
 }
 
+/// Loads, flattens and analyses the structure; on failure prints the diagnostics and returns the
+/// exit code.
+pub fn load_and_analyse(
+    args: &ModelArgs,
+) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
+    let flat = match load_and_flatten(args) {
+        Ok(flat) => flat,
+        Err((sources, diags)) => {
+            super::report(&sources, &diags);
+            return Err(super::exit_code(&diags));
+        }
+    };
+    super::report(&flat.sources, &flat.warnings);
+    match crate::structure::analyse(&flat.dae) {
+        Ok(s) => Ok((flat, s)),
+        Err(diags) => {
+            super::report(&flat.sources, &diags);
+            Err(super::exit_code(&diags))
+        }
+    }
+}
+
 /// Loads, parses and flattens the model these arguments name.
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut sources = SourceMap::new();

@@ -51,12 +51,16 @@ pub fn run(args: &ParseArgs) -> ExitCode {
 fn print_text(files: &[summary::FileSummary]) {
     for file in files {
         let status = if file.ok { "ok" } else { "errors" };
-        println!("{} ({status})", file.path);
+        outln!("{} ({status})", file.path);
         let width = file.classes.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in &file.classes {
-            println!(
+            outln!(
                 "  {:<width$}  {:<20} {:>5} components {:>5} equations {:>3} initial",
-                c.name, c.kind, c.components, c.equations, c.initial_equations
+                c.name,
+                c.kind,
+                c.components,
+                c.equations,
+                c.initial_equations
             );
         }
     }
