@@ -22,10 +22,13 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let dae = &flat.dae;
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
     let mut subsystems = Vec::new();
+    let mut aliases = 0;
     if equations != unknowns {
         diags.push(imbalance(dae));
     } else {
-        match structure::analyse(dae) {
+        let reduced = structure::alias::eliminate(dae);
+        aliases = reduced.count(VarKind::Alias);
+        match structure::analyse(&reduced) {
             Ok(s) => {
                 diags.extend(s.warnings);
                 subsystems = s.subsystems;
@@ -50,6 +53,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "inputs": dae.count(VarKind::Input),
             "initial_equations": dae.initial_equations.len(),
             "balanced": equations == unknowns,
+            "aliases": aliases,
             "subsystems": subsystems.len(),
             "subsystem_states": subsystem_states,
         })),
@@ -65,6 +69,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("  states             {:>8}", dae.count(VarKind::State));
             outln!("  parameters         {:>8}", dae.count(VarKind::Parameter));
             outln!("  initial equations  {:>8}", dae.initial_equations.len());
+            outln!("  aliases eliminated {aliases:>8}");
             outln!("  subsystems         {:>8}", subsystems.len());
             for (k, states) in subsystem_states.iter().enumerate() {
                 outln!("    {}: {}", k + 1, states.join(", "));

@@ -57,7 +57,7 @@ fn parse_override(text: &str) -> Result<(String, String), String> {
 pub fn load_and_analyse(
     args: &ModelArgs,
 ) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
-    let flat = match load_and_flatten(args) {
+    let mut flat = match load_and_flatten(args) {
         Ok(flat) => flat,
         Err((sources, diags)) => {
             super::report(&sources, &diags);
@@ -65,6 +65,7 @@ pub fn load_and_analyse(
         }
     };
     super::report(&flat.sources, &flat.warnings);
+    flat.dae = crate::structure::alias::eliminate(&flat.dae);
     match crate::structure::analyse(&flat.dae) {
         Ok(s) => Ok((flat, s)),
         Err(diags) => {

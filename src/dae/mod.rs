@@ -24,6 +24,8 @@ pub enum VarKind {
     Constant,
     /// A top-level `input`: known, supplied from outside (zero unless given).
     Input,
+    /// Eliminated by alias elimination: its `binding` gives it in terms of the representative.
+    Alias,
 }
 
 impl VarKind {

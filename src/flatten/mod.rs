@@ -286,7 +286,7 @@ impl<'a> Flattener<'a> {
             match var.kind {
                 VarKind::Algebraic | VarKind::Discrete => var.kind = VarKind::State,
                 VarKind::State => {}
-                VarKind::Parameter | VarKind::Constant | VarKind::Input => {
+                VarKind::Parameter | VarKind::Constant | VarKind::Input | VarKind::Alias => {
                     let (name, span) = (var.name.clone(), var.span);
                     self.diags.push(
                         Diagnostic::error(format!(

@@ -6,6 +6,7 @@
 //! constants and inputs are known. A weak read (`last(v)`) is never an edge, and a `weak`
 //! variable is an edge only of the equation matched to it.
 
+pub mod alias;
 mod dulmage_mendelsohn;
 pub mod matching;
 mod subsystems;

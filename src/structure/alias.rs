@@ -1,0 +1,232 @@
+//! Alias elimination (SPEC §4): `a = b`, `a = −b` and `a = constant` equations are removed and
+//! `a` replaced by `±b` or the constant everywhere, so matching sees only the real equations.
+//! Eliminated variables keep their place in the DAE with kind `Alias` and their defining
+//! expression, so they are still reported and printable.
+
+use crate::dae::{Dae, VarKind};
+use crate::expr::{ExprId, ExprPool, Node, VarId};
+
+/// A variable's value in terms of its set's representative: `sign·rep + offset`.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    parent: usize,
+    sign: f64,
+}
+
+/// Union–find with signs: `x = sign(x)·find(x)`.
+struct SignedSets {
+    links: Vec<Link>,
+    constant: Vec<Option<f64>>,
+}
+
+impl SignedSets {
+    fn new(n: usize) -> SignedSets {
+        SignedSets {
+            links: (0..n)
+                .map(|i| Link {
+                    parent: i,
+                    sign: 1.0,
+                })
+                .collect(),
+            constant: vec![None; n],
+        }
+    }
+
+    /// Root of `x` and the sign with `x = sign·root`.
+    fn find(&mut self, x: usize) -> (usize, f64) {
+        let Link { parent, sign } = self.links[x];
+        if parent == x {
+            return (x, 1.0);
+        }
+        let (root, s) = self.find(parent);
+        self.links[x] = Link {
+            parent: root,
+            sign: sign * s,
+        };
+        (root, sign * s)
+    }
+}
+
+/// Eliminates aliases, repeating while substitution exposes new ones (`v = p − n` with `n`
+/// grounded becomes `v = p`); returns the reduced DAE.
+pub fn eliminate(dae: &Dae) -> Dae {
+    let mut current = one_pass(dae);
+    for _ in 0..8 {
+        let before = current.equations.len();
+        let next = one_pass(&current);
+        if next.equations.len() == before {
+            break;
+        }
+        current = next;
+    }
+    current
+}
+
+fn one_pass(dae: &Dae) -> Dae {
+    let mut out = dae.clone();
+    let n = dae.variables.len();
+    let mut sets = SignedSets::new(n);
+    let mut is_state_root: Vec<bool> = dae
+        .variables
+        .iter()
+        .map(|v| v.kind == VarKind::State)
+        .collect();
+    let mut keep = vec![true; dae.equations.len()];
+    for (e, eq) in dae.equations.iter().enumerate() {
+        match classify(&mut out.pool, dae, eq.residual) {
+            Some(Candidate::Pair(a, b, sign)) => {
+                let (ra, sa) = sets.find(a.0 as usize);
+                let (rb, sb) = sets.find(b.0 as usize);
+                // Two states, an already-joined pair, or two constants: keep the equation.
+                let both_fixed = sets.constant[ra].is_some() && sets.constant[rb].is_some();
+                if ra == rb || (is_state_root[ra] && is_state_root[rb]) || both_fixed {
+                    continue;
+                }
+                // a = sign·b ⇒ sa·ra = sign·sb·rb; attach the non-state root below the other.
+                let rel = sign * sb * sa;
+                let (child, root) = if is_state_root[ra] {
+                    (rb, ra)
+                } else {
+                    (ra, rb)
+                };
+                sets.links[child] = Link {
+                    parent: root,
+                    sign: rel,
+                };
+                if let Some(c) = sets.constant[child] {
+                    sets.constant[root] = Some(c * rel);
+                }
+                is_state_root[root] |= is_state_root[child];
+                keep[e] = false;
+            }
+            Some(Candidate::Constant(a, value)) => {
+                let (ra, sa) = sets.find(a.0 as usize);
+                if sets.constant[ra].is_some() || is_state_root[ra] {
+                    continue;
+                }
+                sets.constant[ra] = Some(value * sa);
+                keep[e] = false;
+            }
+            None => {}
+        }
+    }
+    let replacement = replacements(&mut out, &mut sets);
+    let substitute = |pool: &mut ExprPool, e: ExprId| {
+        pool.substitute(e, &mut |_, node| match node {
+            Node::Var(v) => replacement[v.0 as usize].map(|(r, _)| r),
+            Node::Last(v) => replacement[v.0 as usize].map(|(_, l)| l),
+            _ => None,
+        })
+    };
+    let mut equations = Vec::new();
+    for (e, mut eq) in dae.equations.iter().cloned().enumerate() {
+        if !keep[e] {
+            continue;
+        }
+        eq.lhs = substitute(&mut out.pool, eq.lhs);
+        eq.rhs = substitute(&mut out.pool, eq.rhs);
+        eq.residual = substitute(&mut out.pool, eq.residual);
+        for t in &mut eq.terms {
+            t.expr = substitute(&mut out.pool, t.expr);
+        }
+        equations.push(eq);
+    }
+    out.equations = equations;
+    for eq in &mut out.initial_equations {
+        eq.lhs = substitute(&mut out.pool, eq.lhs);
+        eq.rhs = substitute(&mut out.pool, eq.rhs);
+        eq.residual = substitute(&mut out.pool, eq.residual);
+    }
+    out
+}
+
+/// For every eliminated variable: its replacement for `Var` and for `Last` reads; marks it an
+/// alias in the DAE.
+fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<(ExprId, ExprId)>> {
+    let n = out.variables.len();
+    let mut result = vec![None; n];
+    for x in 0..n {
+        let (root, sign) = sets.find(x);
+        let value = sets.constant[root];
+        if root == x && value.is_none() {
+            continue;
+        }
+        let p = &mut out.pool;
+        let (var, last) = match value {
+            Some(c) => {
+                let k = p.constant(sign * c);
+                (k, k)
+            }
+            None => {
+                let (rv, rl) = (p.var(VarId(root as u32)), p.last(VarId(root as u32)));
+                if sign < 0.0 {
+                    (p.neg(rv), p.neg(rl))
+                } else {
+                    (rv, rl)
+                }
+            }
+        };
+        result[x] = Some((var, last));
+        let v = &mut out.variables[x];
+        v.kind = VarKind::Alias;
+        v.binding = Some(var);
+    }
+    result
+}
+
+enum Candidate {
+    /// `a = sign·b`
+    Pair(VarId, VarId, f64),
+    /// `a = value`
+    Constant(VarId, f64),
+}
+
+/// Recognises `±a ± b = 0` and `c·a + k = 0` over unknowns that may be eliminated (not
+/// parameters, not weak variables).
+fn classify(pool: &mut ExprPool, dae: &Dae, residual: ExprId) -> Option<Candidate> {
+    let mut leaves = Vec::new();
+    let mut other = false;
+    pool.visit_leaves(residual, |n| match n {
+        Node::Var(v) if eliminable(dae, v) => leaves.push(v),
+        Node::Var(_) | Node::Der(_) | Node::Last(_) => other = true,
+        _ => {}
+    });
+    if other || leaves.is_empty() || leaves.len() > 2 || pool.depends_on_time(residual) {
+        return None;
+    }
+    let mut coef = Vec::with_capacity(leaves.len());
+    for &v in &leaves {
+        let d = pool.diff(residual, Node::Var(v));
+        coef.push(pool.as_const(d)?);
+    }
+    let zero = pool.zero();
+    let rest = pool.substitute(residual, &mut |_, n| {
+        matches!(n, Node::Var(_)).then_some(zero)
+    });
+    let offset = pool.as_const(rest)?;
+    match (leaves.as_slice(), coef.as_slice()) {
+        (&[a, b], &[ca, cb]) if ca.abs() == 1.0 && cb.abs() == 1.0 && offset == 0.0 => {
+            Some(Candidate::Pair(a, b, -cb / ca))
+        }
+        (&[a], &[ca]) if ca != 0.0 => Some(Candidate::Constant(a, -offset / ca)),
+        _ => None,
+    }
+}
+
+fn eliminable(dae: &Dae, v: VarId) -> bool {
+    let var = dae.var(v);
+    matches!(var.kind, VarKind::Algebraic | VarKind::State) && !var.weak
+}
+
+impl ExprPool {
+    fn depends_on_time(&self, e: ExprId) -> bool {
+        let mut stack = vec![e];
+        while let Some(id) = stack.pop() {
+            if self.node(id) == Node::Time {
+                return true;
+            }
+            stack.extend(self.children(id));
+        }
+        false
+    }
+}
