@@ -145,7 +145,7 @@ fn one_pass(dae: &Dae) -> Dae {
 fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<(ExprId, ExprId)>> {
     let n = out.variables.len();
     let mut result = vec![None; n];
-    for x in 0..n {
+    for (x, slot) in result.iter_mut().enumerate() {
         let (root, sign) = sets.find(x);
         let value = sets.constant[root];
         if root == x && value.is_none() {
@@ -166,7 +166,7 @@ fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<(ExprId, Exp
                 }
             }
         };
-        result[x] = Some((var, last));
+        *slot = Some((var, last));
         let v = &mut out.variables[x];
         v.kind = VarKind::Alias;
         v.binding = Some(var);
