@@ -71,8 +71,14 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("  initial equations  {:>8}", dae.initial_equations.len());
             outln!("  aliases eliminated {aliases:>8}");
             outln!("  subsystems         {:>8}", subsystems.len());
+            const SHOWN: usize = 8;
             for (k, states) in subsystem_states.iter().enumerate() {
-                outln!("    {}: {}", k + 1, states.join(", "));
+                let more = match states.len() {
+                    n if n > SHOWN => format!(", … ({n} states)"),
+                    _ => String::new(),
+                };
+                let shown = &states[..states.len().min(SHOWN)];
+                outln!("    {}: {}{more}", k + 1, shown.join(", "));
             }
         }
     }

@@ -5,11 +5,12 @@
 mod diff;
 mod display;
 mod eval;
+pub mod hash;
 
 pub use display::Display;
 pub use eval::{EvalError, Values};
 
-use std::collections::HashMap;
+use hash::{FxHashMap, FxHashSet};
 
 /// Index of a flat variable (into `Dae::variables`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -200,7 +201,7 @@ pub enum Node {
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
     nodes: Vec<Node>,
-    index: HashMap<Node, ExprId>,
+    index: FxHashMap<Node, ExprId>,
 }
 
 impl ExprPool {
@@ -412,7 +413,7 @@ impl ExprPool {
     /// Calls `visit` on every variable-like leaf (`Var`, `Der`, `Last`) reachable from `root`,
     /// each node once.
     pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut stack = vec![root];
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
@@ -431,7 +432,7 @@ impl ExprPool {
         root: ExprId,
         map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
     ) -> ExprId {
-        let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+        let mut memo: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         self.substitute_memo(root, map, &mut memo)
     }
 
@@ -439,7 +440,7 @@ impl ExprPool {
         &mut self,
         id: ExprId,
         map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
-        memo: &mut HashMap<ExprId, ExprId>,
+        memo: &mut FxHashMap<ExprId, ExprId>,
     ) -> ExprId {
         if let Some(&done) = memo.get(&id) {
             return done;

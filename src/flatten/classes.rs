@@ -18,6 +18,8 @@ pub struct ClassNode<'a> {
     pub def: Option<&'a ClassDef>,
     pub parent: Option<ClassId>,
     pub children: IndexMap<String, ClassId>,
+    /// The class's `extends` clauses (kept apart so lookup need not scan every element).
+    pub extends: Vec<&'a Name>,
 }
 
 pub struct ClassTree<'a> {
@@ -42,6 +44,7 @@ impl<'a> ClassTree<'a> {
             def: None,
             parent: None,
             children: IndexMap::new(),
+            extends: Vec::new(),
         };
         let mut tree = ClassTree { nodes: vec![root] };
         let mut diags = Vec::new();
@@ -84,6 +87,7 @@ impl<'a> ClassTree<'a> {
             def,
             parent: Some(parent),
             children: IndexMap::new(),
+            extends: def.map(extends_of).unwrap_or_default(),
         });
         self.nodes[parent.0 as usize]
             .children
@@ -96,7 +100,9 @@ impl<'a> ClassTree<'a> {
         let id = match self.node(parent).children.get(name).copied() {
             Some(existing) => match self.node(existing).def {
                 None => {
-                    self.nodes[existing.0 as usize].def = Some(class);
+                    let node = &mut self.nodes[existing.0 as usize];
+                    node.def = Some(class);
+                    node.extends = extends_of(class);
                     existing
                 }
                 Some(first) => {
@@ -178,26 +184,21 @@ impl<'a> ClassTree<'a> {
             return None;
         }
         let def = self.node(class).def?;
-        let ClassBody::Long(comp) = &def.body else {
-            if let ClassBody::Short(short) = &def.body {
-                let parent = self.node(class).parent?;
-                if let Some(TypeRef::Class(base)) = self.resolve(&short.base, parent) {
-                    return self.member_class(base, name, depth + 1);
+        if let ClassBody::Short(short) = &def.body {
+            let parent = self.node(class).parent?;
+            return match self.resolve(&short.base, parent) {
+                Some(TypeRef::Class(base)) => self.member_class(base, name, depth + 1),
+                _ => None,
+            };
+        }
+        let parent = self.node(class).parent.unwrap_or(ROOT);
+        self.node(class).extends.iter().find_map(|base| {
+            match self.resolve_excluding(base, class, parent) {
+                Some(TypeRef::Class(base)) if base != class => {
+                    self.member_class(base, name, depth + 1)
                 }
+                _ => None,
             }
-            return None;
-        };
-        comp.elements.iter().find_map(|e| match &e.kind {
-            ElementKind::Extends(ext) => {
-                let parent = self.node(class).parent.unwrap_or(ROOT);
-                match self.resolve_excluding(&ext.base, class, parent) {
-                    Some(TypeRef::Class(base)) if base != class => {
-                        self.member_class(base, name, depth + 1)
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
         })
     }
 
@@ -234,5 +235,19 @@ pub fn builtin(name: &str) -> Option<ScalarType> {
         "Boolean" => Some(ScalarType::Boolean),
         "String" => Some(ScalarType::String),
         _ => None,
+    }
+}
+
+fn extends_of(class: &ClassDef) -> Vec<&Name> {
+    match &class.body {
+        ClassBody::Long(comp) => comp
+            .elements
+            .iter()
+            .filter_map(|e| match &e.kind {
+                ElementKind::Extends(ext) => Some(&ext.base),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }

@@ -101,10 +101,10 @@ impl<'a> Flattener<'a> {
             is_connector,
             weak_marks,
         });
-        let mut specs = Vec::new();
+        let mut specs = IndexMap::new();
         self.collect(class, id, &outer, &mut specs, 0);
         self.check_modified_names(class, &outer, &specs);
-        for spec in &specs {
+        for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
                 dims: Vec::new(),
@@ -117,7 +117,7 @@ impl<'a> Flattener<'a> {
         }
         // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.
         let (scalars, rest): (Vec<_>, Vec<_>) = specs
-            .into_iter()
+            .into_values()
             .partition(|s| s.decl.dims.is_empty() && s.clause.dims.is_empty());
         for spec in scalars.into_iter().chain(rest) {
             self.instantiate_element(id, spec);
@@ -125,9 +125,14 @@ impl<'a> Flattener<'a> {
         id
     }
 
-    fn check_modified_names(&mut self, class: ClassId, outer: &Mod<'a>, specs: &[ElemSpec<'a>]) {
+    fn check_modified_names(
+        &mut self,
+        class: ClassId,
+        outer: &Mod<'a>,
+        specs: &IndexMap<String, ElemSpec<'a>>,
+    ) {
         for (name, m) in &outer.children {
-            if !specs.iter().any(|s| &s.name == name) {
+            if !specs.contains_key(name) {
                 let class = self.tree.node(class).path.clone();
                 let mut d =
                     Diagnostic::error(format!("`{class}` has no element `{name}` to modify"));
@@ -145,7 +150,7 @@ impl<'a> Flattener<'a> {
         class: ClassId,
         inst: InstId,
         outer: &Mod<'a>,
-        specs: &mut Vec<ElemSpec<'a>>,
+        specs: &mut IndexMap<String, ElemSpec<'a>>,
         depth: usize,
     ) {
         let Some(def) = self.tree.node(class).def else {
@@ -169,7 +174,7 @@ impl<'a> Flattener<'a> {
                 ElementKind::Component(clause) => {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
-                        if specs.iter().any(|s| s.name == name) {
+                        if specs.contains_key(&name) {
                             continue;
                         }
                         let mut own = decl
@@ -181,13 +186,16 @@ impl<'a> Flattener<'a> {
                         own.is_final |= element.prefixes.is_final;
                         let from_outside = outer.child(&name).cloned().unwrap_or_default();
                         let modification = merge(from_outside, own, &mut self.diags);
-                        specs.push(ElemSpec {
-                            name,
-                            decl,
-                            clause,
-                            scope: class,
-                            modification,
-                        });
+                        specs.insert(
+                            name.clone(),
+                            ElemSpec {
+                                name,
+                                decl,
+                                clause,
+                                scope: class,
+                                modification,
+                            },
+                        );
                     }
                 }
                 ElementKind::Class(_) | ElementKind::Unsupported => {}
@@ -208,7 +216,7 @@ impl<'a> Flattener<'a> {
         inst: InstId,
         outer: &Mod<'a>,
         ext: &'a ast::Extends,
-        specs: &mut Vec<ElemSpec<'a>>,
+        specs: &mut IndexMap<String, ElemSpec<'a>>,
         depth: usize,
     ) {
         let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
@@ -338,11 +346,7 @@ impl<'a> Flattener<'a> {
         };
         let mut prefixes = spec.clause.prefixes.clone();
         merge_prefixes(&mut prefixes, &ty.prefixes);
-        let modification = merge(
-            spec.modification.clone(),
-            ty.modification.clone(),
-            &mut self.diags,
-        );
+        let modification = merge(spec.modification, ty.modification, &mut self.diags);
         let dim_exprs: Vec<&'a Subscript> = spec
             .decl
             .dims

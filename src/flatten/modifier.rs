@@ -95,6 +95,9 @@ impl<'a> Mod<'a> {
     /// The modification seen by element `index` (row-major) of an array component: bindings
     /// without `each` select that element of their array value.
     pub fn for_element(&self, index: &[usize]) -> Mod<'a> {
+        if index.is_empty() {
+            return self.clone();
+        }
         let mut m = self.clone();
         m.select_in_place(index);
         m

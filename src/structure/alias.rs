@@ -50,30 +50,28 @@ impl SignedSets {
 /// Eliminates aliases, repeating while substitution exposes new ones (`v = p − n` with `n`
 /// grounded becomes `v = p`); returns the reduced DAE.
 pub fn eliminate(dae: &Dae) -> Dae {
-    let mut current = one_pass(dae);
+    let mut out = dae.clone();
     for _ in 0..8 {
-        let before = current.equations.len();
-        let next = one_pass(&current);
-        if next.equations.len() == before {
+        if !one_pass(&mut out) {
             break;
         }
-        current = next;
     }
-    current
+    out
 }
 
-fn one_pass(dae: &Dae) -> Dae {
-    let mut out = dae.clone();
-    let n = dae.variables.len();
+/// One round of elimination in place; false when nothing was eliminated.
+fn one_pass(out: &mut Dae) -> bool {
+    let n = out.variables.len();
     let mut sets = SignedSets::new(n);
-    let mut is_state_root: Vec<bool> = dae
+    let mut is_state_root: Vec<bool> = out
         .variables
         .iter()
         .map(|v| v.kind == VarKind::State)
         .collect();
-    let mut keep = vec![true; dae.equations.len()];
-    for (e, eq) in dae.equations.iter().enumerate() {
-        match classify(&mut out.pool, dae, eq.residual) {
+    let mut keep = vec![true; out.equations.len()];
+    for (e, kept) in keep.iter_mut().enumerate() {
+        let residual = out.equations[e].residual;
+        match classify(out, residual) {
             Some(Candidate::Pair(a, b, sign)) => {
                 let (ra, sa) = sets.find(a.0 as usize);
                 let (rb, sb) = sets.find(b.0 as usize);
@@ -97,7 +95,7 @@ fn one_pass(dae: &Dae) -> Dae {
                     sets.constant[root] = Some(c * rel);
                 }
                 is_state_root[root] |= is_state_root[child];
-                keep[e] = false;
+                *kept = false;
             }
             Some(Candidate::Constant(a, value)) => {
                 let (ra, sa) = sets.find(a.0 as usize);
@@ -105,39 +103,59 @@ fn one_pass(dae: &Dae) -> Dae {
                     continue;
                 }
                 sets.constant[ra] = Some(value * sa);
-                keep[e] = false;
+                *kept = false;
             }
             None => {}
         }
     }
-    let replacement = replacements(&mut out, &mut sets);
-    let substitute = |pool: &mut ExprPool, e: ExprId| {
+    if keep.iter().all(|&k| k) {
+        return false;
+    }
+    let replacement = replacements(out, &mut sets);
+    let mut equations = Vec::with_capacity(out.equations.len());
+    for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
+        if keep[e] {
+            substitute_equation(&mut out.pool, &replacement, &mut eq);
+            equations.push(eq);
+        }
+    }
+    out.equations = equations;
+    let mut initial = std::mem::take(&mut out.initial_equations);
+    for eq in &mut initial {
+        substitute_equation(&mut out.pool, &replacement, eq);
+    }
+    out.initial_equations = initial;
+    true
+}
+
+/// Rewrites an equation in terms of the representatives, if it mentions an eliminated variable.
+fn substitute_equation(
+    pool: &mut ExprPool,
+    replacement: &[Option<(ExprId, ExprId)>],
+    eq: &mut crate::dae::Equation,
+) {
+    let mut touched = false;
+    pool.visit_leaves(eq.residual, |n| {
+        if let Node::Var(v) | Node::Last(v) = n {
+            touched |= replacement[v.0 as usize].is_some();
+        }
+    });
+    if !touched {
+        return;
+    }
+    let apply = |pool: &mut ExprPool, e: ExprId| {
         pool.substitute(e, &mut |_, node| match node {
             Node::Var(v) => replacement[v.0 as usize].map(|(r, _)| r),
             Node::Last(v) => replacement[v.0 as usize].map(|(_, l)| l),
             _ => None,
         })
     };
-    let mut equations = Vec::new();
-    for (e, mut eq) in dae.equations.iter().cloned().enumerate() {
-        if !keep[e] {
-            continue;
-        }
-        eq.lhs = substitute(&mut out.pool, eq.lhs);
-        eq.rhs = substitute(&mut out.pool, eq.rhs);
-        eq.residual = substitute(&mut out.pool, eq.residual);
-        for t in &mut eq.terms {
-            t.expr = substitute(&mut out.pool, t.expr);
-        }
-        equations.push(eq);
+    eq.lhs = apply(pool, eq.lhs);
+    eq.rhs = apply(pool, eq.rhs);
+    eq.residual = apply(pool, eq.residual);
+    for t in &mut eq.terms {
+        t.expr = apply(pool, t.expr);
     }
-    out.equations = equations;
-    for eq in &mut out.initial_equations {
-        eq.lhs = substitute(&mut out.pool, eq.lhs);
-        eq.rhs = substitute(&mut out.pool, eq.rhs);
-        eq.residual = substitute(&mut out.pool, eq.residual);
-    }
-    out
 }
 
 /// For every eliminated variable: its replacement for `Var` and for `Last` reads; marks it an
@@ -183,8 +201,9 @@ enum Candidate {
 
 /// Recognises `±a ± b = 0` and `c·a + k = 0` over unknowns that may be eliminated (not
 /// parameters, not weak variables).
-fn classify(pool: &mut ExprPool, dae: &Dae, residual: ExprId) -> Option<Candidate> {
+fn classify(dae: &mut Dae, residual: ExprId) -> Option<Candidate> {
     let mut leaves = Vec::new();
+    let pool = &dae.pool;
     let mut other = false;
     pool.visit_leaves(residual, |n| match n {
         Node::Var(v) if eliminable(dae, v) => leaves.push(v),
@@ -194,6 +213,7 @@ fn classify(pool: &mut ExprPool, dae: &Dae, residual: ExprId) -> Option<Candidat
     if other || leaves.is_empty() || leaves.len() > 2 || pool.depends_on_time(residual) {
         return None;
     }
+    let pool = &mut dae.pool;
     let mut coef = Vec::with_capacity(leaves.len());
     for &v in &leaves {
         let d = pool.diff(residual, Node::Var(v));
