@@ -23,11 +23,18 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
     let mut subsystems = Vec::new();
     let mut aliases = 0;
+    let mut dummies: Vec<String> = Vec::new();
+    let mut states = dae.count(VarKind::State);
     if equations != unknowns {
         diags.push(imbalance(dae));
     } else {
-        let reduced = structure::alias::eliminate(dae);
+        let (reduced, demoted) = structure::prepare(dae);
         aliases = reduced.count(VarKind::Alias);
+        dummies = demoted
+            .iter()
+            .map(|&v| reduced.var(v).name.clone())
+            .collect();
+        states = reduced.count(VarKind::State);
         match structure::analyse(&reduced) {
             Ok(s) => {
                 diags.extend(s.warnings);
@@ -46,7 +53,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "model": dae.model,
             "equations": equations,
             "unknowns": unknowns,
-            "states": dae.count(VarKind::State),
+            "states": states,
             "algebraic": dae.count(VarKind::Algebraic) + dae.count(VarKind::Discrete),
             "parameters": dae.count(VarKind::Parameter),
             "constants": dae.count(VarKind::Constant),
@@ -54,6 +61,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "initial_equations": dae.initial_equations.len(),
             "balanced": equations == unknowns,
             "aliases": aliases,
+            "dummy_derivatives": dummies,
             "subsystems": subsystems.len(),
             "subsystem_states": subsystem_states,
         })),
@@ -66,10 +74,17 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("model {}: {verdict}", dae.model);
             outln!("  equations          {equations:>8}");
             outln!("  unknowns           {unknowns:>8}");
-            outln!("  states             {:>8}", dae.count(VarKind::State));
+            outln!("  states             {states:>8}");
             outln!("  parameters         {:>8}", dae.count(VarKind::Parameter));
             outln!("  initial equations  {:>8}", dae.initial_equations.len());
             outln!("  aliases eliminated {aliases:>8}");
+            if !dummies.is_empty() {
+                outln!(
+                    "  states demoted     {:>8}  ({})",
+                    dummies.len(),
+                    dummies.join(", ")
+                );
+            }
             outln!("  subsystems         {:>8}", subsystems.len());
             const SHOWN: usize = 8;
             for (k, states) in subsystem_states.iter().enumerate() {

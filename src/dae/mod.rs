@@ -96,6 +96,8 @@ pub enum EquationOrigin {
     UnconnectedFlow,
     /// The potential-weak side of a weak connection reads the other side's potential.
     WeakPotential,
+    /// The time derivative of a constraint between states (index reduction).
+    Differentiated,
 }
 
 /// One additive term of an equation side, for term ranking (SPEC §11).

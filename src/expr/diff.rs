@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::{ExprId, ExprPool, Func, Func2, Node};
 
 impl ExprPool {
-    /// ∂e/∂leaf, where `leaf` is a `Var` or `Der` node; every other leaf is held constant
+    /// ∂e/∂leaf, where `leaf` is a `Var`, `Der` or `Time` node; every other leaf is held constant
     /// (a weak read `last(v)` is a constant of the step). `if` differentiates branchwise,
     /// `abs`, `sign`, `min`, `max` piecewise.
     pub fn diff(&mut self, e: ExprId, leaf: Node) -> ExprId {
@@ -19,7 +19,8 @@ impl ExprPool {
         }
         let d = match self.node(e) {
             n @ (Node::Var(_) | Node::Der(_)) => self.boolean(n == leaf),
-            Node::Const(_) | Node::Time | Node::Last(_) => self.zero(),
+            Node::Time => self.boolean(leaf == Node::Time),
+            Node::Const(_) | Node::Last(_) => self.zero(),
             Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => self.zero(),
             Node::Add(a, b) => {
                 let (da, db) = (self.diff_memo(a, leaf, memo), self.diff_memo(b, leaf, memo));

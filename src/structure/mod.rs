@@ -8,6 +8,7 @@
 
 pub mod alias;
 mod dulmage_mendelsohn;
+pub mod dummy_derivatives;
 pub mod matching;
 mod subsystems;
 pub mod tarjan;
@@ -142,6 +143,13 @@ pub(crate) fn incidence(dae: &Dae, index: &UnknownIndex, equation: usize) -> Inc
     inc.unknowns.sort_unstable();
     inc.weak_unknowns.sort_unstable();
     inc
+}
+
+/// The DAE as matching wants it: aliases eliminated, then constraints between states
+/// differentiated (one step of index reduction). Returns it with the demoted states.
+pub fn prepare(dae: &Dae) -> (Dae, Vec<VarId>) {
+    let reduced = alias::eliminate(dae);
+    dummy_derivatives::reduce(&reduced)
 }
 
 /// Matches, sorts and splits the DAE. Errors when the system is structurally singular or of
