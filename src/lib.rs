@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod expr;
 pub mod flatten;
 pub mod frontend;
+pub mod generate;
 pub mod jacobian;
 pub mod load;
 pub mod source;

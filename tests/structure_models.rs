@@ -20,7 +20,7 @@ fn flat(text: &str) -> (SourceMap, Dae) {
 
 fn structural_error(text: &str) -> String {
     let (sources, dae) = flat(text);
-    let diags = structure::analyse(&structure::prepare(&dae).0).expect_err("singular");
+    let diags = structure::analyse(&structure::prepare(dae.clone()).0).expect_err("singular");
     render_plain(&sources, &diags)
 }
 
@@ -43,7 +43,7 @@ model C Pin p, n; Real v(start = 1); parameter Real c = 0.5; equation v = p.v - 
 model G Pin p; equation p.v = 0; end G;
 model M R r; C c; G g; equation connect(r.p, c.p); connect(r.n, c.n); connect(c.n, g.p); end M;";
     let (_, dae) = flat(text);
-    let reduced = alias::eliminate(&dae);
+    let reduced = alias::eliminate(dae.clone());
     // R: 2, C: 3, G: 1; sets {r.p, c.p}: 2 and {r.n, c.n, g.p}: 3.
     assert_eq!(dae.equations.len(), 11);
     assert!(reduced.equations.len() < dae.equations.len());
@@ -111,7 +111,7 @@ fn a_constraint_between_states_is_differentiated_once() {
         "model H Real x(start = 1), y(start = 1), u;
          equation der(x) = -x + u; der(y) = -y; x = y; end H;",
     );
-    let (reduced, demoted) = structure::prepare(&dae);
+    let (reduced, demoted) = structure::prepare(dae.clone());
     assert_eq!(demoted.len(), 1, "one state demoted to a dummy derivative");
     assert_eq!(reduced.count(VarKind::State), 1);
     assert_eq!(reduced.equations.len(), reduced.unknowns());

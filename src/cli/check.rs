@@ -28,7 +28,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     if equations != unknowns {
         diags.push(imbalance(dae));
     } else {
-        let (reduced, demoted) = structure::prepare(dae);
+        let (reduced, demoted) = structure::prepare(dae.clone());
         aliases = reduced.count(VarKind::Alias);
         dummies = demoted
             .iter()

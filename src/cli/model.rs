@@ -65,7 +65,7 @@ pub fn load_and_analyse(
         }
     };
     super::report(&flat.sources, &flat.warnings);
-    flat.dae = crate::structure::prepare(&flat.dae).0;
+    flat.dae = crate::structure::prepare(std::mem::take(&mut flat.dae)).0;
     match crate::structure::analyse(&flat.dae) {
         Ok(s) => Ok((flat, s)),
         Err(diags) => {

@@ -1,6 +1,6 @@
 //! Symbolic differentiation and solving affine equations.
 
-use std::collections::HashMap;
+use super::hash::FxHashMap as HashMap;
 
 use super::{ExprId, ExprPool, Func, Func2, Node};
 
@@ -9,7 +9,7 @@ impl ExprPool {
     /// (a weak read `last(v)` is a constant of the step). `if` differentiates branchwise,
     /// `abs`, `sign`, `min`, `max` piecewise.
     pub fn diff(&mut self, e: ExprId, leaf: Node) -> ExprId {
-        let mut memo = HashMap::new();
+        let mut memo = HashMap::default();
         self.diff_memo(e, leaf, &mut memo)
     }
 

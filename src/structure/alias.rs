@@ -49,8 +49,8 @@ impl SignedSets {
 
 /// Eliminates aliases, repeating while substitution exposes new ones (`v = p − n` with `n`
 /// grounded becomes `v = p`); returns the reduced DAE.
-pub fn eliminate(dae: &Dae) -> Dae {
-    let mut out = dae.clone();
+pub fn eliminate(dae: Dae) -> Dae {
+    let mut out = dae;
     for _ in 0..8 {
         if !one_pass(&mut out) {
             break;

@@ -10,11 +10,11 @@ use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind, Variable};
 use crate::expr::{ExprId, Node, VarId};
 
 /// Demotes constrained states; returns the reduced DAE and the demoted states.
-pub fn reduce(dae: &Dae) -> (Dae, Vec<VarId>) {
-    let mut out = dae.clone();
+pub fn reduce(dae: Dae) -> (Dae, Vec<VarId>) {
+    let uses = occurrences(&dae);
+    let mut out = dae;
     let mut demoted = Vec::new();
-    let uses = occurrences(dae);
-    for e in 0..dae.equations.len() {
+    for e in 0..out.equations.len() {
         let Some(states) = pure_state_constraint(&out, e) else {
             continue;
         };

@@ -147,9 +147,8 @@ pub(crate) fn incidence(dae: &Dae, index: &UnknownIndex, equation: usize) -> Inc
 
 /// The DAE as matching wants it: aliases eliminated, then constraints between states
 /// differentiated (one step of index reduction). Returns it with the demoted states.
-pub fn prepare(dae: &Dae) -> (Dae, Vec<VarId>) {
-    let reduced = alias::eliminate(dae);
-    dummy_derivatives::reduce(&reduced)
+pub fn prepare(dae: Dae) -> (Dae, Vec<VarId>) {
+    dummy_derivatives::reduce(alias::eliminate(dae))
 }
 
 /// Matches, sorts and splits the DAE. Errors when the system is structurally singular or of
