@@ -20,7 +20,9 @@ fn corpus() -> Option<PathBuf> {
 }
 
 fn mo_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
     for path in entries {
@@ -37,7 +39,10 @@ fn expectations(manifest: &Path, column: &str, accepted: &str) -> BTreeMap<Strin
     let text = std::fs::read_to_string(manifest).unwrap_or_default();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
-    let (Some(p), Some(c)) = (header.iter().position(|h| *h == "path"), header.iter().position(|h| *h == column)) else {
+    let (Some(p), Some(c)) = (
+        header.iter().position(|h| *h == "path"),
+        header.iter().position(|h| *h == column),
+    ) else {
         return BTreeMap::new();
     };
     lines
@@ -67,8 +72,14 @@ fn parse(path: &Path) -> Outcome {
         Err(_) => Outcome::Panicked,
         Ok((true, diags)) if diags.iter().all(|d| d.severity != Severity::Error) => Outcome::Parsed,
         Ok((_, diags)) => {
-            let errors: Vec<Diagnostic> = diags.into_iter().filter(|d| d.severity == Severity::Error).collect();
-            if errors.iter().all(|d| d.message.contains("is not supported")) {
+            let errors: Vec<Diagnostic> = diags
+                .into_iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect();
+            if errors
+                .iter()
+                .all(|d| d.message.contains("is not supported"))
+            {
                 Outcome::OutOfSubset
             } else {
                 Outcome::Rejected(errors)
@@ -80,18 +91,33 @@ fn parse(path: &Path) -> Outcome {
 #[test]
 fn every_corpus_file_parses_or_is_rejected_with_a_diagnostic() {
     let Some(root) = corpus() else { return };
-    let omc = expectations(&root.join("omc-flattening/MANIFEST.tsv"), "status", "correct");
+    let omc = expectations(
+        &root.join("omc-flattening/MANIFEST.tsv"),
+        "status",
+        "correct",
+    );
     let compliance = expectations(&root.join("compliance/MANIFEST.tsv"), "shouldPass", "True");
-    println!("{:<22} {:>6} {:>7} {:>14} {:>9} {:>8}", "folder", "files", "parsed", "not-supported", "rejected", "panics");
+    println!(
+        "{:<22} {:>6} {:>7} {:>14} {:>9} {:>8}",
+        "folder", "files", "parsed", "not-supported", "rejected", "panics"
+    );
     let mut failures = Vec::new();
     let mut panics = 0;
-    for (folder, expected) in [("omc-flattening", &omc), ("compliance", &compliance), ("scalable/original", &BTreeMap::new())] {
+    for (folder, expected) in [
+        ("omc-flattening", &omc),
+        ("compliance", &compliance),
+        ("scalable/original", &BTreeMap::new()),
+    ] {
         let dir = root.join(folder);
         let mut files = Vec::new();
         mo_files(&dir, &mut files);
         let (mut parsed, mut unsupported, mut rejected) = (0, 0, 0);
         for path in &files {
-            let rel = path.strip_prefix(&dir).unwrap_or(path).to_string_lossy().to_string();
+            let rel = path
+                .strip_prefix(&dir)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .to_string();
             match parse(path) {
                 Outcome::Parsed => parsed += 1,
                 Outcome::OutOfSubset => unsupported += 1,
@@ -105,12 +131,19 @@ fn every_corpus_file_parses_or_is_rejected_with_a_diagnostic() {
                         failures.push(format!("{folder}/{rel}: a diagnostic without a span"));
                     }
                     if expected.get(&rel).copied().unwrap_or(false) {
-                        failures.push(format!("{folder}/{rel}: expected correct, but: {}", errors[0].message));
+                        failures.push(format!(
+                            "{folder}/{rel}: expected correct, but: {}",
+                            errors[0].message
+                        ));
                     }
                 }
             }
         }
-        println!("{folder:<22} {:>6} {parsed:>7} {unsupported:>14} {rejected:>9} {:>8}", files.len(), 0);
+        println!(
+            "{folder:<22} {:>6} {parsed:>7} {unsupported:>14} {rejected:>9} {:>8}",
+            files.len(),
+            0
+        );
     }
     assert_eq!(panics, 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -56,6 +56,13 @@ pub fn parse_file(sources: &SourceMap, file: FileId) -> ParsedFile {
         .iter()
         .map(|e| lex_diagnostic(file, e))
         .collect();
+    // An unterminated comment or string already explains why the file ends early.
+    let ends_early = lexer.errors.iter().any(|e| {
+        matches!(
+            e.kind,
+            lexer::LexErrorKind::UnterminatedComment | lexer::LexErrorKind::UnterminatedString
+        )
+    });
     syntax.extend(
         recovered
             .into_iter()
@@ -63,6 +70,7 @@ pub fn parse_file(sources: &SourceMap, file: FileId) -> ParsedFile {
     );
     let ast = match result {
         Ok(ast) => Some(ast),
+        Err(ParseError::UnrecognizedEof { .. }) if ends_early => None,
         Err(e) => {
             syntax.push(parse_diagnostic(file, text, e));
             None
@@ -115,8 +123,8 @@ fn parse_diagnostic(
         ParseError::InvalidToken { location } => {
             Diagnostic::error("invalid token").at(Span::new(file, location, location), "here")
         }
-        ParseError::UnrecognizedEof { location, expected } => {
-            let span = Span::new(file, location.min(len), len);
+        ParseError::UnrecognizedEof { expected, .. } => {
+            let span = Span::new(file, len, len);
             Diagnostic::error(format!(
                 "unexpected end of file, expected {}",
                 expectation(&expected)
@@ -128,19 +136,20 @@ fn parse_diagnostic(
             expected,
         } => {
             let found = lexer::describe(&tok);
-            if let Some(after) = missing_semicolon(text, l, &expected) {
+            if let Some((last_start, last_end)) = missing_semicolon(text, l, &expected) {
                 return Diagnostic::error(format!("missing `;` before {found}"))
                     .at(
-                        Span::new(file, after, after + 1).to(Span::new(file, after, after)),
+                        Span::new(file, last_start, last_end),
                         "expected `;` after this",
                     )
                     .with_secondary(Span::new(file, l, r), format!("{found} starts a new line"));
             }
-            Diagnostic::error(format!(
+            let d = Diagnostic::error(format!(
                 "expected {}, found {found}",
                 expectation(&expected)
             ))
-            .at(Span::new(file, l, r), format!("unexpected {found}"))
+            .at(Span::new(file, l, r), format!("unexpected {found}"));
+            with_hint(d, &tok)
         }
         ParseError::ExtraToken { token: (l, tok, r) } => {
             let found = lexer::describe(&tok);
@@ -153,18 +162,31 @@ fn parse_diagnostic(
     }
 }
 
+/// Notes for the two places where Modelica's grammar is stricter than people expect.
+fn with_hint(d: Diagnostic, tok: &Tok<'_>) -> Diagnostic {
+    use lexer::RawTok;
+    match tok {
+        Tok::Raw(RawTok::Minus | RawTok::Plus) => d.with_note(
+            "in Modelica a sign may only open an expression: write `a * (-b)`, not `a * -b`",
+        ),
+        Tok::Raw(RawTok::Caret) => d.with_note("`^` does not chain in Modelica: write `(a^b)^c`"),
+        _ => d,
+    }
+}
+
 /// When `;` would have been accepted and the unexpected token starts a later line than the
-/// previous token, the likeliest mistake is a forgotten `;`: returns the previous token's last
-/// byte.
-fn missing_semicolon(text: &str, found_at: usize, expected: &[String]) -> Option<usize> {
+/// previous token, the likeliest mistake is a forgotten `;`: returns the byte range of the
+/// previous token's last character.
+fn missing_semicolon(text: &str, found_at: usize, expected: &[String]) -> Option<(usize, usize)> {
     if !expected.iter().any(|e| e == "\";\"") {
         return None;
     }
     let before = text.get(..found_at)?;
     let last = before.trim_end();
     let gap = &before[last.len()..];
-    let (last_char, _) = last.char_indices().next_back()?;
-    gap.contains('\n').then_some(last_char)
+    let (last_char, c) = last.char_indices().next_back()?;
+    gap.contains('\n')
+        .then_some((last_char, last_char + c.len_utf8()))
 }
 
 /// Turns lalrpop's terminal names into "`;`, `end` or identifier".
