@@ -5,7 +5,9 @@ use indexmap::IndexMap;
 
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
-use crate::syntax::ast::{ClassBody, ClassDef, ElementKind, Name, StoredDefinition};
+use crate::syntax::ast::{
+    ClassBody, ClassDef, ClassKind, ElementKind, Name, StoredDefinition, Variability, Visibility,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClassId(pub u32);
@@ -20,6 +22,8 @@ pub struct ClassNode<'a> {
     pub children: IndexMap<String, ClassId>,
     /// The class's `extends` clauses (kept apart so lookup need not scan every element).
     pub extends: Vec<&'a Name>,
+    /// Declared in a `protected` section of its enclosing class.
+    pub protected: bool,
 }
 
 pub struct ClassTree<'a> {
@@ -45,6 +49,7 @@ impl<'a> ClassTree<'a> {
             parent: None,
             children: IndexMap::new(),
             extends: Vec::new(),
+            protected: false,
         };
         let mut tree = ClassTree { nodes: vec![root] };
         let mut diags = Vec::new();
@@ -56,7 +61,7 @@ impl<'a> ClassTree<'a> {
                 }
             }
             for class in &file.classes {
-                tree.insert(at, class, &mut diags);
+                tree.insert(at, class, false, &mut diags);
             }
         }
         (tree, diags)
@@ -88,6 +93,7 @@ impl<'a> ClassTree<'a> {
             parent: Some(parent),
             children: IndexMap::new(),
             extends: def.map(extends_of).unwrap_or_default(),
+            protected: false,
         });
         self.nodes[parent.0 as usize]
             .children
@@ -95,8 +101,23 @@ impl<'a> ClassTree<'a> {
         id
     }
 
-    fn insert(&mut self, parent: ClassId, class: &'a ClassDef, diags: &mut Vec<Diagnostic>) {
+    fn insert(
+        &mut self,
+        parent: ClassId,
+        class: &'a ClassDef,
+        protected: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) {
         let name = &class.name.name;
+        if builtin(name).is_some() {
+            diags.push(
+                Diagnostic::error(format!(
+                    "`{name}` is a predefined type; a class cannot take its name"
+                ))
+                .at(class.name.span, "reserved name"),
+            );
+            return;
+        }
         let id = match self.node(parent).children.get(name).copied() {
             Some(existing) => match self.node(existing).def {
                 None => {
@@ -116,10 +137,12 @@ impl<'a> ClassTree<'a> {
             },
             None => self.add_node(parent, name, Some(class)),
         };
+        self.nodes[id.0 as usize].protected = protected;
         if let ClassBody::Long(comp) = &class.body {
             for element in &comp.elements {
                 if let ElementKind::Class(nested) = &element.kind {
-                    self.insert(id, nested, diags);
+                    let protected = element.visibility == Visibility::Protected;
+                    self.insert(id, nested, protected, diags);
                 }
             }
         }
@@ -148,19 +171,79 @@ impl<'a> ClassTree<'a> {
 
     /// Resolves a type name as seen from inside class `scope`.
     pub fn resolve(&self, name: &Name, scope: ClassId) -> Option<TypeRef> {
+        self.resolve_checked(name, scope).ok()
+    }
+
+    /// Like [`ClassTree::resolve`], with the reason when the name does not resolve.
+    pub fn resolve_checked(&self, name: &Name, scope: ClassId) -> Result<TypeRef, String> {
         let first = &name.parts[0].name;
-        let mut found = if name.global {
+        let found = if name.global {
             self.node(ROOT).children.get(first).copied()
         } else {
             self.lookup_first(first, scope)
         };
-        if found.is_none() && name.parts.len() == 1 {
-            return builtin(first).map(TypeRef::Builtin);
+        match found {
+            Some(start) => self.composite(start, name).map(TypeRef::Class),
+            None if name.parts.len() == 1 => builtin(first)
+                .map(TypeRef::Builtin)
+                .ok_or_else(|| format!("type `{}` not found", name.dotted())),
+            None => Err(format!("type `{}` not found", name.dotted())),
         }
-        for part in &name.parts[1..] {
-            found = self.member_class(found?, &part.name, 0);
+    }
+
+    /// The rest of a dotted name looked up inside the class its first part denotes: only public
+    /// classes, and only inside package-like classes (Modelica 5.3.2: a class that is not a
+    /// package exposes only its encapsulated classes, which mocca does not support).
+    fn composite(&self, start: ClassId, name: &Name) -> Result<ClassId, String> {
+        let mut found = start;
+        for (k, part) in name.parts.iter().enumerate().skip(1) {
+            let prefix = || {
+                let parts: Vec<&str> = name.parts[..k].iter().map(|p| p.name.as_str()).collect();
+                parts.join(".")
+            };
+            if !self.package_like(found) {
+                return Err(format!(
+                    "`{}` is not a package (it has components that are not constants), so `{}` cannot be looked up inside it",
+                    prefix(),
+                    part.name
+                ));
+            }
+            let next = self
+                .member_class(found, &part.name, 0)
+                .ok_or_else(|| format!("type `{}` not found", name.dotted()))?;
+            if self.node(next).protected {
+                return Err(format!(
+                    "class `{}` is protected in `{}`",
+                    part.name,
+                    prefix()
+                ));
+            }
+            found = next;
         }
-        found.map(TypeRef::Class)
+        Ok(found)
+    }
+
+    /// A package, or a class holding nothing but classes and constants.
+    pub fn package_like(&self, class: ClassId) -> bool {
+        let Some(def) = self.node(class).def else {
+            return true;
+        };
+        if def.kind == ClassKind::Package {
+            return true;
+        }
+        match &def.body {
+            ClassBody::Long(comp) => {
+                comp.equations.is_empty()
+                    && comp.initial_equations.is_empty()
+                    && comp.elements.iter().all(|e| match &e.kind {
+                        ElementKind::Component(c) => {
+                            c.prefixes.variability == Variability::Constant
+                        }
+                        _ => true,
+                    })
+            }
+            _ => true,
+        }
     }
 
     /// The first part of a name: the scope's own classes, inherited ones, then enclosing scopes.
@@ -217,14 +300,11 @@ impl<'a> ClassTree<'a> {
             None if name.global => self.node(ROOT).children.get(first).copied(),
             None => self.lookup_first(first, parent),
         };
-        if start.is_none() && name.parts.len() == 1 {
-            return builtin(first).map(TypeRef::Builtin);
+        match start {
+            Some(start) => self.composite(start, name).ok().map(TypeRef::Class),
+            None if name.parts.len() == 1 => builtin(first).map(TypeRef::Builtin),
+            None => None,
         }
-        let mut found = start;
-        for part in &name.parts[1..] {
-            found = self.member_class(found?, &part.name, 0);
-        }
-        found.map(TypeRef::Class)
     }
 }
 

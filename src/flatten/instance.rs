@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use super::Flattener;
 use super::classes::{ClassId, TypeRef};
 use super::modifier::{Mod, merge};
+use super::prefixes;
 use super::tree::{indices, subscript_suffix};
 use crate::dae::{ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
@@ -101,6 +102,7 @@ impl<'a> Flattener<'a> {
             is_connector,
             weak_marks,
         });
+        self.instantiating.push(class);
         let mut specs = IndexMap::new();
         self.collect(class, id, &outer, &mut specs, 0);
         self.check_modified_names(class, &outer, &specs);
@@ -122,6 +124,7 @@ impl<'a> Flattener<'a> {
         for spec in scalars.into_iter().chain(rest) {
             self.instantiate_element(id, spec);
         }
+        self.instantiating.pop();
         id
     }
 
@@ -311,7 +314,14 @@ impl<'a> Flattener<'a> {
                             &mut self.diags,
                         );
                     }
-                    merge_prefixes(&mut resolved.prefixes, &short.prefixes);
+                    match prefixes::combine(&resolved.prefixes, &short.prefixes) {
+                        Ok(p) => resolved.prefixes = p,
+                        Err(message) => {
+                            self.diags
+                                .push(Diagnostic::error(message).at(name.span, "this type"));
+                            return None;
+                        }
+                    }
                     match self.tree.resolve(&short.base, parent) {
                         Some(t) => target = t,
                         None => {
@@ -344,8 +354,16 @@ impl<'a> Flattener<'a> {
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };
-        let mut prefixes = spec.clause.prefixes.clone();
-        merge_prefixes(&mut prefixes, &ty.prefixes);
+        let prefixes = match prefixes::combine(&spec.clause.prefixes, &ty.prefixes)
+            .and_then(|p| self.check_prefixes_for(&p, ty.target).map(|()| p))
+        {
+            Ok(p) => p,
+            Err(message) => {
+                self.diags
+                    .push(Diagnostic::error(message).at(spec.decl.span, "in this declaration"));
+                return;
+            }
+        };
         let modification = merge(spec.modification, ty.modification, &mut self.diags);
         let dim_exprs: Vec<&'a Subscript> = spec
             .decl
@@ -371,6 +389,17 @@ impl<'a> Flattener<'a> {
                     prefixes: &prefixes,
                 };
                 Content::Vars(self.create_vars(&base, &dims, &modification, spec.decl, &ctx))
+            }
+            TypeRef::Class(class) if self.instantiating.contains(&class) => {
+                let path = self.tree.node(class).path.clone();
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "`{}` would contain itself: `{path}` is instantiated inside its own instance",
+                        spec.name
+                    ))
+                    .at(spec.clause.type_name.span, "recursive component type"),
+                );
+                return;
             }
             TypeRef::Class(class) => {
                 let mut children = Vec::new();
@@ -483,6 +512,17 @@ impl<'a> Flattener<'a> {
         ids
     }
 
+    /// Prefixes the component's type cannot take (`flow` on a model, `parameter` on a block…).
+    fn check_prefixes_for(&self, p: &TypePrefixes, target: TypeRef) -> Result<(), String> {
+        match target {
+            TypeRef::Builtin(scalar) => prefixes::check_for_builtin(p, scalar),
+            TypeRef::Class(class) => match self.tree.node(class).def {
+                Some(def) => prefixes::check_for_class(p, def.kind),
+                None => Ok(()),
+            },
+        }
+    }
+
     fn check_attributes(&mut self, modification: &Mod<'a>) {
         const ATTRIBUTES: &[&str] = &[
             "start",
@@ -513,18 +553,6 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
-}
-
-/// Prefixes from a short type (`connector RealInput = input Real`) complete the component's.
-fn merge_prefixes(into: &mut TypePrefixes, from: &TypePrefixes) {
-    into.weak |= from.weak;
-    into.flow |= from.flow;
-    if into.variability == Variability::Continuous {
-        into.variability = from.variability;
-    }
-    if into.causality == Causality::None {
-        into.causality = from.causality;
-    }
 }
 
 /// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so

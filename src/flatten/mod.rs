@@ -8,6 +8,7 @@ mod equations;
 mod expr;
 mod instance;
 mod modifier;
+mod prefixes;
 mod tree;
 
 use std::collections::HashMap;
@@ -62,6 +63,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         const_cache: HashMap::new(),
         diags,
         connections: Vec::new(),
+        instantiating: Vec::new(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -151,6 +153,8 @@ pub(crate) struct Flattener<'a> {
     pub const_cache: HashMap<VarId, Option<f64>>,
     pub diags: Vec<Diagnostic>,
     pub connections: Vec<connect::Connection<'a>>,
+    /// The classes being instantiated, outermost first (a class inside itself is an error).
+    pub instantiating: Vec<ClassId>,
 }
 
 impl<'a> Flattener<'a> {

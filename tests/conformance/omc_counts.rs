@@ -35,8 +35,8 @@ enum Tok {
 }
 
 const PUNCTS: &[&str] = &[
-    "==", ":=", "<=", ">=", "<>", ".+", ".-", ".*", "./", ".^", "(", ")", "[", "]", "{", "}",
-    ",", ";", "=", ".", ":", "+", "-", "*", "/", "^", "<", ">",
+    "==", ":=", "<=", ">=", "<>", ".+", ".-", ".*", "./", ".^", "(", ")", "[", "]", "{", "}", ",",
+    ";", "=", ".", ":", "+", "-", "*", "/", "^", "<", ">",
 ];
 
 fn tokenize(text: &str) -> Vec<Tok> {
@@ -259,15 +259,30 @@ impl Scanner {
         let mut i = 0;
         let mut kind = "other";
         const PREFIXES: &[&str] = &[
-            "final", "parameter", "constant", "discrete", "input", "output", "flow", "stream",
-            "inner", "outer", "replaceable", "redeclare", "each",
+            "final",
+            "parameter",
+            "constant",
+            "discrete",
+            "input",
+            "output",
+            "flow",
+            "stream",
+            "inner",
+            "outer",
+            "replaceable",
+            "redeclare",
+            "each",
         ];
         while let Some(Tok::Ident(w)) = toks.get(i) {
             if !PREFIXES.contains(&w.as_str()) {
                 break;
             }
             if w == "parameter" || w == "constant" {
-                kind = if w == "parameter" { "parameter" } else { "constant" };
+                kind = if w == "parameter" {
+                    "parameter"
+                } else {
+                    "constant"
+                };
             }
             i += 1;
         }
@@ -601,12 +616,12 @@ mod tests {
 
     #[test]
     fn for_loops_unroll_and_array_equations_count_their_size() {
-        let text = "class F\n  constant Integer n = 3;\n  Real x[1];\n  Real x[2];\n  Real x[3];\n  Real a[1].b(start = 1.0) \"desc; with a semicolon\";\n  Real a[2].b;\n  Real y = 2.0;\nequation\n  for i in 1:n loop\n    for j in {1, 2} loop\n      x[i] = j;\n    end for;\n  end for;\n  x = /*Real[3]*/(array(i1 for i1 in 1:3));\n  der(a.b) = {1.0, 2.0};\n  assert(y > 0.0, \"y; positive\");\ninitial equation\n  a[1].b = 0.0;\nend F;\n";
+        let text = "class F\n  constant Integer n = 3;\n  Real x[1];\n  Real x[2];\n  Real x[3];\n  Real a[1].b(start = 1.0) \"desc; with a semicolon\";\n  Real a[2].b;\n  Real y = 2.0;\nequation\n  for i in 1:n loop\n    for j in {1, 2} loop\n      x[i] = j;\n    end for;\n  end for;\n  x = /*Real[3]*/(array(i1 for i1 in 1:3));\n  der(x) = {1.0, 2.0, 3.0};\n  assert(y > 0.0, \"y; positive\");\ninitial equation\n  a[1].b = 0.0;\nend F;\n";
         let c = count(text).expect("a class");
         assert_eq!((c.parameters, c.constants, c.others), (0, 1, 6));
-        // 3*2 unrolled + 3 (array x) + 2 (der of the array a.b) + 1 binding of y.
-        assert_eq!(c.equations, 12);
-        assert_eq!((c.states, c.initial_equations, c.assertions), (2, 1, 1));
+        // 3*2 unrolled + 3 (array x) + 3 (der of the array x) + 1 binding of y.
+        assert_eq!(c.equations, 13);
+        assert_eq!((c.states, c.initial_equations, c.assertions), (3, 1, 1));
     }
 
     #[test]
