@@ -32,6 +32,9 @@ pub struct Instance<'a> {
     pub owner: String,
     /// `weak v` marks from this connector instance's declaration (SPEC §2.1).
     pub weak_marks: Vec<&'a Ident>,
+    /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
+    /// its enclosing components: its elements inherit them (Modelica 4.4.2).
+    pub prefixes: TypePrefixes,
 }
 
 pub struct Elem<'a> {
@@ -80,6 +83,7 @@ impl<'a> Flattener<'a> {
         prefix: String,
         outer: Mod<'a>,
         parent: Option<InstId>,
+        prefixes: TypePrefixes,
     ) -> InstId {
         let id = InstId(self.insts.len() as u32);
         let is_connector = self.tree.node(class).def.is_some_and(|d| {
@@ -101,6 +105,7 @@ impl<'a> Flattener<'a> {
             initial_equations: Vec::new(),
             is_connector,
             weak_marks,
+            prefixes,
         });
         self.instantiating.push(class);
         let mut specs = IndexMap::new();
@@ -354,8 +359,10 @@ impl<'a> Flattener<'a> {
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };
+        let enclosing = &self.insts[inst.0 as usize].prefixes;
         let prefixes = match prefixes::combine(&spec.clause.prefixes, &ty.prefixes)
             .and_then(|p| self.check_prefixes_for(&p, ty.target).map(|()| p))
+            .and_then(|p| prefixes::combine(&p, enclosing))
         {
             Ok(p) => p,
             Err(message) => {
@@ -406,7 +413,13 @@ impl<'a> Flattener<'a> {
                 for index in indices(&dims) {
                     let child_mod = modification.for_element(&index);
                     let name = format!("{base}{}", subscript_suffix(&index));
-                    children.push(self.instantiate(class, name, child_mod, Some(inst)));
+                    children.push(self.instantiate(
+                        class,
+                        name,
+                        child_mod,
+                        Some(inst),
+                        prefixes.clone(),
+                    ));
                 }
                 Content::Insts(children)
             }

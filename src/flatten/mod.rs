@@ -67,7 +67,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
-    let root = f.instantiate(model, String::new(), outer, None);
+    let root = f.instantiate(model, String::new(), outer, None, Default::default());
     debug_assert_eq!(root, InstId(0));
     if !diagnostics::has_errors(&f.diags) {
         f.bindings_and_attributes();
