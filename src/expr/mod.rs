@@ -82,6 +82,18 @@ impl Func {
         Func::ALL.into_iter().find(|f| f.name() == name)
     }
 
+    /// Why `x` lies outside the function's real domain, if it does.
+    pub fn domain_error(self, x: f64) -> Option<&'static str> {
+        match self {
+            Func::Asin | Func::Acos if !(-1.0..=1.0).contains(&x) => {
+                Some("is defined only on [-1, 1]")
+            }
+            Func::Log | Func::Log10 if x <= 0.0 => Some("is defined only for positive arguments"),
+            Func::Sqrt if x < 0.0 => Some("is defined only for non-negative arguments"),
+            _ => None,
+        }
+    }
+
     pub fn apply(self, x: f64) -> f64 {
         match self {
             Func::Sin => x.sin(),

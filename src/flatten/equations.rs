@@ -371,10 +371,14 @@ impl<'a> Flattener<'a> {
                             .at(cond.value.span, "an array"));
                     }
                 };
-                let message = match args.get(1).map(|a| &a.value.kind) {
-                    Some(ExprKind::Str(s)) => s.clone(),
-                    _ => String::new(),
-                };
+                let message = assert_message(args.get(1), eq.span)?;
+                let is_error = assert_is_error(args)?;
+                if is_error && self.dae.pool.as_const(condition) == Some(0.0) {
+                    return Err(Diagnostic::error(format!(
+                        "this assertion always fails: {message}"
+                    ))
+                    .at(cond.value.span, "the condition is false"));
+                }
                 self.dae.assertions.push(Assertion {
                     condition,
                     message,
@@ -388,6 +392,45 @@ impl<'a> Flattener<'a> {
             .at(eq.span, "only `assert` calls are")),
         }
     }
+}
+
+/// The text of an assert message; messages built at run time (`"x = " + String(x)`) are kept
+/// empty, but a number or Boolean is a type error.
+fn assert_message(arg: Option<&ast::Arg>, call: Span) -> Result<String, Diagnostic> {
+    let Some(arg) = arg else {
+        return Err(Diagnostic::error("`assert` needs a message").at(call, "here"));
+    };
+    match &arg.value.kind {
+        ExprKind::Str(s) => Ok(s.clone()),
+        ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Bool(_) => Err(Diagnostic::error(
+            "an assert message must be a String",
+        )
+        .at(arg.value.span, "not a String")),
+        _ => Ok(String::new()),
+    }
+}
+
+/// Whether an assert has level `AssertionLevel.error` (the default); the level must be one of
+/// the two literals, since it decides at translation what a failure does.
+fn assert_is_error(args: &[ast::Arg]) -> Result<bool, Diagnostic> {
+    let level = args
+        .iter()
+        .find(|a| a.name.as_ref().is_some_and(|n| n.name == "level"))
+        .or_else(|| args.iter().filter(|a| a.name.is_none()).nth(2));
+    let Some(level) = level else {
+        return Ok(true);
+    };
+    if let ExprKind::Ref(cref) = &level.value.kind {
+        match cref.dotted().as_str() {
+            "AssertionLevel.error" => return Ok(true),
+            "AssertionLevel.warning" => return Ok(false),
+            _ => {}
+        }
+    }
+    Err(Diagnostic::error(
+        "an assert level must be `AssertionLevel.error` or `AssertionLevel.warning`",
+    )
+    .at(level.value.span, "not an assertion level"))
 }
 
 /// Splits `a + b - c` into signed terms; `sign` is +1 for the left side, −1 for the right.

@@ -720,6 +720,23 @@ impl<'a> Flattener<'a> {
         acc
     }
 
+    /// A constant argument outside a function's domain is a translation error (Modelica
+    /// 3.7.1.2), not a NaN discovered during simulation.
+    fn check_domain(&self, f: Func, arg: &Val, span: Span) -> Result<(), Diagnostic> {
+        for x in arg.leaves() {
+            if let Some(v) = self.dae.pool.as_const(x)
+                && let Some(why) = f.domain_error(v)
+            {
+                return Err(err(
+                    span,
+                    format!("`{}({v})`: `{}` {why}", f.name(), f.name()),
+                    "argument outside the domain",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn flatten_call(
         &mut self,
         func: &'a ComponentRef,
@@ -747,6 +764,7 @@ impl<'a> Flattener<'a> {
         if let Some(f) = Func::from_name(&name) {
             arity(1)?;
             let a = self.flatten_expr(positional[0], ctx)?;
+            self.check_domain(f, &a, positional[0].span)?;
             return Ok(self.map1(&a, |p, x| p.call(f, x)));
         }
         match name.as_str() {

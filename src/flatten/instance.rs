@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 
 use super::Flattener;
 use super::classes::{ClassId, TypeRef};
+use super::inheritance;
 use super::modifier::{Mod, merge};
 use super::prefixes;
 use super::tree::{indices, subscript_suffix};
@@ -182,7 +183,16 @@ impl<'a> Flattener<'a> {
                 ElementKind::Component(clause) => {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
-                        if specs.contains_key(&name) {
+                        if let Some(first) = specs.get(&name) {
+                            if !same_declaration(first, clause, decl) {
+                                self.diags.push(
+                                    Diagnostic::error(format!(
+                                        "`{name}` is declared twice with different declarations"
+                                    ))
+                                    .at(decl.span, "this declaration")
+                                    .with_secondary(first.decl.span, "differs from this one"),
+                                );
+                            }
                             continue;
                         }
                         let mut own = decl
@@ -228,7 +238,15 @@ impl<'a> Flattener<'a> {
         depth: usize,
     ) {
         let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
-        match self.tree.resolve_excluding(&ext.base, class, parent) {
+        let resolved = self.tree.resolve_excluding(&ext.base, class, parent);
+        if let Some(base) = resolved
+            && let Err(message) = inheritance::check_extends(&self.tree, class, base)
+        {
+            self.diags
+                .push(Diagnostic::error(message).at(ext.base.span, "this base class"));
+            return;
+        }
+        match resolved {
             Some(TypeRef::Class(base)) if base != class => {
                 let base = self.long_class(base);
                 let ext_mod = ext
@@ -566,6 +584,22 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
+}
+
+/// An element inherited twice must be the same declaration (Modelica 7.1: identical
+/// duplicates are merged, others are an error). Compared without source positions.
+fn same_declaration(
+    first: &ElemSpec<'_>,
+    clause: &ast::ComponentClause,
+    decl: &ComponentDecl,
+) -> bool {
+    if std::ptr::eq(first.decl, decl) {
+        return true;
+    }
+    let text = |c: &ast::ComponentClause, d: &ComponentDecl| {
+        serde_json::to_string(&(&c.prefixes, &c.type_name, &c.dims, d)).unwrap_or_default()
+    };
+    text(first.clause, first.decl) == text(clause, decl)
 }
 
 /// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so

@@ -6,6 +6,7 @@ mod classes;
 mod connect;
 mod equations;
 mod expr;
+mod inheritance;
 mod instance;
 mod modifier;
 mod prefixes;
