@@ -12,7 +12,7 @@ use crate::dae::{Equation, EquationOrigin, Term, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, VarId};
 use crate::source::Span;
-use crate::syntax::ast::{ConnectArg, Ident, RefPart};
+use crate::syntax::ast::{Causality, ConnectArg, Ident, RefPart};
 
 /// One side of a `connect`: a connector instance, or a builtin-typed connector variable.
 #[derive(Clone, Debug)]
@@ -29,6 +29,9 @@ pub struct Connection<'a> {
     pub a: ConnEnd<'a>,
     pub b: ConnEnd<'a>,
     pub span: Span,
+    /// Written in the model itself: its outside connectors are the model's interface, driven
+    /// by whoever uses the model, so connecting two of its inputs is allowed.
+    pub at_root: bool,
 }
 
 struct Leaf {
@@ -36,6 +39,24 @@ struct Leaf {
     var: VarId,
     flow: bool,
     known: bool,
+}
+
+/// How a causal variable was seen in connections, for the one-source rule (Modelica 9.3).
+#[derive(Clone, Copy, Default)]
+struct Roles {
+    /// An `output` of a sub-component: it drives the set.
+    inside_output: bool,
+    /// An `input` of the class itself, seen from inside it.
+    outside_input: bool,
+    /// Seen as a sub-component's connector somewhere (so something outside may drive it).
+    inside: bool,
+}
+
+impl Roles {
+    /// Drives its set: an inside output, or an outside input nothing connects to from outside.
+    fn is_source(self) -> bool {
+        self.inside_output || (self.outside_input && !self.inside)
+    }
 }
 
 /// A flow variable seen from one level: (variable, outside?).
@@ -110,6 +131,21 @@ impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
             groups.entry(root).or_default().push((k, self.spans[i]));
         }
         groups
+    }
+}
+
+/// Connectors match by element name, not declaration order (Modelica 9.3): `b`'s leaves in
+/// the order of `a`'s names, when both have the same names.
+fn in_order_of(a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
+    if a.len() != b.len() || a.iter().zip(&b).all(|(x, y)| x.rel == y.rel) {
+        return b;
+    }
+    let mut by_name: IndexMap<String, Leaf> = b.into_iter().map(|l| (l.rel.clone(), l)).collect();
+    let reordered: Vec<Leaf> = a.iter().filter_map(|x| by_name.swap_remove(&x.rel)).collect();
+    if by_name.is_empty() {
+        reordered
+    } else {
+        reordered.into_iter().chain(by_name.into_values()).collect()
     }
 }
 
@@ -250,15 +286,19 @@ impl<'a> Flattener<'a> {
         let mut flows: Sets<FlowKey> = Sets::new();
         let mut weak_reads: Vec<(VarId, VarId, Span)> = Vec::new();
         let mut absorbed: Vec<(FlowKey, FlowKey, Span)> = Vec::new();
+        let mut roles: IndexMap<VarId, Roles> = IndexMap::new();
         let connections = std::mem::take(&mut self.connections);
         for c in &connections {
             let (la, lb) = (self.leaves(&c.a), self.leaves(&c.b));
-            if let Err(d) = self.check_match(&la, &lb, c) {
+            let lb = in_order_of(&la, lb);
+            if let Err(d) = self.check_pairs(&la, &lb, c) {
                 self.diags.push(d);
                 continue;
             }
             if c.a.weak.is_empty() && c.b.weak.is_empty() {
                 for (x, y) in la.iter().zip(&lb) {
+                    self.note_roles(&mut roles, x.var, c.a.outside, c.at_root);
+                    self.note_roles(&mut roles, y.var, c.b.outside, c.at_root);
                     match (x.known, x.flow) {
                         (true, _) => {}
                         (false, true) => {
@@ -281,6 +321,7 @@ impl<'a> Flattener<'a> {
                 Err(d) => self.diags.push(d),
             }
         }
+        self.check_sources(&mut potentials, &roles);
         self.potential_equations(&mut potentials);
         self.flow_equations(&mut flows, &absorbed);
         for (pot, other, span) in weak_reads {
@@ -293,6 +334,88 @@ impl<'a> Flattener<'a> {
             );
         }
         self.unconnected_flows(&flows);
+    }
+
+    fn note_roles(
+        &self,
+        roles: &mut IndexMap<VarId, Roles>,
+        v: VarId,
+        outside: bool,
+        at_root: bool,
+    ) {
+        let causality = self.causality[v.0 as usize];
+        if causality == Causality::None {
+            return;
+        }
+        let r = roles.entry(v).or_default();
+        r.inside |= !outside;
+        r.inside_output |= !outside && causality == Causality::Output;
+        r.outside_input |= outside && !at_root && causality == Causality::Input;
+    }
+
+    /// A connection set of causal variables has at most one source (Modelica 9.3).
+    fn check_sources(&mut self, potentials: &mut Sets<VarId>, roles: &IndexMap<VarId, Roles>) {
+        for members in potentials.groups().into_values() {
+            let sources: Vec<&(VarId, Span)> = members
+                .iter()
+                .filter(|(v, _)| roles.get(v).is_some_and(|r| r.is_source()))
+                .collect();
+            if let [first, second, ..] = sources.as_slice() {
+                let (a, b) = (&self.dae.var(first.0).name, &self.dae.var(second.0).name);
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "`{a}` and `{b}` both drive the same connection set"
+                    ))
+                    .at(second.1, "a second signal source")
+                    .with_secondary(first.1, "the first")
+                    .with_note(
+                        "a set of connected inputs and outputs needs exactly one output (or one input of the enclosing class) to drive it",
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Connected variables pair up: same names and flow-ness (else the connectors differ), and
+    /// per pair the same type, variability and causality class; connected constants and
+    /// parameters must have equal values, as no equation is generated for them.
+    fn check_pairs(&mut self, la: &[Leaf], lb: &[Leaf], c: &Connection<'a>) -> Result<(), Diagnostic> {
+        self.check_match(la, lb, c)?;
+        for (x, y) in la.iter().zip(lb) {
+            let (vx, vy) = (self.dae.var(x.var), self.dae.var(y.var));
+            let (names, same_type, same_kind) = (
+                (vx.name.clone(), vy.name.clone()),
+                vx.ty == vy.ty,
+                vx.kind == vy.kind,
+            );
+            let differ = |what: &str| {
+                Diagnostic::error(format!(
+                    "`{}` and `{}` are connected but differ in {what}",
+                    names.0, names.1
+                ))
+                .at(c.span, "in this connection")
+            };
+            if !same_type {
+                return Err(differ("type"));
+            }
+            if x.known != y.known || (x.known && !same_kind) {
+                return Err(differ("variability"));
+            }
+            let (cx, cy) = (self.causality[x.var.0 as usize], self.causality[y.var.0 as usize]);
+            if (cx == Causality::None) != (cy == Causality::None) {
+                return Err(differ("causality (one is `input`/`output`, the other neither)"));
+            }
+            if x.known {
+                let a = self.const_value(x.var, c.span);
+                let b = self.const_value(y.var, c.span);
+                if let (Ok(a), Ok(b)) = (a, b)
+                    && a != b
+                {
+                    return Err(differ(&format!("value ({a} and {b})")));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_match(&self, la: &[Leaf], lb: &[Leaf], c: &Connection<'a>) -> Result<(), Diagnostic> {

@@ -72,11 +72,13 @@ impl<'a> Flattener<'a> {
                     ))
                     .at(eq.span, "sizes differ"));
                 }
+                let at_root = self.insts[inst.0 as usize].prefix.is_empty();
                 for (x, y) in a.leaves().into_iter().zip(b.leaves()) {
                     self.connections.push(Connection {
                         a: x,
                         b: y,
                         span: eq.span,
+                        at_root,
                     });
                 }
                 Ok(())

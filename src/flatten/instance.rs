@@ -535,6 +535,7 @@ impl<'a> Flattener<'a> {
                 component: component.clone(),
             });
             self.dae.index.insert(name, id);
+            self.causality.push(ctx.prefixes.causality);
             self.pending.push(super::Pending {
                 modification: modification.for_element(&index),
             });

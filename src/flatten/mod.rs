@@ -24,7 +24,7 @@ use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind};
 use crate::diagnostics::{self, Diagnostic};
 use crate::expr::{Node, VarId};
 use crate::source::Span;
-use crate::syntax::ast::{self, ClassKind, ExprKind, StoredDefinition};
+use crate::syntax::ast::{self, Causality, ClassKind, ExprKind, StoredDefinition};
 
 pub use instance::strip_quotes;
 
@@ -65,6 +65,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         diags,
         connections: Vec::new(),
         instantiating: Vec::new(),
+        causality: Vec::new(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -156,6 +157,8 @@ pub(crate) struct Flattener<'a> {
     pub connections: Vec<connect::Connection<'a>>,
     /// The classes being instantiated, outermost first (a class inside itself is an error).
     pub instantiating: Vec<ClassId>,
+    /// `input`/`output` of each flat variable, by `VarId` (checked in connection sets).
+    pub causality: Vec<Causality>,
 }
 
 impl<'a> Flattener<'a> {
