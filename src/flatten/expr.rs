@@ -779,6 +779,15 @@ impl<'a> Flattener<'a> {
                 }
                 let a = self.flatten_expr(positional[0], ctx)?;
                 a.map(&mut |&x| match self.dae.pool.node(x) {
+                    // A parameter does not change in time (Modelica 3.7.4.2).
+                    crate::expr::Node::Var(v)
+                        if matches!(
+                            self.dae.var(v).kind,
+                            VarKind::Parameter | VarKind::Constant
+                        ) =>
+                    {
+                        Ok(self.dae.pool.zero())
+                    }
                     crate::expr::Node::Var(v) => Ok(self.dae.pool.der(v)),
                     crate::expr::Node::Const(_) => Ok(self.dae.pool.zero()),
                     _ => Err(err(

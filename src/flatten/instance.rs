@@ -8,6 +8,7 @@ use super::classes::{ClassId, TypeRef};
 use super::inheritance;
 use super::modifier::{Mod, merge};
 use super::prefixes;
+use super::restrictions;
 use super::tree::{indices, subscript_suffix};
 use crate::dae::{ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
@@ -109,6 +110,12 @@ impl<'a> Flattener<'a> {
             prefixes,
         });
         self.instantiating.push(class);
+        if let Some(def) = self.tree.node(class).def
+            && self.checked_classes.insert(class)
+        {
+            self.diags.extend(restrictions::check_not_partial(def).err());
+            self.diags.extend(restrictions::check_class(def));
+        }
         let mut specs = IndexMap::new();
         self.collect(class, id, &outer, &mut specs, 0);
         self.check_modified_names(class, &outer, &specs);
@@ -366,7 +373,25 @@ impl<'a> Flattener<'a> {
                     );
                     return None;
                 }
-                ClassBody::Long(_) => break,
+                ClassBody::Long(comp) => match type_extension(comp) {
+                    // `type MyReal extends Real; end MyReal;` is the builtin type, modified.
+                    Some(ext) if def.kind == ClassKind::Type => {
+                        let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
+                        if let Some(m) = &ext.modification {
+                            let type_mod = Mod::from_ast(m, inst, c);
+                            resolved.modification = merge(
+                                std::mem::take(&mut resolved.modification),
+                                type_mod,
+                                &mut self.diags,
+                            );
+                        }
+                        match self.tree.resolve_excluding(&ext.base, c, parent) {
+                            Some(t) => target = t,
+                            None => break,
+                        }
+                    }
+                    _ => break,
+                },
             }
         }
         resolved.target = target;
@@ -585,6 +610,20 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
+}
+
+/// The single `extends` of a class that declares nothing else (a type derived from another).
+fn type_extension(comp: &ast::Composition) -> Option<&ast::Extends> {
+    let mut extends = None;
+    for element in &comp.elements {
+        match &element.kind {
+            ElementKind::Extends(ext) if extends.is_none() => extends = Some(ext),
+            ElementKind::Class(_) => {}
+            _ => return None,
+        }
+    }
+    let no_equations = comp.equations.is_empty() && comp.initial_equations.is_empty();
+    extends.filter(|_| no_equations)
 }
 
 /// An element inherited twice must be the same declaration (Modelica 7.1: identical

@@ -10,9 +10,10 @@ mod inheritance;
 mod instance;
 mod modifier;
 mod prefixes;
+mod restrictions;
 mod tree;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use classes::{ClassId, ClassTree};
 use expr::{Ctx, Mode};
@@ -66,6 +67,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         connections: Vec::new(),
         instantiating: Vec::new(),
         causality: Vec::new(),
+        checked_classes: HashSet::new(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -159,6 +161,8 @@ pub(crate) struct Flattener<'a> {
     pub instantiating: Vec<ClassId>,
     /// `input`/`output` of each flat variable, by `VarId` (checked in connection sets).
     pub causality: Vec<Causality>,
+    /// Classes whose kind restrictions were checked (once each, however often instantiated).
+    pub checked_classes: HashSet<ClassId>,
 }
 
 impl<'a> Flattener<'a> {
