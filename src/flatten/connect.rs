@@ -141,7 +141,10 @@ fn in_order_of(a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
         return b;
     }
     let mut by_name: IndexMap<String, Leaf> = b.into_iter().map(|l| (l.rel.clone(), l)).collect();
-    let reordered: Vec<Leaf> = a.iter().filter_map(|x| by_name.swap_remove(&x.rel)).collect();
+    let reordered: Vec<Leaf> = a
+        .iter()
+        .filter_map(|x| by_name.swap_remove(&x.rel))
+        .collect();
     if by_name.is_empty() {
         reordered
     } else {
@@ -379,7 +382,12 @@ impl<'a> Flattener<'a> {
     /// Connected variables pair up: same names and flow-ness (else the connectors differ), and
     /// per pair the same type, variability and causality class; connected constants and
     /// parameters must have equal values, as no equation is generated for them.
-    fn check_pairs(&mut self, la: &[Leaf], lb: &[Leaf], c: &Connection<'a>) -> Result<(), Diagnostic> {
+    fn check_pairs(
+        &mut self,
+        la: &[Leaf],
+        lb: &[Leaf],
+        c: &Connection<'a>,
+    ) -> Result<(), Diagnostic> {
         self.check_match(la, lb, c)?;
         for (x, y) in la.iter().zip(lb) {
             let (vx, vy) = (self.dae.var(x.var), self.dae.var(y.var));
@@ -401,9 +409,14 @@ impl<'a> Flattener<'a> {
             if x.known != y.known || (x.known && !same_kind) {
                 return Err(differ("variability"));
             }
-            let (cx, cy) = (self.causality[x.var.0 as usize], self.causality[y.var.0 as usize]);
+            let (cx, cy) = (
+                self.causality[x.var.0 as usize],
+                self.causality[y.var.0 as usize],
+            );
             if (cx == Causality::None) != (cy == Causality::None) {
-                return Err(differ("causality (one is `input`/`output`, the other neither)"));
+                return Err(differ(
+                    "causality (one is `input`/`output`, the other neither)",
+                ));
             }
             if x.known {
                 let a = self.const_value(x.var, c.span);

@@ -404,10 +404,10 @@ fn assert_message(arg: Option<&ast::Arg>, call: Span) -> Result<String, Diagnost
     };
     match &arg.value.kind {
         ExprKind::Str(s) => Ok(s.clone()),
-        ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Bool(_) => Err(Diagnostic::error(
-            "an assert message must be a String",
-        )
-        .at(arg.value.span, "not a String")),
+        ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Bool(_) => {
+            Err(Diagnostic::error("an assert message must be a String")
+                .at(arg.value.span, "not a String"))
+        }
         _ => Ok(String::new()),
     }
 }

@@ -59,7 +59,10 @@ pub(crate) fn check_extends(
             alone(derived_def, &format!("the array class `{}`", def.name.name))?;
         }
         if short.prefixes != TypePrefixes::default() {
-            alone(derived_def, &format!("the prefixed class `{}`", def.name.name))?;
+            alone(
+                derived_def,
+                &format!("the prefixed class `{}`", def.name.name),
+            )?;
         }
         let parent = tree.node(class).parent.unwrap_or(ROOT);
         match tree.resolve(&short.base, parent) {

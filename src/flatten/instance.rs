@@ -113,7 +113,8 @@ impl<'a> Flattener<'a> {
         if let Some(def) = self.tree.node(class).def
             && self.checked_classes.insert(class)
         {
-            self.diags.extend(restrictions::check_not_partial(def).err());
+            self.diags
+                .extend(restrictions::check_not_partial(def).err());
             self.diags.extend(restrictions::check_class(def));
         }
         let mut specs = IndexMap::new();

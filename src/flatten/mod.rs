@@ -12,6 +12,7 @@ mod modifier;
 mod prefixes;
 mod restrictions;
 mod tree;
+mod variability;
 
 use std::collections::{HashMap, HashSet};
 
@@ -75,6 +76,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
     debug_assert_eq!(root, InstId(0));
     if !diagnostics::has_errors(&f.diags) {
         f.bindings_and_attributes();
+        f.check_parameter_values();
         f.all_equations();
         f.connection_equations();
         f.mark_states();

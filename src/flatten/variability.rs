@@ -1,0 +1,121 @@
+//! Checks on the values of parameters and constants (Modelica 3.8, 4.4.4): a constant has a
+//! value and is fixed, a binding depends on nothing more variable than what it binds, and no
+//! binding depends on itself.
+
+use super::Flattener;
+use crate::dae::VarKind;
+use crate::diagnostics::Diagnostic;
+use crate::expr::{Node, VarId};
+
+/// How variable a flat variable is: constants < parameters < everything else.
+fn level(kind: VarKind) -> u8 {
+    match kind {
+        VarKind::Constant => 0,
+        VarKind::Parameter => 1,
+        _ => 2,
+    }
+}
+
+impl Flattener<'_> {
+    pub(crate) fn check_parameter_values(&mut self) {
+        let mut depends: Vec<Vec<VarId>> = vec![Vec::new(); self.dae.variables.len()];
+        for (i, var) in self.dae.variables.iter().enumerate() {
+            let own = level(var.kind);
+            if own == 2 {
+                continue;
+            }
+            if var.kind == VarKind::Constant && var.fixed == Some(false) {
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "constant `{}` cannot have `fixed = false`",
+                        var.name
+                    ))
+                    .at(var.span, "a constant is always fixed"),
+                );
+            }
+            let Some(binding) = var.binding else {
+                // A flow gets its value from the connection rules (an unconnected one is zero).
+                if var.kind == VarKind::Constant && !var.flow {
+                    self.diags.push(
+                        Diagnostic::error(format!("constant `{}` has no value", var.name))
+                            .at(var.span, "needs a binding (`= value`)"),
+                    );
+                }
+                continue;
+            };
+            let mut worst: Option<(&str, String)> = None;
+            self.dae.pool.visit_leaves(binding, |n| match n {
+                Node::Var(w) | Node::Der(w) | Node::Last(w) => {
+                    let other = &self.dae.variables[w.0 as usize];
+                    if level(other.kind) > own && worst.is_none() {
+                        worst = Some((variability_name(other.kind), other.name.clone()));
+                    }
+                    depends[i].push(w);
+                }
+                Node::Time if worst.is_none() => worst = Some(("continuous", "time".into())),
+                _ => {}
+            });
+            if let Some((what, name)) = worst {
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "the value of {} `{}` depends on the {what} `{name}`",
+                        variability_name(var.kind),
+                        var.name
+                    ))
+                    .at(var.span, "binding too variable"),
+                );
+            }
+        }
+        if let Some(v) = first_cycle(&depends) {
+            let var = self.dae.var(v);
+            self.diags.push(
+                Diagnostic::error(format!("the value of `{}` depends on itself", var.name))
+                    .at(var.span, "cyclic binding"),
+            );
+        }
+    }
+}
+
+fn variability_name(kind: VarKind) -> &'static str {
+    match kind {
+        VarKind::Constant => "constant",
+        VarKind::Parameter => "parameter",
+        _ => "continuous variable",
+    }
+}
+
+/// A vertex on a cycle of the dependency graph, by iterative depth-first search.
+fn first_cycle(depends: &[Vec<VarId>]) -> Option<VarId> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark = vec![Mark::New; depends.len()];
+    for start in 0..depends.len() {
+        if mark[start] != Mark::New || depends[start].is_empty() {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        mark[start] = Mark::Open;
+        while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+            if let Some(&w) = depends[v].get(*next) {
+                *next += 1;
+                let w = w.0 as usize;
+                match mark[w] {
+                    Mark::Open => return Some(VarId(w as u32)),
+                    Mark::New => {
+                        mark[w] = Mark::Open;
+                        stack.push((w, 0));
+                    }
+                    Mark::Done => {}
+                }
+            } else {
+                mark[v] = Mark::Done;
+                stack.pop();
+            }
+        }
+    }
+    None
+}
