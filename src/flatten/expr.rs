@@ -274,7 +274,7 @@ impl<'a> Flattener<'a> {
         if let Some(inst) = ctx.inst
             && self.insts[inst.0 as usize].elements.contains_key(&first)
         {
-            return self.walk(inst, &cref.parts, cref.span, ctx);
+            return self.walk(inst, &cref.parts, cref.span, ctx, false);
         }
         if first == "time" && cref.parts.len() == 1 {
             return match ctx.mode {
@@ -289,13 +289,15 @@ impl<'a> Flattener<'a> {
         self.class_constant(cref, ctx)
     }
 
-    /// Follows `a.b[i].c` through instances to variables.
+    /// Follows `a.b[i].c` through instances to variables; past the first part the names are
+    /// seen from outside their instance, where protected elements are hidden.
     fn walk(
         &mut self,
         inst: InstId,
         parts: &'a [RefPart],
         span: Span,
         ctx: &Ctx<'_>,
+        from_outside: bool,
     ) -> Result<Val, Diagnostic> {
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
@@ -312,6 +314,13 @@ impl<'a> Flattener<'a> {
                 "unknown name",
             ));
         };
+        if from_outside && elem.protected {
+            return Err(err(
+                part.ident.span,
+                format!("`{name}` is protected: it cannot be accessed from outside its class"),
+                "protected element",
+            ));
+        }
         let (dims, content) = (elem.dims.clone(), elem.content.clone());
         let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
         match content {
@@ -343,7 +352,7 @@ impl<'a> Flattener<'a> {
                 }
                 let selected = select(&ids, &dims, &picks);
                 let nested =
-                    selected.map(&mut |&child| self.walk(child, &parts[1..], span, ctx))?;
+                    selected.map(&mut |&child| self.walk(child, &parts[1..], span, ctx, true))?;
                 Ok(graft(nested))
             }
         }

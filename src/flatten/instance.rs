@@ -15,7 +15,7 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::syntax::ast::{
     self, Causality, ClassBody, ClassKind, ComponentDecl, ElementKind, Ident, Subscript,
-    TypePrefixes, Variability,
+    TypePrefixes, Variability, Visibility,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,6 +41,8 @@ pub struct Instance<'a> {
 
 pub struct Elem<'a> {
     pub decl: &'a ComponentDecl,
+    /// Declared protected, or inherited through a protected `extends` (Modelica 4.1).
+    pub protected: bool,
     pub dims: Vec<usize>,
     /// The element's type is (or is a short class of) a `connector`.
     pub connector: bool,
@@ -60,10 +62,23 @@ pub enum Content {
 /// An element as collected from a class and its bases, before instantiation.
 struct ElemSpec<'a> {
     name: String,
+    protected: bool,
     decl: &'a ComponentDecl,
     clause: &'a ast::ComponentClause,
     scope: ClassId,
     modification: Mod<'a>,
+}
+
+/// Where [`Flattener::collect`] is in an instance's class and its bases.
+#[derive(Clone, Copy)]
+struct Level<'m, 'a> {
+    inst: InstId,
+    /// The modification of the instance itself, written outside its class.
+    instance_mod: &'m Mod<'a>,
+    /// How many `extends` deep.
+    depth: usize,
+    /// Reached through a protected `extends`.
+    protected: bool,
 }
 
 /// What a component's type name resolved to, after following short class definitions.
@@ -118,11 +133,18 @@ impl<'a> Flattener<'a> {
             self.diags.extend(restrictions::check_class(def));
         }
         let mut specs = IndexMap::new();
-        self.collect(class, id, &outer, &mut specs, 0);
+        let level = Level {
+            inst: id,
+            instance_mod: &outer,
+            depth: 0,
+            protected: false,
+        };
+        self.collect(class, &outer, &mut specs, level);
         self.check_modified_names(class, &outer, &specs);
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
+                protected: spec.protected,
                 dims: Vec::new(),
                 connector: false,
                 content: Content::Pending,
@@ -165,18 +187,18 @@ impl<'a> Flattener<'a> {
     fn collect(
         &mut self,
         class: ClassId,
-        inst: InstId,
         outer: &Mod<'a>,
         specs: &mut IndexMap<String, ElemSpec<'a>>,
-        depth: usize,
+        level: Level<'_, 'a>,
     ) {
+        let inst = level.inst;
         let Some(def) = self.tree.node(class).def else {
             return;
         };
         let ClassBody::Long(comp) = &def.body else {
             return;
         };
-        if depth > 64 {
+        if level.depth > 64 {
             self.diags.push(
                 Diagnostic::error("`extends` nests too deeply (a cycle of base classes?)")
                     .at(def.name.span, "in this class"),
@@ -186,7 +208,12 @@ impl<'a> Flattener<'a> {
         for element in &comp.elements {
             match &element.kind {
                 ElementKind::Extends(ext) => {
-                    self.collect_base(class, inst, outer, ext, specs, depth)
+                    let base_level = Level {
+                        depth: level.depth + 1,
+                        protected: level.protected || element.visibility == Visibility::Protected,
+                        ..level
+                    };
+                    self.collect_base(class, outer, ext, specs, base_level)
                 }
                 ElementKind::Component(clause) => {
                     for decl in &clause.components {
@@ -210,12 +237,28 @@ impl<'a> Flattener<'a> {
                             .unwrap_or_default();
                         // `final Real a = 1;` makes the declaration's own binding final.
                         own.is_final |= element.prefixes.is_final;
+                        let protected =
+                            level.protected || element.visibility == Visibility::Protected;
                         let from_outside = outer.child(&name).cloned().unwrap_or_default();
+                        // `extends A(x = 1)` may set A's protected `x`; a component's modifier,
+                        // written outside the class, may not (Modelica 7.2.4).
+                        if protected
+                            && let Some(span) = level.instance_mod.child(&name).and_then(|m| m.span)
+                        {
+                            self.diags.push(
+                                Diagnostic::error(format!(
+                                    "`{name}` is protected and cannot be modified from outside"
+                                ))
+                                .at(span, "modifies a protected element")
+                                .with_secondary(decl.span, "declared protected"),
+                            );
+                        }
                         let modification = merge(from_outside, own, &mut self.diags);
                         specs.insert(
                             name.clone(),
                             ElemSpec {
                                 name,
+                                protected,
                                 decl,
                                 clause,
                                 scope: class,
@@ -239,12 +282,12 @@ impl<'a> Flattener<'a> {
     fn collect_base(
         &mut self,
         class: ClassId,
-        inst: InstId,
         outer: &Mod<'a>,
         ext: &'a ast::Extends,
         specs: &mut IndexMap<String, ElemSpec<'a>>,
-        depth: usize,
+        level: Level<'_, 'a>,
     ) {
+        let inst = level.inst;
         let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
         let resolved = self.tree.resolve_excluding(&ext.base, class, parent);
         if let Some(base) = resolved
@@ -263,7 +306,7 @@ impl<'a> Flattener<'a> {
                     .map(|m| Mod::from_ast(m, inst, class))
                     .unwrap_or_default();
                 let merged = merge(outer.clone(), ext_mod, &mut self.diags);
-                self.collect(base, inst, &merged, specs, depth + 1);
+                self.collect(base, &merged, specs, level);
             }
             Some(TypeRef::Builtin(_)) => {}
             _ => self.diags.push(
