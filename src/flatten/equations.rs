@@ -238,6 +238,7 @@ impl<'a> Flattener<'a> {
     ) -> Result<(), Diagnostic> {
         let mut dynamic: Vec<(ExprId, &'a [ast::Equation])> = Vec::new();
         for (cond, body) in branches {
+            self.expect_boolean(cond, ctx)?;
             let known = self
                 .flatten_expr(
                     cond,
@@ -366,6 +367,7 @@ impl<'a> Flattener<'a> {
                 let cond = args.first().ok_or_else(|| {
                     Diagnostic::error("`assert` needs a condition").at(eq.span, "here")
                 })?;
+                self.expect_boolean(&cond.value, ctx)?;
                 let condition = match self.flatten_expr(&cond.value, ctx)? {
                     Tree::Leaf(c) => c,
                     Tree::Node(_) => {

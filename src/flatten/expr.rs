@@ -7,7 +7,7 @@ use super::classes::ClassId;
 use super::instance::{Content, InstId, strip_quotes};
 use super::modifier::Mod;
 use super::tree::Tree;
-use crate::dae::VarKind;
+use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{CmpOp, ExprId, Func, Func2, VarId};
 use crate::source::Span;
@@ -525,6 +525,7 @@ impl<'a> Flattener<'a> {
         // Conditions known at translation time pick a branch without flattening the others.
         let mut pending: Vec<(ExprId, &'a Expr)> = Vec::new();
         for (cond, value) in branches {
+            self.expect_boolean(cond, ctx)?;
             let c = match self.flatten_expr(cond, ctx)? {
                 Tree::Leaf(c) => c,
                 Tree::Node(_) => {
@@ -772,6 +773,13 @@ impl<'a> Flattener<'a> {
         };
         if let Some(f) = Func::from_name(&name) {
             arity(1)?;
+            if self.static_type(positional[0], ctx) == Some(ScalarType::Boolean) {
+                return Err(err(
+                    positional[0].span,
+                    format!("`{name}` needs a number, not a Boolean"),
+                    "a Boolean",
+                ));
+            }
             let a = self.flatten_expr(positional[0], ctx)?;
             self.check_domain(f, &a, positional[0].span)?;
             return Ok(self.map1(&a, |p, x| p.call(f, x)));
@@ -796,6 +804,17 @@ impl<'a> Flattener<'a> {
                         ) =>
                     {
                         Ok(self.dae.pool.zero())
+                    }
+                    crate::expr::Node::Var(v) if self.dae.var(v).ty != ScalarType::Real => {
+                        Err(err(
+                            positional[0].span,
+                            format!(
+                                "`der` needs a Real variable; `{}` is {}",
+                                self.dae.var(v).name,
+                                self.dae.var(v).ty.name()
+                            ),
+                            "not Real",
+                        ))
                     }
                     crate::expr::Node::Var(v) => Ok(self.dae.pool.der(v)),
                     crate::expr::Node::Const(_) => Ok(self.dae.pool.zero()),

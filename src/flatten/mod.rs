@@ -12,6 +12,7 @@ mod modifier;
 mod prefixes;
 mod restrictions;
 mod tree;
+mod types;
 mod variability;
 
 use std::collections::{HashMap, HashSet};
@@ -22,7 +23,7 @@ use instance::{InstId, Instance};
 use modifier::{Bound, Mod};
 use tree::Tree;
 
-use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind};
+use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, Term, VarKind};
 use crate::diagnostics::{self, Diagnostic};
 use crate::expr::{Node, VarId};
 use crate::source::Span;
@@ -179,6 +180,12 @@ impl<'a> Flattener<'a> {
                     Ok(value) => self.apply_binding(v, value),
                     Err(d) => self.diags.push(d),
                 }
+                let ty = self.dae.variables[i].ty;
+                if ty != ScalarType::Real
+                    && let Err(d) = self.expect_assignable(ty, b.expr, &b.ctx())
+                {
+                    self.diags.push(d);
+                }
             }
             if let Some(b) = m.child("start").and_then(|s| s.binding.as_ref()) {
                 match self.bound_scalar(b) {
@@ -214,14 +221,7 @@ impl<'a> Flattener<'a> {
     }
 
     fn bound_scalar(&mut self, b: &Bound<'a>) -> Result<crate::expr::ExprId, Diagnostic> {
-        let ctx = Ctx {
-            inst: Some(b.scope),
-            class: b.class_scope,
-            loops: &[],
-            mode: Mode::Symbolic,
-            end: None,
-        };
-        match self.flatten_expr(b.expr, &ctx)?.select(&b.select) {
+        match self.flatten_expr(b.expr, &b.ctx())?.select(&b.select) {
             Some(Tree::Leaf(id)) => Ok(*id),
             _ => Err(
                 Diagnostic::error("the size of this binding does not match the declaration")

@@ -3,6 +3,7 @@
 
 use indexmap::IndexMap;
 
+use super::expr::{Ctx, Mode};
 use super::instance::InstId;
 use crate::diagnostics::Diagnostic;
 use crate::source::Span;
@@ -17,6 +18,19 @@ pub struct Bound<'a> {
     /// The class in which names not found in the instance are looked up (package constants).
     pub class_scope: super::classes::ClassId,
     pub select: Vec<usize>,
+}
+
+impl Bound<'_> {
+    /// Where the bound expression's names resolve, keeping parameters symbolic.
+    pub fn ctx(&self) -> Ctx<'static> {
+        Ctx {
+            inst: Some(self.scope),
+            class: self.class_scope,
+            loops: &[],
+            mode: Mode::Symbolic,
+            end: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

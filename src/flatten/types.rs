@@ -1,0 +1,121 @@
+//! The static types of expressions where Modelica requires a particular one (Modelica 10.6,
+//! 3.7): a Boolean condition, no Real value bound to an Integer, no Boolean argument to a
+//! numeric function. Inferred from the syntax and the declared types of the referenced
+//! variables; `None` where mocca does not know (arrays of mixed parts, function results).
+
+use super::Flattener;
+use super::expr::Ctx;
+use super::tree::Tree;
+use crate::dae::ScalarType;
+use crate::diagnostics::Diagnostic;
+use crate::expr::{Func, Node};
+use crate::syntax::ast::{BinOp, Expr, ExprKind, UnOp};
+
+impl<'a> Flattener<'a> {
+    pub(crate) fn static_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<ScalarType> {
+        use ScalarType::*;
+        match &e.kind {
+            ExprKind::Integer(_) => Some(Integer),
+            ExprKind::Real(_) => Some(Real),
+            ExprKind::Bool(_) => Some(Boolean),
+            ExprKind::Str(_) => Some(String),
+            ExprKind::Ref(_) => match self.flatten_expr(e, ctx).ok()? {
+                Tree::Leaf(id) => match self.dae.pool.node(id) {
+                    Node::Var(v) => Some(self.dae.var(v).ty),
+                    Node::Time => Some(Real),
+                    _ => None,
+                },
+                Tree::Node(_) => None,
+            },
+            ExprKind::Binary { op, lhs, rhs } => match op {
+                BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or => Some(Boolean),
+                BinOp::Div | BinOp::ElemDiv | BinOp::Pow | BinOp::ElemPow => Some(Real),
+                _ => {
+                    let (a, b) = (self.static_type(lhs, ctx)?, self.static_type(rhs, ctx)?);
+                    match (a, b) {
+                        (Integer, Integer) => Some(Integer),
+                        (Real | Integer, Real | Integer) => Some(Real),
+                        _ => None,
+                    }
+                }
+            },
+            ExprKind::Unary { op, operand } => match op {
+                UnOp::Not => Some(Boolean),
+                UnOp::Plus | UnOp::Neg => self.static_type(operand, ctx),
+            },
+            ExprKind::Call { func, args } => match func.dotted().as_str() {
+                "abs" | "sign" | "min" | "max" => {
+                    let types: Option<Vec<ScalarType>> = args
+                        .iter()
+                        .map(|a| self.static_type(&a.value, ctx))
+                        .collect();
+                    let types = types?;
+                    if types.iter().all(|&t| t == Integer) {
+                        Some(Integer)
+                    } else {
+                        types.iter().all(|&t| t != Boolean).then_some(Real)
+                    }
+                }
+                "der" | "atan2" | "last" => Some(Real),
+                name if Func::from_name(name).is_some() => Some(Real),
+                _ => None,
+            },
+            ExprKind::If {
+                branches,
+                else_branch,
+            } => {
+                let mut t = self.static_type(else_branch, ctx)?;
+                for (_, value) in branches {
+                    t = match (t, self.static_type(value, ctx)?) {
+                        (x, y) if x == y => x,
+                        (Real | Integer, Real | Integer) => Real,
+                        _ => return None,
+                    };
+                }
+                Some(t)
+            }
+            _ => None,
+        }
+    }
+
+    /// An error unless `e` may be a Boolean condition.
+    pub(crate) fn expect_boolean(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<(), Diagnostic> {
+        match self.static_type(e, ctx) {
+            Some(t) if t != ScalarType::Boolean => Err(Diagnostic::error(format!(
+                "a condition must be Boolean, not {}",
+                t.name()
+            ))
+            .at(e.span, "not a Boolean")),
+            _ => Ok(()),
+        }
+    }
+
+    /// An error if a value of `e`'s type cannot be assigned to a variable of type `target`
+    /// (Integer to Real is the one implicit conversion).
+    pub(crate) fn expect_assignable(
+        &mut self,
+        target: ScalarType,
+        e: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<(), Diagnostic> {
+        let Some(t) = self.static_type(e, ctx) else {
+            return Ok(());
+        };
+        if t == target || (target == ScalarType::Real && t == ScalarType::Integer) {
+            return Ok(());
+        }
+        Err(Diagnostic::error(format!(
+            "a {} value cannot be given to a {} variable",
+            t.name(),
+            target.name()
+        ))
+        .at(e.span, format!("a {} expression", t.name())))
+    }
+}
