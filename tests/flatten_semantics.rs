@@ -136,10 +136,10 @@ fn weak_marks_on_the_same_kind_of_variable_are_an_error() {
 fn weak_declared_on_a_components_connector() {
     let text = format!(
         "{PIN_LIB}
-model Left Pin p(weak v); Resistor r; equation connect(r.p, p); end Left;
+model Left Pin p(weak v); Pin n; Resistor r; equation connect(r.p, p); connect(r.n, n); end Left;
 model Right Pin p(weak i); Capacitor c; Ground g; equation connect(c.p, p); connect(c.n, g.p); end Right;
 model Top Left l; Right r; Source s; Ground g;
-equation connect(l.p, r.p); connect(s.p, l.r.n); connect(s.n, g.p);
+equation connect(l.p, r.p); connect(s.p, l.n); connect(s.n, g.p);
 end Top;"
     );
     let dae = flatten(&text, &[]).unwrap();
@@ -231,8 +231,8 @@ end I;";
 fn unconnected_inside_flows_are_zero_and_outside_ones_take_a_minus_sign() {
     let text = format!(
         "{PIN_LIB}
-model Sub Pin p; Resistor r; equation connect(p, r.p); end Sub;
-model Top Sub s; Ground g; equation connect(s.r.n, g.p); end Top;"
+model Sub Pin p; Pin n; Resistor r; equation connect(p, r.p); connect(r.n, n); end Sub;
+model Top Sub s; Ground g; equation connect(s.n, g.p); end Top;"
     );
     let dae = flatten(&text, &[]).unwrap();
     let eqs = equations(&dae);
@@ -249,6 +249,22 @@ fn user_errors_are_diagnostics_at_the_source() {
         (
             "model M Real x; equation connect(x, x); end M;",
             "not a connector",
+        ),
+        (
+            "model A protected Real x = 1; end A; model M A a; Real y = a.x; end M;",
+            "`x` is protected",
+        ),
+        (
+            "model M Integer i = 7 / 2; end M;",
+            "a Real value cannot be given to a Integer",
+        ),
+        (
+            "model M parameter Real p = q; parameter Real q = p; end M;",
+            "depends on itself",
+        ),
+        (
+            "connector C Real v; flow Real i; end C; model A C c; end A; model B A a; end B; model M B b; C c; equation connect(b.a.c, c); end M;",
+            "cannot reach into a component's components",
         ),
         ("model M Real x; equation x = y; end M;", "unknown name `y`"),
         (

@@ -134,6 +134,15 @@ impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
     }
 }
 
+/// Where [`Flattener::connect_walk`] is in a connect argument.
+#[derive(Clone, Copy)]
+struct Walk {
+    span: Span,
+    outside: bool,
+    /// Already inside a (non-connector) component of the class.
+    below_component: bool,
+}
+
 /// Connectors match by element name, not declaration order (Modelica 9.3): `b`'s leaves in
 /// the order of `a`'s names, when both have the same names.
 fn in_order_of(a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
@@ -171,7 +180,12 @@ impl<'a> Flattener<'a> {
                 .at(arg.cref.span, "not declared"));
             }
         };
-        let mut ends = self.connect_walk(inst, &arg.cref.parts, arg.cref.span, outside, ctx)?;
+        let at = Walk {
+            span: arg.cref.span,
+            outside,
+            below_component: false,
+        };
+        let mut ends = self.connect_walk(inst, &arg.cref.parts, at, ctx)?;
         let explicit: Vec<&'a Ident> = arg.weak.iter().collect();
         ends = ends
             .map::<_, ()>(&mut |end| {
@@ -187,10 +201,10 @@ impl<'a> Flattener<'a> {
         &mut self,
         inst: InstId,
         parts: &'a [RefPart],
-        span: Span,
-        outside: bool,
+        at: Walk,
         ctx: &Ctx<'_>,
     ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
+        let Walk { span, outside, .. } = at;
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
         let Some(elem) = self.insts[inst.0 as usize].elements.get(&name) else {
@@ -245,8 +259,19 @@ impl<'a> Flattener<'a> {
                         })
                     });
                 }
-                let nested = selected
-                    .map(&mut |&child| self.connect_walk(child, &parts[1..], span, outside, ctx))?;
+                let component = !is_connector;
+                if component && at.below_component {
+                    return Err(Diagnostic::error(
+                        "a connect argument is `c` or `m.c` (a connector, or a connector of a component); it cannot reach into a component's components",
+                    )
+                    .at(span, "too deep"));
+                }
+                let at = Walk {
+                    below_component: at.below_component || component,
+                    ..at
+                };
+                let nested =
+                    selected.map(&mut |&child| self.connect_walk(child, &parts[1..], at, ctx))?;
                 Ok(super::expr::graft(nested))
             }
         }

@@ -13,7 +13,7 @@ use crate::expr::{CmpOp, ExprId, Func, Func2, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{
     Arg, BinOp, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, RefPart, Subscript, UnOp,
-    Variability,
+    Variability, Visibility,
 };
 
 pub type Val = Tree<ExprId>;
@@ -492,6 +492,16 @@ impl<'a> Flattener<'a> {
                 for decl in &clause.components {
                     if strip_quotes(&decl.name.name) != names[k] {
                         continue;
+                    }
+                    if k > 0 && element.visibility == Visibility::Protected {
+                        return Err(err(
+                            cref.span,
+                            format!(
+                                "`{}` is protected: it cannot be accessed from outside its class",
+                                names[k]
+                            ),
+                            "protected element",
+                        ));
                     }
                     let Some(binding) = decl.modification.as_ref().and_then(|m| m.binding.as_ref())
                     else {

@@ -233,7 +233,7 @@ impl<'a> Flattener<'a> {
                         let mut own = decl
                             .modification
                             .as_ref()
-                            .map(|m| Mod::from_ast(m, inst, class))
+                            .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
                             .unwrap_or_default();
                         // `final Real a = 1;` makes the declaration's own binding final.
                         own.is_final |= element.prefixes.is_final;
@@ -303,7 +303,7 @@ impl<'a> Flattener<'a> {
                 let ext_mod = ext
                     .modification
                     .as_ref()
-                    .map(|m| Mod::from_ast(m, inst, class))
+                    .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
                     .unwrap_or_default();
                 let merged = merge(outer.clone(), ext_mod, &mut self.diags);
                 self.collect(base, &merged, specs, level);
@@ -381,7 +381,7 @@ impl<'a> Flattener<'a> {
                     let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
                     resolved.dims.extend(short.dims.iter());
                     if let Some(m) = &short.modification {
-                        let type_mod = Mod::from_ast(m, inst, parent);
+                        let type_mod = Mod::from_ast(m, inst, parent, &mut self.diags);
                         resolved.modification = merge(
                             std::mem::take(&mut resolved.modification),
                             type_mod,
@@ -422,7 +422,7 @@ impl<'a> Flattener<'a> {
                     Some(ext) if def.kind == ClassKind::Type => {
                         let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
                         if let Some(m) = &ext.modification {
-                            let type_mod = Mod::from_ast(m, inst, c);
+                            let type_mod = Mod::from_ast(m, inst, c, &mut self.diags);
                             resolved.modification = merge(
                                 std::mem::take(&mut resolved.modification),
                                 type_mod,
@@ -511,6 +511,9 @@ impl<'a> Flattener<'a> {
                 Content::Insts(children)
             }
         };
+        if ty.connector && !spec.protected && self.instantiating_kind() == Some(ClassKind::Block) {
+            self.check_block_connector(&content, spec.decl);
+        }
         let elem = self.insts[inst.0 as usize]
             .elements
             .get_mut(&spec.name)
@@ -611,6 +614,47 @@ impl<'a> Flattener<'a> {
             ids.push(id);
         }
         ids
+    }
+
+    fn instantiating_kind(&self) -> Option<ClassKind> {
+        let class = *self.instantiating.last()?;
+        self.tree.node(class).def.map(|d| d.kind)
+    }
+
+    /// A block's public connectors carry only inputs and outputs (Modelica 4.7): a block is a
+    /// causal unit, so no flows and no undirected variables.
+    fn check_block_connector(&mut self, content: &Content, decl: &ComponentDecl) {
+        let mut stack = vec![content.clone()];
+        while let Some(c) = stack.pop() {
+            match c {
+                Content::Vars(vars) => {
+                    for v in vars {
+                        let var = self.dae.var(v);
+                        let undirected = self.causality[v.0 as usize] == Causality::None
+                            && matches!(var.kind, VarKind::Algebraic | VarKind::Discrete);
+                        if var.flow || undirected {
+                            let name = var.name.clone();
+                            self.diags.push(
+                                Diagnostic::error(format!(
+                                    "`{name}` is a public connector variable of a block, so it must be `input` or `output`{}",
+                                    if self.dae.var(v).flow { " (and not `flow`)" } else { "" }
+                                ))
+                                .at(decl.span, "in this block's connector"),
+                            );
+                            return;
+                        }
+                    }
+                }
+                Content::Insts(ids) => {
+                    for id in ids {
+                        for e in self.insts[id.0 as usize].elements.values() {
+                            stack.push(e.content.clone());
+                        }
+                    }
+                }
+                Content::Pending => {}
+            }
+        }
     }
 
     /// Prefixes the component's type cannot take (`flow` on a model, `parameter` on a block…).

@@ -51,6 +51,7 @@ impl<'a> Mod<'a> {
         m: &'a ast::Modification,
         scope: InstId,
         class_scope: super::classes::ClassId,
+        diags: &mut Vec<Diagnostic>,
     ) -> Mod<'a> {
         let mut out = Mod {
             binding: m.binding.as_ref().map(|expr| Bound {
@@ -73,7 +74,7 @@ impl<'a> Mod<'a> {
                     ..
                 } => {
                     let mut leaf = match modification {
-                        Some(inner) => Mod::from_ast(inner, scope, class_scope),
+                        Some(inner) => Mod::from_ast(inner, scope, class_scope, diags),
                         None => Mod::default(),
                     };
                     leaf.each = *each;
@@ -90,7 +91,7 @@ impl<'a> Mod<'a> {
                     });
                     let key = name.parts[0].name.clone();
                     let merged = match out.children.shift_remove(&key) {
-                        Some(existing) => merge_siblings(existing, nested),
+                        Some(existing) => merge_siblings(existing, nested, diags),
                         None => nested,
                     };
                     out.children.insert(key, merged);
@@ -131,23 +132,52 @@ impl<'a> Mod<'a> {
 }
 
 /// `a(x = 1, x(start = 2))`: two modifications of the same element in one list combine.
-fn merge_siblings<'a>(a: Mod<'a>, b: Mod<'a>) -> Mod<'a> {
-    merge(b, a, &mut Vec::new())
+fn merge_siblings<'a>(a: Mod<'a>, b: Mod<'a>, diags: &mut Vec<Diagnostic>) -> Mod<'a> {
+    // `a(x = 1), a.y = 2` is fine; giving one element two values is not (Modelica 7.2.6).
+    if a.binding.is_some()
+        && b.binding.is_some()
+        && let Some(span) = b.span
+    {
+        let mut d = Diagnostic::error("this element is modified twice in one modification")
+            .at(span, "second modification");
+        if let Some(first) = a.span {
+            d = d.with_secondary(first, "first modification");
+        }
+        diags.push(d);
+    }
+    let mut children = a.children;
+    for (name, m) in b.children {
+        let merged = match children.shift_remove(&name) {
+            Some(existing) => merge_siblings(existing, m, diags),
+            None => m,
+        };
+        children.insert(name, merged);
+    }
+    let mut weak = a.weak;
+    weak.extend(b.weak);
+    Mod {
+        binding: a.binding.or(b.binding),
+        children,
+        each: a.each || b.each,
+        is_final: a.is_final || b.is_final,
+        span: a.span.or(b.span),
+        weak,
+    }
 }
 
 /// `outer` overrides `inner`; overriding a `final` modification is an error.
 pub fn merge<'a>(outer: Mod<'a>, inner: Mod<'a>, diags: &mut Vec<Diagnostic>) -> Mod<'a> {
+    // A final element (`final A a(x = 1)`) fixes its whole modification, children included.
     if inner.is_final
-        && outer.binding.is_some()
-        && let (Some(o), Some(i)) = (outer.span, inner.span)
+        && (outer.binding.is_some() || !outer.children.is_empty())
+        && let Some(o) = outer.span
     {
-        {
-            diags.push(
-                Diagnostic::error("a `final` modification cannot be modified again")
-                    .at(o, "modified here")
-                    .with_secondary(i, "declared final here"),
-            );
+        let mut d = Diagnostic::error("a `final` modification cannot be modified again")
+            .at(o, "modified here");
+        if let Some(i) = inner.span {
+            d = d.with_secondary(i, "declared final here");
         }
+        diags.push(d);
     }
     let mut children = inner.children;
     for (name, o) in outer.children {

@@ -39,6 +39,29 @@ pub(crate) fn check_class(def: &ClassDef) -> Vec<Diagnostic> {
             );
         }
     }
+    let classes: Vec<&str> = comp
+        .elements
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ElementKind::Class(c) => Some(c.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for element in &comp.elements {
+        if let ElementKind::Component(clause) = &element.kind {
+            for decl in &clause.components {
+                if classes.contains(&decl.name.name.as_str()) {
+                    out.push(
+                        Diagnostic::error(format!(
+                            "`{}` is declared both as a component and as a class",
+                            decl.name.name
+                        ))
+                        .at(decl.name.span, "component with a class's name"),
+                    );
+                }
+            }
+        }
+    }
     for element in &comp.elements {
         if let ElementKind::Component(clause) = &element.kind {
             for decl in &clause.components {
