@@ -119,7 +119,10 @@ impl<'a> Mod<'a> {
     }
 
     fn select_in_place(&mut self, index: &[usize]) {
+        // `each` applies to the array it is written on: once that array is split into its
+        // elements, the value is whole again and the element's own dimensions select from it.
         if self.each {
+            self.each = false;
             return;
         }
         if let Some(b) = &mut self.binding {
