@@ -552,6 +552,20 @@ impl<'a> Flattener<'a> {
                 },
             }
         }
+        if !out.is_empty()
+            && let Some(shape) = self.binding_shape(modification)
+            && shape.len() == out.len()
+            && shape != out
+            && let Some(b) = &modification.binding
+        {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "the binding has size {shape:?} but the declaration {out:?}"
+                ))
+                .at(b.expr.span, "wrong size"),
+            );
+            return None;
+        }
         Some(out)
     }
 
