@@ -804,6 +804,15 @@ impl<'a> Flattener<'a> {
                         "not a constant",
                     ));
                 }
+                if let Some(t) = self.static_type(positional[0], ctx)
+                    && t != ScalarType::Real
+                {
+                    return Err(err(
+                        positional[0].span,
+                        format!("`der` needs a Real argument, not {}", t.name()),
+                        "not Real",
+                    ));
+                }
                 let a = self.flatten_expr(positional[0], ctx)?;
                 a.map(&mut |&x| match self.dae.pool.node(x) {
                     // A parameter does not change in time (Modelica 3.7.4.2).
@@ -814,17 +823,6 @@ impl<'a> Flattener<'a> {
                         ) =>
                     {
                         Ok(self.dae.pool.zero())
-                    }
-                    crate::expr::Node::Var(v) if self.dae.var(v).ty != ScalarType::Real => {
-                        Err(err(
-                            positional[0].span,
-                            format!(
-                                "`der` needs a Real variable; `{}` is {}",
-                                self.dae.var(v).name,
-                                self.dae.var(v).ty.name()
-                            ),
-                            "not Real",
-                        ))
                     }
                     crate::expr::Node::Var(v) => Ok(self.dae.pool.der(v)),
                     crate::expr::Node::Const(_) => Ok(self.dae.pool.zero()),
