@@ -134,70 +134,78 @@ impl<'a> Mod<'a> {
     }
 }
 
+/// How two modifications of one element meet.
+#[derive(Clone, Copy, PartialEq)]
+enum Meeting {
+    /// One list names the element twice (`a(x = 1), a.y = 2`): parts combine, but giving one
+    /// element two values is an error (Modelica 7.2.6).
+    Siblings,
+    /// An outer modification overrides an inner one, except where the inner is `final`.
+    Override,
+}
+
 /// `a(x = 1, x(start = 2))`: two modifications of the same element in one list combine.
 fn merge_siblings<'a>(a: Mod<'a>, b: Mod<'a>, diags: &mut Vec<Diagnostic>) -> Mod<'a> {
-    // `a(x = 1), a.y = 2` is fine; giving one element two values is not (Modelica 7.2.6).
-    if a.binding.is_some()
-        && b.binding.is_some()
-        && let Some(span) = b.span
-    {
-        let mut d = Diagnostic::error("this element is modified twice in one modification")
-            .at(span, "second modification");
-        if let Some(first) = a.span {
-            d = d.with_secondary(first, "first modification");
-        }
-        diags.push(d);
-    }
-    let mut children = a.children;
-    for (name, m) in b.children {
-        let merged = match children.shift_remove(&name) {
-            Some(existing) => merge_siblings(existing, m, diags),
-            None => m,
-        };
-        children.insert(name, merged);
-    }
-    let mut weak = a.weak;
-    weak.extend(b.weak);
-    Mod {
-        binding: a.binding.or(b.binding),
-        children,
-        each: a.each || b.each,
-        is_final: a.is_final || b.is_final,
-        span: a.span.or(b.span),
-        weak,
-    }
+    combine(b, a, Meeting::Siblings, diags)
 }
 
 /// `outer` overrides `inner`; overriding a `final` modification is an error.
 pub fn merge<'a>(outer: Mod<'a>, inner: Mod<'a>, diags: &mut Vec<Diagnostic>) -> Mod<'a> {
-    // A final element (`final A a(x = 1)`) fixes its whole modification, children included.
-    if inner.is_final
-        && (outer.binding.is_some() || !outer.children.is_empty())
-        && let Some(o) = outer.span
-    {
-        let mut d = Diagnostic::error("a `final` modification cannot be modified again")
-            .at(o, "modified here");
-        if let Some(i) = inner.span {
-            d = d.with_secondary(i, "declared final here");
-        }
+    combine(outer, inner, Meeting::Override, diags)
+}
+
+/// `later` meets `earlier` (the inner or first-written one); `later`'s binding wins.
+fn combine<'a>(
+    later: Mod<'a>,
+    earlier: Mod<'a>,
+    meeting: Meeting,
+    diags: &mut Vec<Diagnostic>,
+) -> Mod<'a> {
+    if let Some(d) = conflict(&later, &earlier, meeting) {
         diags.push(d);
     }
-    let mut children = inner.children;
-    for (name, o) in outer.children {
+    let mut children = earlier.children;
+    for (name, l) in later.children {
         let merged = match children.shift_remove(&name) {
-            Some(i) => merge(o, i, diags),
-            None => o,
+            Some(e) => combine(l, e, meeting, diags),
+            None => l,
         };
         children.insert(name, merged);
     }
-    let mut weak = inner.weak;
-    weak.extend(outer.weak);
+    let mut weak = earlier.weak;
+    weak.extend(later.weak);
     Mod {
-        binding: outer.binding.or(inner.binding),
+        binding: later.binding.or(earlier.binding),
         children,
-        each: outer.each || inner.each,
-        is_final: outer.is_final || inner.is_final,
-        span: outer.span.or(inner.span),
+        each: later.each || earlier.each,
+        is_final: later.is_final || earlier.is_final,
+        span: later.span.or(earlier.span),
         weak,
     }
+}
+
+fn conflict(later: &Mod<'_>, earlier: &Mod<'_>, meeting: Meeting) -> Option<Diagnostic> {
+    let (message, here, there) = match meeting {
+        Meeting::Siblings if later.binding.is_some() && earlier.binding.is_some() => (
+            "this element is modified twice in one modification",
+            "second modification",
+            "first modification",
+        ),
+        // A final element (`final A a(x = 1)`) fixes its whole modification, children included.
+        Meeting::Override
+            if earlier.is_final && (later.binding.is_some() || !later.children.is_empty()) =>
+        {
+            (
+                "a `final` modification cannot be modified again",
+                "modified here",
+                "declared final here",
+            )
+        }
+        _ => return None,
+    };
+    let mut d = Diagnostic::error(message).at(later.span?, here);
+    if let Some(span) = earlier.span {
+        d = d.with_secondary(span, there);
+    }
+    Some(d)
 }
