@@ -61,5 +61,6 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         }
     }
     super::report(&flat.sources, &structure.warnings);
+    super::leave_allocated((flat.sources, dae, structure, causal, blocks));
     ExitCode::SUCCESS
 }

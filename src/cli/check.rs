@@ -18,17 +18,23 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             return super::exit_code(&diags);
         }
     };
-    let mut diags = flat.warnings.clone();
-    let dae = &flat.dae;
+    let crate::frontend::Flat {
+        sources,
+        dae,
+        warnings: mut diags,
+    } = flat;
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
+    // Counts of the flat model, taken before the structure passes rewrite it in place.
+    let flat_counts = FlatCounts::of(&dae);
     let mut subsystems = Vec::new();
     let mut aliases = 0;
     let mut dummies: Vec<String> = Vec::new();
     let mut states = dae.count(VarKind::State);
-    if equations != unknowns {
-        diags.push(imbalance(dae));
+    let dae = if equations != unknowns {
+        diags.push(imbalance(&dae));
+        dae
     } else {
-        let (reduced, demoted) = structure::prepare(dae.clone());
+        let (reduced, demoted) = structure::prepare(dae);
         aliases = reduced.count(VarKind::Alias);
         dummies = demoted
             .iter()
@@ -42,23 +48,31 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             }
             Err(mut errors) => diags.append(&mut errors),
         }
-    }
-    super::report(&flat.sources, &diags);
+        reduced
+    };
+    super::report(&sources, &diags);
     let subsystem_states: Vec<Vec<&str>> = subsystems
         .iter()
         .map(|s| s.states.iter().map(|&v| dae.var(v).name.as_str()).collect())
         .collect();
+    let FlatCounts {
+        algebraic,
+        parameters,
+        constants,
+        inputs,
+        initial_equations,
+    } = flat_counts;
     match args.format() {
         Format::Json => super::print_json(&json!({
             "model": dae.model,
             "equations": equations,
             "unknowns": unknowns,
             "states": states,
-            "algebraic": dae.count(VarKind::Algebraic) + dae.count(VarKind::Discrete),
-            "parameters": dae.count(VarKind::Parameter),
-            "constants": dae.count(VarKind::Constant),
-            "inputs": dae.count(VarKind::Input),
-            "initial_equations": dae.initial_equations.len(),
+            "algebraic": algebraic,
+            "parameters": parameters,
+            "constants": constants,
+            "inputs": inputs,
+            "initial_equations": initial_equations,
             "balanced": equations == unknowns,
             "aliases": aliases,
             "dummy_derivatives": dummies,
@@ -75,8 +89,8 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("  equations          {equations:>8}");
             outln!("  unknowns           {unknowns:>8}");
             outln!("  states             {states:>8}");
-            outln!("  parameters         {:>8}", dae.count(VarKind::Parameter));
-            outln!("  initial equations  {:>8}", dae.initial_equations.len());
+            outln!("  parameters         {parameters:>8}");
+            outln!("  initial equations  {initial_equations:>8}");
             outln!("  aliases eliminated {aliases:>8}");
             if !dummies.is_empty() {
                 outln!(
@@ -97,7 +111,30 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             }
         }
     }
-    super::exit_code(&diags)
+    let code = super::exit_code(&diags);
+    super::leave_allocated((sources, dae, subsystems));
+    code
+}
+
+/// What `check` reports of the model as flattened (before alias elimination).
+struct FlatCounts {
+    algebraic: usize,
+    parameters: usize,
+    constants: usize,
+    inputs: usize,
+    initial_equations: usize,
+}
+
+impl FlatCounts {
+    fn of(dae: &Dae) -> Self {
+        FlatCounts {
+            algebraic: dae.count(VarKind::Algebraic) + dae.count(VarKind::Discrete),
+            parameters: dae.count(VarKind::Parameter),
+            constants: dae.count(VarKind::Constant),
+            inputs: dae.count(VarKind::Input),
+            initial_equations: dae.initial_equations.len(),
+        }
+    }
 }
 
 fn imbalance(dae: &Dae) -> Diagnostic {

@@ -9,6 +9,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         Ok(flat) => {
             super::report(&flat.sources, &flat.warnings);
             out!("{}", flat.dae.to_modelica());
+            super::leave_allocated(flat);
             ExitCode::SUCCESS
         }
         Err((sources, diags)) => {

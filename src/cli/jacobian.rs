@@ -94,6 +94,7 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
             }
         }
     }
+    super::leave_allocated((flat.sources, dae, structure, causal, jac, entries));
     ExitCode::SUCCESS
 }
 

@@ -177,14 +177,24 @@ impl Dae {
 
 /// `x` stays `x`; `a.b[1]` becomes `'a.b[1]'`.
 pub fn quote_name(name: &str) -> String {
-    let simple = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let bytes = name.as_bytes();
+    let simple = bytes
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && bytes
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     if simple && !crate::syntax::lexer::is_keyword(name) {
-        name.to_string()
-    } else {
-        format!("'{}'", name.replace('\\', "\\\\").replace('\'', "\\'"))
+        return name.to_string();
     }
+    let mut quoted = String::with_capacity(name.len() + 2);
+    quoted.push('\'');
+    for c in name.chars() {
+        if c == '\\' || c == '\'' {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('\'');
+    quoted
 }

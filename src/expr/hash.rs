@@ -43,7 +43,10 @@ impl Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.hash
+        // The last step is a multiply, whose low bits depend only on the input's low bits;
+        // the table indexes buckets by the low bits, so bring the well-mixed high bits down
+        // (constants differ mostly in their high bits).
+        self.hash.rotate_left(26)
     }
 }
 
