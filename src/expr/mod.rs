@@ -209,6 +209,55 @@ pub enum Node {
     Not(ExprId),
 }
 
+/// The children of one node, held inline.
+#[derive(Clone, Copy)]
+pub struct Kids {
+    items: [ExprId; 3],
+    len: u8,
+}
+
+impl Kids {
+    pub fn as_slice(&self) -> &[ExprId] {
+        &self.items[..self.len as usize]
+    }
+}
+
+impl IntoIterator for Kids {
+    type Item = ExprId;
+    type IntoIter = std::iter::Take<std::array::IntoIter<ExprId, 3>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter().take(self.len as usize)
+    }
+}
+
+/// Nodes already visited in one walk: most expressions are small, so a short inline list
+/// serves until it fills, then a hash set.
+#[derive(Default)]
+struct Seen {
+    few: Vec<ExprId>,
+    many: FxHashSet<ExprId>,
+}
+
+impl Seen {
+    const FEW: usize = 32;
+
+    /// False when `id` was seen before.
+    fn insert(&mut self, id: ExprId) -> bool {
+        if self.few.len() < Self::FEW {
+            if self.few.contains(&id) {
+                return false;
+            }
+            self.few.push(id);
+            return true;
+        }
+        if self.few.contains(&id) {
+            return false;
+        }
+        self.many.insert(id)
+    }
+}
+
 /// The arena. Build expressions only through its constructors.
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
@@ -405,11 +454,13 @@ impl ExprPool {
         }
     }
 
-    /// Children of a node, in order.
-    pub fn children(&self, id: ExprId) -> Vec<ExprId> {
-        match self.node(id) {
-            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => vec![],
-            Node::Neg(a) | Node::Call(_, a) | Node::Not(a) => vec![a],
+    /// Children of a node, in order (no allocation: at most three).
+    pub fn children(&self, id: ExprId) -> Kids {
+        let (items, len) = match self.node(id) {
+            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
+                ([id; 3], 0)
+            }
+            Node::Neg(a) | Node::Call(_, a) | Node::Not(a) => ([a; 3], 1),
             Node::Add(a, b)
             | Node::Mul(a, b)
             | Node::Div(a, b)
@@ -417,15 +468,16 @@ impl ExprPool {
             | Node::Call2(_, a, b)
             | Node::Cmp(_, a, b)
             | Node::And(a, b)
-            | Node::Or(a, b) => vec![a, b],
-            Node::If(c, a, b) => vec![c, a, b],
-        }
+            | Node::Or(a, b) => ([a, b, b], 2),
+            Node::If(c, a, b) => ([c, a, b], 3),
+        };
+        Kids { items, len }
     }
 
     /// Calls `visit` on every variable-like leaf (`Var`, `Der`, `Last`) reachable from `root`,
     /// each node once.
     pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
-        let mut seen = FxHashSet::default();
+        let mut seen = Seen::default();
         let mut stack = vec![root];
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
@@ -462,12 +514,11 @@ impl ExprPool {
             Node::Var(_) | Node::Der(_) | Node::Last(_) => map(self, node).unwrap_or(id),
             Node::Const(_) | Node::Time => id,
             _ => {
-                let kids: Vec<ExprId> = self
-                    .children(id)
-                    .into_iter()
-                    .map(|k| self.substitute_memo(k, map, memo))
-                    .collect();
-                self.rebuild(node, &kids)
+                let mut kids = self.children(id);
+                for k in kids.items[..kids.len as usize].iter_mut() {
+                    *k = self.substitute_memo(*k, map, memo);
+                }
+                self.rebuild(node, kids.as_slice())
             }
         };
         memo.insert(id, result);
