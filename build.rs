@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
+    // Without this, cargo would rerun the build script only when `stdlib` changes.
+    println!("cargo:rerun-if-changed=grammar");
     lalrpop::Configuration::new()
         .set_in_dir("grammar")
         .process()

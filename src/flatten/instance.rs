@@ -725,7 +725,7 @@ fn type_extension(comp: &ast::Composition) -> Option<&ast::Extends> {
         }
     }
     let no_equations = comp.equations.is_empty() && comp.initial_equations.is_empty();
-    extends.filter(|_| no_equations)
+    extends.filter(|_| no_equations).map(|e| &**e)
 }
 
 /// An element inherited twice must be the same declaration (Modelica 7.1: identical

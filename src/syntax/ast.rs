@@ -140,7 +140,8 @@ pub struct Element {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum ElementKind {
-    Extends(Extends),
+    /// Boxed so that the common component element stays small.
+    Extends(Box<Extends>),
     Class(Box<ClassDef>),
     Component(ComponentClause),
     /// `import …` (reported as not supported).
@@ -191,15 +192,16 @@ pub struct ComponentClause {
     pub components: Vec<ComponentDecl>,
 }
 
+/// The optional parts are boxed so that a declaration stays small (most have none of them).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ComponentDecl {
     pub name: Ident,
     pub dims: Vec<Subscript>,
-    pub modification: Option<Modification>,
+    pub modification: Option<Box<Modification>>,
     /// `if cond` conditional component: recognised, not supported.
-    pub condition: Option<Expr>,
+    pub condition: Option<Box<Expr>>,
     pub description: Option<String>,
-    pub annotation: Option<Modification>,
+    pub annotation: Option<Box<Modification>>,
     #[serde(skip)]
     pub span: Span,
 }
@@ -426,9 +428,10 @@ pub enum ExprKind {
     Unsupported,
 }
 
-/// A function-call argument, positional or named (`x = 1`).
+/// A function-call argument, positional or named (`x = 1`). The name is boxed so that the
+/// common positional argument stays small.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Arg {
-    pub name: Option<Ident>,
+    pub name: Option<Box<Ident>>,
     pub value: Expr,
 }

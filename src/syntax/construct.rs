@@ -14,6 +14,25 @@ pub fn ident(file: FileId, name: &str, l: usize, r: usize) -> Ident {
     }
 }
 
+/// `first` followed by `rest`, allocated once at the final size.
+pub fn list<T>(first: T, rest: Vec<T>) -> Vec<T> {
+    let mut v = Vec::with_capacity(1 + rest.len());
+    v.push(first);
+    v.extend(rest);
+    v
+}
+
+/// A class with its name and body; the caller sets the kind, prefixes and span.
+pub fn class_def(name: Ident, body: ClassBody) -> Box<ClassDef> {
+    Box::new(ClassDef {
+        kind: ClassKind::Class,
+        name,
+        prefixes: ElementPrefixes::default(),
+        body,
+        span: Span::default(),
+    })
+}
+
 pub fn expr(file: FileId, l: usize, r: usize, kind: ExprKind) -> Expr {
     Expr {
         kind,
@@ -106,10 +125,92 @@ pub fn check_end_name(diags: &mut Vec<Diagnostic>, name: &Ident, end: &Ident) {
     }
 }
 
+/// The index of a value in an [`Arena`].
+pub type Slot = u32;
+
+/// Where the grammar's actions put equations, elements and component declarations as they
+/// complete. These are too large for lalrpop's symbol stack, whose every entry is as large as
+/// the largest value on it, so the stack carries their [`Slot`]s. A list's values are the arena's tail when
+/// the list is taken (the parser reduces bottom-up), so a class's lists are cut off the tail,
+/// and the outermost one is moved out whole. Values whose slot error recovery dropped from the
+/// stack stay behind until a list around them is taken, and are discarded then.
+#[derive(Default)]
+pub struct Arena {
+    equations: Vec<Equation>,
+    elements: Vec<Element>,
+    declarations: Vec<ComponentDecl>,
+}
+
+impl Arena {
+    /// Stores an equation; its description and span are set through [`Arena::equation_mut`].
+    pub fn equation(&mut self, kind: EquationKind) -> Slot {
+        self.equations.push(Equation {
+            kind,
+            description: None,
+            span: Span::default(),
+        });
+        (self.equations.len() - 1) as Slot
+    }
+
+    pub fn equation_mut(&mut self, slot: Slot) -> &mut Equation {
+        &mut self.equations[slot as usize]
+    }
+
+    pub fn element(&mut self, element: Element) -> Slot {
+        self.elements.push(element);
+        (self.elements.len() - 1) as Slot
+    }
+
+    pub fn declaration(&mut self, declaration: ComponentDecl) -> Slot {
+        self.declarations.push(declaration);
+        (self.declarations.len() - 1) as Slot
+    }
+
+    /// Takes the declarations of one component clause.
+    pub fn declarations(&mut self, first: Slot, mut rest: Vec<Slot>) -> Vec<ComponentDecl> {
+        if rest.is_empty() {
+            return take(&mut self.declarations, &[first]);
+        }
+        rest.insert(0, first);
+        take(&mut self.declarations, &rest)
+    }
+
+    /// Takes the equations of an equation list (annotations and erroneous items are `None`).
+    pub fn equations(&mut self, items: Vec<Option<Slot>>) -> Vec<Equation> {
+        let slots: Vec<Slot> = items.into_iter().flatten().collect();
+        take(&mut self.equations, &slots)
+    }
+}
+
+/// Takes the values at `slots` (increasing) off the arena's tail, in order. The values between
+/// and after them are orphans of error recovery and are dropped.
+fn take<T>(arena: &mut Vec<T>, slots: &[Slot]) -> Vec<T> {
+    let (Some(&first), Some(&last)) = (slots.first(), slots.last()) else {
+        return Vec::new();
+    };
+    arena.truncate(last as usize + 1);
+    // A list that fills the arena at least half moves out with its buffer (so a file's large
+    // equation list is never copied); smaller ones are copied out and the buffer is reused.
+    let tail: Vec<T> = if first == 0 && 2 * arena.len() >= arena.capacity() {
+        std::mem::take(arena)
+    } else {
+        arena.drain(first as usize..).collect()
+    };
+    if tail.len() == slots.len() {
+        return tail;
+    }
+    let mut wanted = slots.iter().map(|&s| (s - first) as usize).peekable();
+    tail.into_iter()
+        .enumerate()
+        .filter(|&(i, _)| wanted.next_if_eq(&i).is_some())
+        .map(|(_, v)| v)
+        .collect()
+}
+
 /// One item of an element list.
 pub enum SectionItem {
-    Element(Element),
-    Annotation(Modification),
+    Element(Slot),
+    Annotation(Box<Modification>),
     Error,
 }
 
@@ -117,36 +218,68 @@ pub enum SectionItem {
 pub enum Section {
     Elements(Visibility, Vec<SectionItem>),
     /// `equation` (false) or `initial equation` (true).
-    Equations(bool, Vec<Option<Equation>>),
+    Equations(bool, Vec<Option<Slot>>),
     /// Already reported as not supported.
     Unsupported,
 }
 
-pub fn build_composition(first: Vec<SectionItem>, sections: Vec<Section>) -> Composition {
-    let mut comp = Composition::default();
-    add_elements(&mut comp, Visibility::Public, first);
+/// Assembles a composition, taking its elements and equations off the arena.
+pub fn build_composition(
+    arena: &mut Arena,
+    description: Option<String>,
+    (first, sections): (Vec<SectionItem>, Vec<Section>),
+) -> Composition {
+    let mut annotation = None;
+    // Slots in order, with each element's visibility and whether each equation is initial.
+    let (mut elements, mut visibilities) = (Vec::new(), Vec::new());
+    let (mut equations, mut initial) = (Vec::new(), Vec::new());
+    let mut add_items = |visibility, items: Vec<SectionItem>| {
+        for item in items {
+            match item {
+                SectionItem::Element(slot) => {
+                    elements.push(slot);
+                    visibilities.push(visibility);
+                }
+                SectionItem::Annotation(a) => annotation = Some(*a),
+                SectionItem::Error => {}
+            }
+        }
+    };
+    add_items(Visibility::Public, first);
+    let mut eq_sections = Vec::new();
     for section in sections {
         match section {
-            Section::Elements(vis, items) => add_elements(&mut comp, vis, items),
-            Section::Equations(false, eqs) => comp.equations.extend(eqs.into_iter().flatten()),
-            Section::Equations(true, eqs) => {
-                comp.initial_equations.extend(eqs.into_iter().flatten())
-            }
+            Section::Elements(visibility, items) => add_items(visibility, items),
+            Section::Equations(is_initial, items) => eq_sections.push((is_initial, items)),
             Section::Unsupported => {}
         }
     }
-    comp
-}
-
-fn add_elements(comp: &mut Composition, visibility: Visibility, items: Vec<SectionItem>) {
-    for item in items {
-        match item {
-            SectionItem::Element(mut e) => {
-                e.visibility = visibility;
-                comp.elements.push(e);
-            }
-            SectionItem::Annotation(a) => comp.annotation = Some(a),
-            SectionItem::Error => {}
+    for (is_initial, items) in eq_sections {
+        for slot in items.into_iter().flatten() {
+            equations.push(slot);
+            initial.push(is_initial);
         }
+    }
+    let mut elements = take(&mut arena.elements, &elements);
+    if visibilities.contains(&Visibility::Protected) {
+        for (e, visibility) in elements.iter_mut().zip(visibilities) {
+            e.visibility = visibility;
+        }
+    }
+    let equations = take(&mut arena.equations, &equations);
+    let (equations, initial_equations) = if initial.contains(&true) {
+        let mut flags = initial.into_iter();
+        equations
+            .into_iter()
+            .partition(|_| flags.next() == Some(false))
+    } else {
+        (equations, Vec::new())
+    };
+    Composition {
+        description,
+        elements,
+        equations,
+        initial_equations,
+        annotation,
     }
 }

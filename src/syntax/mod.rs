@@ -11,6 +11,7 @@ use lalrpop_util::{ErrorRecovery, ParseError, lalrpop_mod};
 use crate::diagnostics::Diagnostic;
 use crate::source::{FileId, SourceMap, Span};
 use ast::StoredDefinition;
+use construct::Arena;
 use lexer::{LexError, Lexer, Tok};
 
 lalrpop_mod!(
@@ -49,6 +50,7 @@ pub fn parse_file(sources: &SourceMap, file: FileId) -> ParsedFile {
         file,
         &mut recovered,
         &mut diagnostics,
+        &mut Arena::default(),
         &mut lexer,
     );
     let mut syntax: Vec<Diagnostic> = lexer
@@ -91,8 +93,13 @@ pub fn parse_expression(sources: &SourceMap, file: FileId) -> Result<ast::Expr, 
     let mut lexer = Lexer::new(text);
     let mut recovered = Vec::new();
     let mut diagnostics = Vec::new();
-    let result =
-        grammar::ExpressionParser::new().parse(file, &mut recovered, &mut diagnostics, &mut lexer);
+    let result = grammar::ExpressionParser::new().parse(
+        file,
+        &mut recovered,
+        &mut diagnostics,
+        &mut Arena::default(),
+        &mut lexer,
+    );
     diagnostics.extend(lexer.errors.iter().map(|e| lex_diagnostic(file, e)));
     diagnostics.extend(
         recovered
