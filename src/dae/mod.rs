@@ -170,13 +170,38 @@ impl Dae {
     }
 
     pub fn show(&self, id: ExprId) -> String {
-        let names = |v: VarId| self.printed_name(v);
-        Display::new(&self.pool, id, &names).to_string()
+        self.display(id).to_string()
+    }
+
+    /// `id` as Modelica text, written straight into whatever formats it.
+    pub fn display(&self, id: ExprId) -> ShownExpr<'_> {
+        ShownExpr { dae: self, id }
+    }
+}
+
+/// An expression of a [`Dae`] with its variables' printed names; see [`Dae::display`].
+pub struct ShownExpr<'d> {
+    dae: &'d Dae,
+    id: ExprId,
+}
+
+impl std::fmt::Display for ShownExpr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names =
+            |v: VarId, f: &mut std::fmt::Formatter<'_>| write_quoted_name(&self.dae.var(v).name, f);
+        Display::new(&self.dae.pool, self.id, &names).fmt(f)
     }
 }
 
 /// `x` stays `x`; `a.b[1]` becomes `'a.b[1]'`.
 pub fn quote_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 2);
+    let _ = write_quoted_name(name, &mut out);
+    out
+}
+
+/// Writes `name` as [`quote_name`] spells it, without building a string first.
+pub fn write_quoted_name(name: &str, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     let bytes = name.as_bytes();
     let simple = bytes
         .first()
@@ -185,16 +210,14 @@ pub fn quote_name(name: &str) -> String {
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     if simple && !crate::syntax::lexer::is_keyword(name) {
-        return name.to_string();
+        return out.write_str(name);
     }
-    let mut quoted = String::with_capacity(name.len() + 2);
-    quoted.push('\'');
+    out.write_char('\'')?;
     for c in name.chars() {
         if c == '\\' || c == '\'' {
-            quoted.push('\\');
+            out.write_char('\\')?;
         }
-        quoted.push(c);
+        out.write_char(c)?;
     }
-    quoted.push('\'');
-    quoted
+    out.write_char('\'')
 }

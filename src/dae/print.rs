@@ -35,7 +35,12 @@ impl Dae {
         }
         let _ = writeln!(out, "{keyword}");
         for eq in equations {
-            let _ = writeln!(out, "  {} = {};", self.show(eq.lhs), self.show(eq.rhs));
+            let _ = writeln!(
+                out,
+                "  {} = {};",
+                self.display(eq.lhs),
+                self.display(eq.rhs)
+            );
         }
     }
 

@@ -4,16 +4,19 @@ use std::fmt;
 
 use super::{ExprId, ExprPool, Node, VarId};
 
-/// `format!("{}", Display::new(pool, id, &names))` prints the expression; `names` gives each
-/// variable's printed name (already quoted where needed).
+/// Writes a variable's printed name (quoted where needed).
+pub type NameWriter<'a> = dyn Fn(VarId, &mut fmt::Formatter<'_>) -> fmt::Result + 'a;
+
+/// `format!("{}", Display::new(pool, id, &names))` prints the expression; `names` writes each
+/// variable's printed name.
 pub struct Display<'a> {
     pool: &'a ExprPool,
     id: ExprId,
-    names: &'a dyn Fn(VarId) -> String,
+    names: &'a NameWriter<'a>,
 }
 
 impl<'a> Display<'a> {
-    pub fn new(pool: &'a ExprPool, id: ExprId, names: &'a dyn Fn(VarId) -> String) -> Self {
+    pub fn new(pool: &'a ExprPool, id: ExprId, names: &'a NameWriter<'a>) -> Self {
         Display { pool, id, names }
     }
 }
@@ -63,9 +66,17 @@ impl Display<'_> {
     fn write(&self, f: &mut fmt::Formatter<'_>, id: ExprId) -> fmt::Result {
         match self.pool.node(id) {
             Node::Const(bits) => write_number(f, f64::from_bits(bits)),
-            Node::Var(v) => write!(f, "{}", (self.names)(v)),
-            Node::Der(v) => write!(f, "der({})", (self.names)(v)),
-            Node::Last(v) => write!(f, "last({})", (self.names)(v)),
+            Node::Var(v) => (self.names)(v, f),
+            Node::Der(v) => {
+                f.write_str("der(")?;
+                (self.names)(v, f)?;
+                f.write_str(")")
+            }
+            Node::Last(v) => {
+                f.write_str("last(")?;
+                (self.names)(v, f)?;
+                f.write_str(")")
+            }
             Node::Time => write!(f, "time"),
             Node::Add(a, b) => {
                 self.child(f, a, ARITH)?;
