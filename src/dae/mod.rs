@@ -6,6 +6,8 @@ mod print;
 
 pub use balance::ComponentBalance;
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use serde::Serialize;
 
@@ -77,8 +79,9 @@ pub struct Variable {
     pub description: Option<String>,
     /// The declaration this variable comes from.
     pub span: Span,
-    /// The component instance that owns it (`circuit.R1`; empty at top level).
-    pub component: String,
+    /// The component instance that owns it (`circuit.R1`; empty at top level), shared by all
+    /// its variables and equations.
+    pub component: Arc<str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -118,7 +121,7 @@ pub struct Equation {
     pub terms: Vec<Term>,
     pub origin: EquationOrigin,
     pub span: Span,
-    pub component: String,
+    pub component: Arc<str>,
 }
 
 /// A side condition the flattener found (`assert`, equal-parameter checks of connections).

@@ -137,7 +137,7 @@ impl<'a> Flattener<'a> {
         }
         let count: usize = shape.iter().product();
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
-            .prefix
+            .owner
             .clone();
         let n_lhs = lhs_terms.len();
         for k in 0..count {
@@ -326,7 +326,7 @@ impl<'a> Flattener<'a> {
             .at(eq.span, "unbalanced branches"));
         }
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
-            .prefix
+            .owner
             .clone();
         for k in 0..counts[0] {
             let mut residual = flattened.last().expect("else branch")[k].residual;

@@ -1,6 +1,8 @@
 //! Instantiation: classes become instances with elements; builtin-typed elements become flat
 //! scalar variables (arrays scalarised), class-typed ones become child instances.
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 
 use super::Flattener;
@@ -31,7 +33,7 @@ pub struct Instance<'a> {
     pub is_connector: bool,
     /// The component that owns this instance's variables: the instance itself, or for a
     /// connector the component it belongs to (so `R1.p.v` is owned by `R1`).
-    pub owner: String,
+    pub owner: Arc<str>,
     /// `weak v` marks from this connector instance's declaration (SPEC §2.1).
     pub weak_marks: Vec<&'a Ident>,
     /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
@@ -112,7 +114,7 @@ impl<'a> Flattener<'a> {
         let weak_marks = outer.weak.clone();
         let owner = match parent {
             Some(p) if is_connector => self.insts[p.0 as usize].owner.clone(),
-            _ => prefix.clone(),
+            _ => Arc::from(prefix.as_str()),
         };
         self.insts.push(Instance {
             owner,
