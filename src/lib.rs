@@ -14,5 +14,6 @@ pub mod generate;
 pub mod jacobian;
 pub mod load;
 pub mod source;
+pub mod simulate;
 pub mod structure;
 pub mod syntax;

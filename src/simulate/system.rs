@@ -1,0 +1,37 @@
+//! The interface between a model and the integrators: `der(x) = f(t, x)` with the sparse
+//! Jacobian `∂f/∂x`, and the counters every integrator keeps (SPEC §6).
+
+use crate::causal::EvalFailure;
+
+/// An explicit ODE `der(x) = f(t, x)` the integrators can step.
+pub trait OdeSystem {
+    /// The number of states.
+    fn dim(&self) -> usize;
+
+    /// `dx = f(t, x)`.
+    fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure>;
+
+    /// The structurally nonzero entries `(row, col)` of `∂f/∂x`, sorted by row then column;
+    /// fixed for the whole run.
+    fn jacobian_pattern(&self) -> &[(usize, usize)];
+
+    /// The values of `∂f/∂x` at `(t, x)`, one per entry of [`OdeSystem::jacobian_pattern`].
+    fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure>;
+}
+
+/// What an integration cost (SPEC §6).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Accepted steps.
+    pub steps: u64,
+    /// Rejected steps (variable-step methods only).
+    pub rejected_steps: u64,
+    /// Evaluations of `f`, including those spent inside Jacobians.
+    pub f_evals: u64,
+    /// Evaluations of `∂f/∂x`.
+    pub jac_evals: u64,
+    /// Evaluations of `f` spent computing Jacobians (0 when the Jacobian is symbolic).
+    pub f_evals_in_jacobians: u64,
+    /// Newton iterations over all implicit stages.
+    pub newton_iters: u64,
+}
