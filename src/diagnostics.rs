@@ -21,6 +21,9 @@ pub struct Diagnostic {
     pub primary: Option<(Span, String)>,
     pub secondary: Vec<(Span, String)>,
     pub notes: Vec<String>,
+    /// A construct outside mocca's subset: when flattening, reported only if the class holding
+    /// it is used, so a library can be loaded whole.
+    pub unsupported: bool,
 }
 
 impl Diagnostic {
@@ -31,6 +34,7 @@ impl Diagnostic {
             primary: None,
             secondary: Vec::new(),
             notes: Vec::new(),
+            unsupported: false,
         }
     }
 

@@ -4,6 +4,7 @@ use crate::dae::Dae;
 use crate::diagnostics::{self, Diagnostic};
 use crate::flatten::{self, Override, Request};
 use crate::source::{FileId, SourceMap, Span};
+use crate::syntax::ast::StoredDefinition;
 use crate::{load, syntax};
 
 /// A flattened model with the sources its spans point into.
@@ -22,14 +23,19 @@ pub fn flatten_sources(
     model: Option<&str>,
     params: &[(String, String)],
 ) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
-    let stdlib = load::load_stdlib(&mut sources);
-    let mut diags = Vec::new();
-    let mut parsed = Vec::new();
-    for &id in user.iter().chain(&stdlib) {
-        let p = syntax::parse_file(&sources, id);
-        diags.extend(p.diagnostics);
-        parsed.push(p.ast);
+    let mut parsed = Parsed::default();
+    for &id in user {
+        parsed.add(&sources, id);
     }
+    let with_modelica = !parsed.asts.iter().flatten().any(defines_modelica);
+    for id in load::load_stdlib(&mut sources, with_modelica) {
+        parsed.add(&sources, id);
+    }
+    let Parsed {
+        asts: parsed,
+        mut diags,
+        unsupported,
+    } = parsed;
     let overrides = parse_overrides(&mut sources, params, &mut diags);
     if diagnostics::has_errors(&diags) {
         return Err((sources, diags));
@@ -46,6 +52,7 @@ pub fn flatten_sources(
         default_file,
         model,
         overrides: &overrides,
+        unsupported: &unsupported,
     };
     let result = flatten::flatten(&request);
     match result {
@@ -61,6 +68,38 @@ pub fn flatten_sources(
             diags.append(&mut errors);
             Err((sources, diags))
         }
+    }
+}
+
+/// Parsed files with their diagnostics, "not supported" ones apart: those are reported only
+/// if the model uses the class holding the construct.
+#[derive(Default)]
+struct Parsed {
+    asts: Vec<Option<StoredDefinition>>,
+    diags: Vec<Diagnostic>,
+    unsupported: Vec<Diagnostic>,
+}
+
+impl Parsed {
+    fn add(&mut self, sources: &SourceMap, id: FileId) {
+        let p = syntax::parse_file(sources, id);
+        for d in p.diagnostics {
+            if d.unsupported {
+                self.unsupported.push(d);
+            } else {
+                self.diags.push(d);
+            }
+        }
+        self.asts.push(p.ast);
+    }
+}
+
+/// Whether a file defines (part of) the top-level package `Modelica`, which then replaces the
+/// bundled stand-in.
+fn defines_modelica(file: &StoredDefinition) -> bool {
+    match &file.within {
+        Some(within) => within.parts.first().is_some_and(|p| p.name == "Modelica"),
+        None => file.classes.iter().any(|c| c.name.name == "Modelica"),
     }
 }
 

@@ -23,10 +23,12 @@ pub fn load_paths(sources: &mut SourceMap, paths: &[PathBuf]) -> Result<Vec<File
     Ok(ids)
 }
 
-/// Adds the bundled stdlib (package `Mocca`) to the source map.
-pub fn load_stdlib(sources: &mut SourceMap) -> Vec<FileId> {
+/// Adds the bundled stdlib to the source map: package `Mocca`, and unless `with_modelica` is
+/// false, the stand-in package `Modelica` (SI unit types, constants, icons).
+pub fn load_stdlib(sources: &mut SourceMap, with_modelica: bool) -> Vec<FileId> {
     STDLIB
         .iter()
+        .filter(|(name, _)| with_modelica || !name.starts_with("Modelica/"))
         .map(|(name, text)| sources.add(format!("<stdlib>/{name}"), *text))
         .collect()
 }

@@ -310,3 +310,105 @@ fn flat_output_parses_back_to_the_same_dae() {
         assert_eq!(equations(&first), equations(&second));
     }
 }
+
+#[test]
+fn imports_of_every_form_resolve_types_and_constants() {
+    let text = "
+package Lib
+  package Units type Len = Real(unit = \"m\"); type Tm = Real(unit = \"s\"); end Units;
+  package Consts constant Real k = 4; end Consts;
+end Lib;
+model M
+  import U = Lib.Units;
+  import Lib.Consts;
+  import Lib.Units.{Tm};
+  U.Len a;
+  Tm t;
+  parameter Real c = Consts.k;
+  parameter Real p = Modelica.Constants.pi;
+  Modelica.Units.SI.Voltage v;
+equation
+  der(a) = c; t = time; v = p;
+end M;";
+    let dae = flatten(text, &[]).unwrap();
+    let unit = |n: &str| dae.var(dae.lookup(n).unwrap()).unit.clone();
+    assert_eq!(unit("a").as_deref(), Some("m"));
+    assert_eq!(unit("t").as_deref(), Some("s"));
+    assert_eq!(
+        unit("v").as_deref(),
+        Some("V"),
+        "the bundled Modelica stand-in"
+    );
+    let value = |n: &str| {
+        let v = dae.lookup(n).unwrap();
+        dae.pool.as_const(dae.var(v).binding.unwrap())
+    };
+    assert_eq!(value("c"), Some(4.0));
+    assert_eq!(value("p"), Some(std::f64::consts::PI));
+    let star = "package Lib package Units type Len = Real(unit = \"m\"); end Units; end Lib;
+model M import Lib.Units.*; Len x; equation x = 1; end M;";
+    let dae = flatten(star, &[]).unwrap();
+    assert_eq!(dae.var(dae.lookup("x").unwrap()).unit.as_deref(), Some("m"));
+    let own =
+        "package Modelica package Constants constant Real pi = 3; end Constants; end Modelica;
+model M parameter Real p = Modelica.Constants.pi; end M;";
+    let dae = flatten(own, &[]).expect("a user's Modelica package replaces the stand-in");
+    assert_eq!(
+        dae.pool
+            .as_const(dae.var(dae.lookup("p").unwrap()).binding.unwrap()),
+        Some(3.0)
+    );
+    let err = flatten("model M import Nowhere.T; T x; equation x = 1; end M;", &[]).unwrap_err();
+    assert!(err.contains("type `T` not found"), "{err}");
+}
+
+#[test]
+fn unsupported_constructs_matter_only_in_the_classes_a_model_uses() {
+    let lib = "
+package Lib
+  function f input Real x; output Real y; algorithm y := x; end f;
+  model Good Real x(start = 1); equation der(x) = -x; end Good;
+  model Bad Real x; equation when time > 1 then x = 1; end when; end Bad;
+end Lib;";
+    let good = format!("{lib}\nmodel Top extends Lib.Good; end Top;");
+    let dae = flatten(&good, &[]).unwrap();
+    assert_eq!(dae.count(VarKind::State), 1);
+    let bad = format!("{lib}\nmodel Top Lib.Bad b; end Top;");
+    let err = flatten(&bad, &[]).unwrap_err();
+    assert!(err.contains("`when` is not supported"), "{err}");
+    assert!(
+        !err.contains("algorithm"),
+        "the unused function is not reported: {err}"
+    );
+    assert_eq!(
+        err.matches("error").count(),
+        1,
+        "no follow-on errors: {err}"
+    );
+}
+
+#[test]
+fn a_scalar_types_attributes_hold_for_each_element_of_an_array() {
+    let text = "
+type Temp = Real(unit = \"K\", start = 300, nominal = 300);
+model M
+  Temp T[3];
+  Temp S[2](start = {1, 2});
+equation
+  der(T) = -T; der(S) = -S;
+end M;";
+    let dae = flatten(text, &[]).unwrap();
+    let start = |n: &str| {
+        dae.pool
+            .as_const(dae.var(dae.lookup(n).unwrap()).start.unwrap())
+    };
+    assert_eq!(start("T[3]"), Some(300.0));
+    assert_eq!(
+        start("S[1]"),
+        Some(1.0),
+        "an array value replaces the type's scalar one"
+    );
+    assert_eq!(start("S[2]"), Some(2.0));
+    let nominal = dae.var(dae.lookup("T[2]").unwrap()).nominal.unwrap();
+    assert_eq!(dae.pool.as_const(nominal), Some(300.0));
+}

@@ -196,6 +196,17 @@ end D;
 }
 
 #[test]
+fn imports_of_every_form() {
+    insta::assert_json_snapshot!(ast(r#"package P
+  import SI = Modelica.Units.SI;
+  import Modelica.Constants;
+  import Lib.Parts.*;
+  import Lib.Parts.{A, B};
+end P;
+"#));
+}
+
+#[test]
 fn equations_of_every_kind() {
     insta::assert_json_snapshot!(ast(r#"model Q
 equation
@@ -238,7 +249,7 @@ fn typical_mistakes() {
         ("chained power", "model M\n  Real x = a^b^c;\nend M;\n"),
         (
             "not supported",
-            "model M\n  import A.B;\n  inner Real x;\nequation\n  when x > 1 then y = 2; end when;\nalgorithm\n  y := 1;\nend M;\n",
+            "model M\n  inner Real x;\nequation\n  when x > 1 then y = 2; end when;\nalgorithm\n  y := 1;\nend M;\n",
         ),
     ];
     let mut out = String::new();

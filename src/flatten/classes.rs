@@ -6,7 +6,8 @@ use indexmap::IndexMap;
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
 use crate::syntax::ast::{
-    ClassBody, ClassDef, ClassKind, ElementKind, Name, StoredDefinition, Variability, Visibility,
+    ClassBody, ClassDef, ClassKind, ElementKind, Import, Name, StoredDefinition, Variability,
+    Visibility,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,6 +23,8 @@ pub struct ClassNode<'a> {
     pub children: IndexMap<String, ClassId>,
     /// The class's `extends` clauses (kept apart so lookup need not scan every element).
     pub extends: Vec<&'a Name>,
+    /// The class's `import` clauses, consulted after its own classes (Modelica 13.2.1).
+    pub imports: Vec<&'a Import>,
     /// Declared in a `protected` section of its enclosing class.
     pub protected: bool,
 }
@@ -49,6 +52,7 @@ impl<'a> ClassTree<'a> {
             parent: None,
             children: IndexMap::new(),
             extends: Vec::new(),
+            imports: Vec::new(),
             protected: false,
         };
         let mut tree = ClassTree { nodes: vec![root] };
@@ -65,6 +69,11 @@ impl<'a> ClassTree<'a> {
             }
         }
         (tree, diags)
+    }
+
+    /// Every class of the tree, the root first.
+    pub fn ids(&self) -> impl Iterator<Item = ClassId> + '_ {
+        (0..self.nodes.len() as u32).map(ClassId)
     }
 
     pub fn node(&self, id: ClassId) -> &ClassNode<'a> {
@@ -93,6 +102,7 @@ impl<'a> ClassTree<'a> {
             parent: Some(parent),
             children: IndexMap::new(),
             extends: def.map(extends_of).unwrap_or_default(),
+            imports: def.map(imports_of).unwrap_or_default(),
             protected: false,
         });
         self.nodes[parent.0 as usize]
@@ -124,6 +134,7 @@ impl<'a> ClassTree<'a> {
                     let node = &mut self.nodes[existing.0 as usize];
                     node.def = Some(class);
                     node.extends = extends_of(class);
+                    node.imports = imports_of(class);
                     existing
                 }
                 Some(first) => {
@@ -246,16 +257,45 @@ impl<'a> ClassTree<'a> {
         }
     }
 
-    /// The first part of a name: the scope's own classes, inherited ones, then enclosing scopes.
+    /// The first part of a name: the scope's own classes, inherited ones, its imports, then
+    /// enclosing scopes.
     fn lookup_first(&self, name: &str, scope: ClassId) -> Option<ClassId> {
         let mut at = Some(scope);
         while let Some(s) = at {
             if let Some(found) = self.member_class(s, name, 0) {
                 return Some(found);
             }
+            if let Some(found) = self.imported(s, name) {
+                return Some(found);
+            }
             at = self.node(s).parent;
         }
         None
+    }
+
+    /// The class `name` denotes through one of `scope`'s imports. Import targets are full
+    /// paths, looked up from the top level.
+    fn imported(&self, scope: ClassId, name: &str) -> Option<ClassId> {
+        self.node(scope)
+            .imports
+            .iter()
+            .find_map(|import| match import {
+                Import::Renamed { alias, target } if alias.name == name => self.global(target),
+                Import::Qualified(target) if target.parts.last()?.name == name => {
+                    self.global(target)
+                }
+                Import::Multiple { package, names } if names.iter().any(|n| n.name == name) => {
+                    self.member_class(self.global(package)?, name, 0)
+                }
+                Import::Unqualified(package) => self.member_class(self.global(package)?, name, 0),
+                _ => None,
+            })
+    }
+
+    /// A class by its full path as written in source.
+    fn global(&self, name: &Name) -> Option<ClassId> {
+        let start = *self.node(ROOT).children.get(&name.parts[0].name)?;
+        self.composite(start, name).ok()
     }
 
     /// A class named `name` inside `class`, directly or through its base classes.
@@ -318,16 +358,27 @@ pub fn builtin(name: &str) -> Option<ScalarType> {
     }
 }
 
+fn imports_of(class: &ClassDef) -> Vec<&Import> {
+    elements_of(class, |kind| match kind {
+        ElementKind::Import(import) => Some(&**import),
+        _ => None,
+    })
+}
+
 fn extends_of(class: &ClassDef) -> Vec<&Name> {
+    elements_of(class, |kind| match kind {
+        ElementKind::Extends(ext) => Some(&ext.base),
+        _ => None,
+    })
+}
+
+/// The parts of a long class's elements that `pick` selects.
+fn elements_of<'a, T: ?Sized>(
+    class: &'a ClassDef,
+    pick: impl Fn(&'a ElementKind) -> Option<&'a T>,
+) -> Vec<&'a T> {
     match &class.body {
-        ClassBody::Long(comp) => comp
-            .elements
-            .iter()
-            .filter_map(|e| match &e.kind {
-                ElementKind::Extends(ext) => Some(&ext.base),
-                _ => None,
-            })
-            .collect(),
+        ClassBody::Long(comp) => comp.elements.iter().filter_map(|e| pick(&e.kind)).collect(),
         _ => Vec::new(),
     }
 }

@@ -194,6 +194,7 @@ impl<'a> Flattener<'a> {
         level: Level<'_, 'a>,
     ) {
         let inst = level.inst;
+        self.used_classes.insert(class);
         let Some(def) = self.tree.node(class).def else {
             return;
         };
@@ -269,7 +270,7 @@ impl<'a> Flattener<'a> {
                         );
                     }
                 }
-                ElementKind::Class(_) | ElementKind::Unsupported => {}
+                ElementKind::Class(_) | ElementKind::Import(_) | ElementKind::Unsupported => {}
             }
         }
         let inst_mut = &mut self.insts[inst.0 as usize];
@@ -383,7 +384,12 @@ impl<'a> Flattener<'a> {
                     let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
                     resolved.dims.extend(short.dims.iter());
                     if let Some(m) = &short.modification {
-                        let type_mod = Mod::from_ast(m, inst, parent, &mut self.diags);
+                        let mut type_mod = Mod::from_ast(m, inst, parent, &mut self.diags);
+                        if resolved.dims.is_empty() {
+                            // A scalar type's attributes hold for each element of an array
+                            // component of that type.
+                            type_mod.children.values_mut().for_each(|c| c.each = true);
+                        }
                         resolved.modification = merge(
                             std::mem::take(&mut resolved.modification),
                             type_mod,

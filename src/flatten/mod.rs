@@ -13,6 +13,7 @@ mod prefixes;
 mod restrictions;
 mod tree;
 mod types;
+mod unsupported;
 mod variability;
 
 use std::collections::{HashMap, HashSet};
@@ -47,6 +48,8 @@ pub struct Request<'r> {
     /// `--model NAME` (a dotted path, or a simple name found anywhere in the tree).
     pub model: Option<&'r str>,
     pub overrides: &'r [Override],
+    /// The parser's "not supported" diagnostics, reported if their class is used.
+    pub unsupported: &'r [Diagnostic],
 }
 
 /// The flat DAE and the warnings met on the way, or the errors.
@@ -70,6 +73,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         instantiating: Vec::new(),
         causality: Vec::new(),
         checked_classes: HashSet::new(),
+        used_classes: HashSet::new(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -81,6 +85,11 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         f.all_equations();
         f.connection_equations();
         f.mark_states();
+    }
+    let outside = unsupported::relevant(&f.tree, &f.used_classes, request.unsupported);
+    if !outside.is_empty() {
+        // The model's other errors are most likely consequences of the missing constructs.
+        return Err(outside);
     }
     if diagnostics::has_errors(&f.diags) {
         Err(f.diags)
@@ -166,6 +175,8 @@ pub(crate) struct Flattener<'a> {
     pub causality: Vec<Causality>,
     /// Classes whose kind restrictions were checked (once each, however often instantiated).
     pub checked_classes: HashSet<ClassId>,
+    /// Classes whose elements were collected: instantiated classes and their bases.
+    pub used_classes: HashSet<ClassId>,
 }
 
 impl<'a> Flattener<'a> {

@@ -174,10 +174,17 @@ fn combine<'a>(
     }
     let mut weak = earlier.weak;
     weak.extend(later.weak);
+    // `each` belongs with the binding: an outer array value replacing an inner `each` value
+    // selects per element again.
+    let each = if later.binding.is_some() {
+        later.each
+    } else {
+        later.each || earlier.each
+    };
     Mod {
         binding: later.binding.or(earlier.binding),
         children,
-        each: later.each || earlier.each,
+        each,
         is_final: later.is_final || earlier.is_final,
         span: later.span.or(earlier.span),
         weak,

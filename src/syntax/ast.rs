@@ -144,8 +144,23 @@ pub enum ElementKind {
     Extends(Box<Extends>),
     Class(Box<ClassDef>),
     Component(ComponentClause),
-    /// `import …` (reported as not supported).
+    Import(Box<Import>),
+    /// An out-of-subset element (reported where it is used).
     Unsupported,
+}
+
+/// `import …`: makes classes of another package visible by a short name in the importing
+/// class (not in classes that extend it).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Import {
+    /// `import A = P.Q;`
+    Renamed { alias: Ident, target: Name },
+    /// `import P.Q;` (visible as `Q`)
+    Qualified(Name),
+    /// `import P.*;`
+    Unqualified(Name),
+    /// `import P.{A, B};`
+    Multiple { package: Name, names: Vec<Ident> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -99,11 +99,11 @@ pub fn concat_strings(first: &str, rest: Vec<&str>) -> String {
 }
 
 pub fn not_supported(diags: &mut Vec<Diagnostic>, what: &str, span: Span) {
-    diags.push(
-        Diagnostic::error(format!("{what} is not supported"))
-            .at(span, "outside mocca's Modelica subset")
-            .with_note("see SPEC §2 for the supported subset"),
-    );
+    let mut d = Diagnostic::error(format!("{what} is not supported"))
+        .at(span, "outside mocca's Modelica subset")
+        .with_note("see SPEC §2 for the supported subset");
+    d.unsupported = true;
+    diags.push(d);
 }
 
 pub fn purity_not_supported(diags: &mut Vec<Diagnostic>, purity: Option<((), Span)>) {
