@@ -412,3 +412,58 @@ end M;";
     let nominal = dae.var(dae.lookup("T[2]").unwrap()).nominal.unwrap();
     assert_eq!(dae.pool.as_const(nominal), Some(300.0));
 }
+
+#[test]
+fn cat_joins_arrays_along_a_dimension() {
+    let text = "
+model M
+  parameter Real a[3] = cat(1, {1}, {2, 3});
+  parameter Real b[2, 3] = cat(2, [1; 4], [2, 3; 5, 6]);
+end M;";
+    let dae = flatten(text, &[]).unwrap();
+    let value = |n: &str| {
+        dae.pool
+            .as_const(dae.var(dae.lookup(n).unwrap()).binding.unwrap())
+    };
+    assert_eq!(value("a[3]"), Some(3.0));
+    assert_eq!(value("b[1,2]"), Some(2.0));
+    assert_eq!(value("b[2,1]"), Some(4.0));
+    assert_eq!(value("b[2,3]"), Some(6.0));
+    let err = flatten(
+        "model M parameter Real a[2, 2] = cat(2, [1; 2], [3]); end M;",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.contains("do not fit"), "{err}");
+}
+
+#[test]
+fn der_of_an_expression_follows_the_chain_rule() {
+    // d/dt (J w^2 / 2 + x·time) = J w der(w) + der(x)·time + x
+    let text = "
+model M
+  parameter Real J = 3;
+  Real w(start = 1), x(start = 0), E;
+equation
+  der(w) = -w; der(x) = 1;
+  E = der(J*w^2/2 + x*time);
+end M;";
+    let dae = flatten(text, &[]).unwrap();
+    let e = dae.equations.last().unwrap();
+    let mut point = mocca::causal::Point {
+        vars: vec![0.0; dae.variables.len()],
+        ders: vec![0.0; dae.variables.len()],
+        time: 2.0,
+    };
+    let (w, x) = (dae.lookup("w").unwrap(), dae.lookup("x").unwrap());
+    point.vars[dae.lookup("J").unwrap().0 as usize] = 3.0;
+    point.vars[w.0 as usize] = 0.5;
+    point.vars[x.0 as usize] = 4.0;
+    point.ders[w.0 as usize] = -0.5;
+    point.ders[x.0 as usize] = 1.0;
+    let rhs = dae.pool.eval(e.rhs, &point).unwrap();
+    assert!(
+        (rhs - (3.0 * 0.5 * -0.5 + 1.0 * 2.0 + 4.0)).abs() < 1e-12,
+        "{rhs}"
+    );
+}

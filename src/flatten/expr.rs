@@ -9,7 +9,7 @@ use super::modifier::Mod;
 use super::tree::Tree;
 use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
-use crate::expr::{CmpOp, ExprId, Func, Func2, VarId};
+use crate::expr::{CmpOp, ExprId, Func, Func2, Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{
     Arg, BinOp, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, RefPart, Subscript, UnOp,
@@ -814,24 +814,7 @@ impl<'a> Flattener<'a> {
                     ));
                 }
                 let a = self.flatten_expr(positional[0], ctx)?;
-                a.map(&mut |&x| match self.dae.pool.node(x) {
-                    // A parameter does not change in time (Modelica 3.7.4.2).
-                    crate::expr::Node::Var(v)
-                        if matches!(
-                            self.dae.var(v).kind,
-                            VarKind::Parameter | VarKind::Constant
-                        ) =>
-                    {
-                        Ok(self.dae.pool.zero())
-                    }
-                    crate::expr::Node::Var(v) => Ok(self.dae.pool.der(v)),
-                    crate::expr::Node::Const(_) => Ok(self.dae.pool.zero()),
-                    _ => Err(err(
-                        positional[0].span,
-                        "`der` of an expression is not supported; introduce a variable",
-                        "not a variable",
-                    )),
-                })
+                a.map(&mut |&x| self.time_derivative(x, positional[0].span))
             }
             "last" => {
                 arity(1)?;
@@ -941,6 +924,23 @@ impl<'a> Flattener<'a> {
                     .rev()
                     .fold(value, |inner, &n| Tree::Node(vec![inner; n])))
             }
+            "cat" => {
+                let (dim, parts) = positional
+                    .split_first()
+                    .ok_or_else(|| err(span, "`cat` needs a dimension", "missing argument"))?;
+                let dim = self.eval_scalar(dim, ctx)?;
+                let parts = parts
+                    .iter()
+                    .map(|p| self.flatten_expr(p, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                super::tree::concatenate(parts, dim.max(1.0) as usize).ok_or_else(|| {
+                    err(
+                        span,
+                        "the arrays of `cat` do not fit along the other dimensions",
+                        "here",
+                    )
+                })
+            }
             "identity" => {
                 arity(1)?;
                 let n = self.eval_scalar(positional[0], ctx)?.max(0.0) as usize;
@@ -990,6 +990,44 @@ impl<'a> Flattener<'a> {
                 "not a builtin function",
             )),
         }
+    }
+}
+
+impl Flattener<'_> {
+    /// `der(e)` by the chain rule: `Σ ∂e/∂v · der(v)` over the time-varying variables of `e`,
+    /// plus `∂e/∂time`. A parameter does not change in time (Modelica 3.7.4.2).
+    fn time_derivative(&mut self, e: ExprId, span: Span) -> Result<ExprId, Diagnostic> {
+        // `time` itself is not a visited leaf; its partial folds to zero when absent.
+        let mut leaves = vec![Node::Time];
+        let mut nested = false;
+        self.dae.pool.visit_leaves(e, |n| match n {
+            Node::Var(_) => leaves.push(n),
+            Node::Der(_) | Node::Last(_) => nested = true,
+            _ => {}
+        });
+        if nested {
+            return Err(err(
+                span,
+                "`der` of an expression holding `der` or `last` is not supported",
+                "here",
+            ));
+        }
+        let mut total = self.dae.pool.zero();
+        for leaf in leaves {
+            let rate = match leaf {
+                Node::Var(v)
+                    if matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant) =>
+                {
+                    continue;
+                }
+                Node::Var(v) => self.dae.pool.der(v),
+                _ => self.dae.pool.one(),
+            };
+            let partial = self.dae.pool.diff(e, leaf);
+            let term = self.dae.pool.mul(partial, rate);
+            total = self.dae.pool.add(total, term);
+        }
+        Ok(total)
     }
 }
 

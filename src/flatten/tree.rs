@@ -78,3 +78,33 @@ pub fn subscript_suffix(index: &[usize]) -> String {
     let parts: Vec<String> = index.iter().map(|i| (i + 1).to_string()).collect();
     format!("[{}]", parts.join(","))
 }
+
+/// `cat(dim, parts…)`: the parts joined along dimension `dim` (1-based); `None` when a part has
+/// fewer dimensions or the other dimensions differ.
+pub fn concatenate<T: Clone>(parts: Vec<Tree<T>>, dim: usize) -> Option<Tree<T>> {
+    let mut kids_of = Vec::with_capacity(parts.len());
+    for part in parts {
+        match part {
+            Tree::Node(kids) => kids_of.push(kids),
+            Tree::Leaf(_) => return None,
+        }
+    }
+    if dim <= 1 {
+        return Some(Tree::Node(kids_of.into_iter().flatten().collect()));
+    }
+    let n = kids_of.first().map_or(0, Vec::len);
+    if kids_of.iter().any(|k| k.len() != n) {
+        return None;
+    }
+    let mut columns: Vec<Vec<Tree<T>>> = (0..n).map(|_| Vec::new()).collect();
+    for kids in kids_of {
+        for (column, kid) in columns.iter_mut().zip(kids) {
+            column.push(kid);
+        }
+    }
+    let joined = columns
+        .into_iter()
+        .map(|column| concatenate(column, dim - 1))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Tree::Node(joined))
+}
