@@ -283,13 +283,12 @@ impl ExprPool {
     }
 
     fn intern(&mut self, node: Node) -> ExprId {
-        if let Some(&id) = self.index.get(&node) {
-            return id;
-        }
-        let id = ExprId(self.nodes.len() as u32);
-        self.nodes.push(node);
-        self.index.insert(node, id);
-        id
+        // One probe of the table for both the lookup and the insertion.
+        let nodes = &mut self.nodes;
+        *self.index.entry(node).or_insert_with(|| {
+            nodes.push(node);
+            ExprId(nodes.len() as u32 - 1)
+        })
     }
 
     pub fn constant(&mut self, value: f64) -> ExprId {
