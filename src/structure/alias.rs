@@ -32,18 +32,22 @@ impl SignedSets {
         }
     }
 
-    /// Root of `x` and the sign with `x = sign·root`.
+    /// Root of `x` and the sign with `x = sign·root`, compressing the path (iteratively:
+    /// chains of aliases can be as long as the model).
     fn find(&mut self, x: usize) -> (usize, f64) {
-        let Link { parent, sign } = self.links[x];
-        if parent == x {
-            return (x, 1.0);
+        let mut path = Vec::new();
+        let mut at = x;
+        while self.links[at].parent != at {
+            path.push(at);
+            at = self.links[at].parent;
         }
-        let (root, s) = self.find(parent);
-        self.links[x] = Link {
-            parent: root,
-            sign: sign * s,
-        };
-        (root, sign * s)
+        // Walk back from the node nearest the root, accumulating signs.
+        let mut sign = 1.0;
+        for &node in path.iter().rev() {
+            sign *= self.links[node].sign;
+            self.links[node] = Link { parent: at, sign };
+        }
+        (at, sign)
     }
 }
 
