@@ -4,7 +4,9 @@
 //! function theorem; an algebraic loop `R(Y, x) = 0` numerically as `−(∂R/∂Y)⁻¹ ∂R/∂x`.
 //! Structural zeros stay zeros: the sparsity pattern is exact.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::expr::hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::causal::{Causal, Point, Step, leaf};
 use crate::dae::Dae;
@@ -39,7 +41,7 @@ pub struct OdeJacobian {
 type Sens = BTreeMap<usize, Option<ExprId>>;
 
 pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
-    let column: HashMap<VarId, usize> = causal
+    let column: BTreeMap<VarId, usize> = causal
         .states
         .iter()
         .enumerate()
@@ -47,7 +49,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
         .collect();
     let needed = needed_steps(&dae.pool, causal);
     let mut partials = vec![StepPartials::default(); causal.steps.len()];
-    let mut sens: HashMap<Node, Sens> = HashMap::new();
+    let mut sens: HashMap<Node, Sens> = HashMap::default();
     for (&v, &j) in &column {
         sens.insert(Node::Var(v), BTreeMap::from([(j, Some(dae.pool.one()))]));
     }
@@ -114,7 +116,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
 /// Steps a state derivative depends on (the rest are outputs: no need to differentiate them).
 fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
     let mut needed = vec![false; causal.steps.len()];
-    let mut wanted: std::collections::HashSet<Node> = std::collections::HashSet::new();
+    let mut wanted: HashSet<Node> = HashSet::default();
     for (k, step) in causal.steps.iter().enumerate().rev() {
         let targets = step.targets();
         let solves_der = targets.iter().any(|u| matches!(leaf(*u), Node::Der(_)));
@@ -153,7 +155,7 @@ fn step_partials(dae: &mut Dae, step: &Step, sens: &HashMap<Node, Sens>) -> Step
                 leaves.push(n);
             }
         });
-        leaves.sort_by_key(|n| format!("{n:?}"));
+        leaves.sort_by_key(|&n| leaf_order(n));
         for l in leaves {
             let d = dae.pool.diff(e, l);
             if dae.pool.as_const(d) != Some(0.0) {
@@ -162,6 +164,17 @@ fn step_partials(dae: &mut Dae, step: &Step, sens: &HashMap<Node, Sens>) -> Step
         }
     }
     StepPartials { inputs }
+}
+
+/// A fixed order of a step's inputs, so the Jacobian's expressions come out the same on
+/// every run.
+fn leaf_order(n: Node) -> (u8, u32) {
+    match n {
+        Node::Var(v) => (0, v.0),
+        Node::Der(v) => (1, v.0),
+        Node::Last(v) => (2, v.0),
+        _ => (3, 0),
+    }
 }
 
 /// `Σ_L ∂e/∂L · dL/dx` for one residual row, column by column.
@@ -190,7 +203,7 @@ impl OdeJacobian {
     pub fn values(&self, dae: &Dae, causal: &Causal, point: &Point) -> Vec<(usize, usize, f64)> {
         let pool = &dae.pool;
         let eval = |e: ExprId| pool.eval(e, point).unwrap_or(f64::NAN);
-        let mut sens: HashMap<Node, BTreeMap<usize, f64>> = HashMap::new();
+        let mut sens: HashMap<Node, BTreeMap<usize, f64>> = HashMap::default();
         for (j, &v) in causal.states.iter().enumerate() {
             sens.insert(Node::Var(v), BTreeMap::from([(j, 1.0)]));
         }
