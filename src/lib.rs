@@ -13,7 +13,7 @@ pub mod frontend;
 pub mod generate;
 pub mod jacobian;
 pub mod load;
-pub mod source;
 pub mod simulate;
+pub mod source;
 pub mod structure;
 pub mod syntax;

@@ -1,5 +1,9 @@
 //! Simulation (SPEC §6): integrators over an [`OdeSystem`], initialisation and results.
 
+pub mod fixed_step;
+pub mod linear;
+pub mod model;
 pub mod system;
+pub mod tape;
 
 pub use system::{OdeSystem, Stats};
