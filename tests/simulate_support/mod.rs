@@ -20,6 +20,17 @@ pub struct Loaded {
     pub jac: OdeJacobian,
 }
 
+impl Loaded {
+    pub fn model(&self) -> mocca::simulate::run::Model<'_> {
+        mocca::simulate::run::Model {
+            dae: &self.dae,
+            structure: &self.structure,
+            causal: &self.causal,
+            jac: &self.jac,
+        }
+    }
+}
+
 pub fn example_path(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
