@@ -10,6 +10,7 @@ pub mod init;
 pub mod linear;
 pub mod model;
 pub mod partition;
+pub mod results;
 pub mod run;
 pub mod system;
 pub mod tape;
