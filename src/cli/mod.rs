@@ -23,6 +23,7 @@ mod flatten;
 mod jacobian;
 mod model;
 mod parse;
+mod simulate;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -57,6 +58,8 @@ pub enum Command {
     Blt(model::ModelArgs),
     /// Print the symbolic ODE Jacobian and its values at an operating point.
     Jacobian(jacobian::JacobianArgs),
+    /// Initialise and integrate with a fixed-step method; write CSV, compare with a reference.
+    Simulate(simulate::SimulateArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -85,6 +88,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Flatten(args) => flatten::run(&args),
         Command::Blt(args) => blt::run(&args),
         Command::Jacobian(args) => jacobian::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
     }
 }
 

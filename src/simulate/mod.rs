@@ -1,5 +1,18 @@
 //! Simulation (SPEC §6): integrators over an [`OdeSystem`], initialisation and results.
+//!
+//! `tape` compiles the causal form, `model` wraps it as an [`OdeSystem`], `init` solves the
+//! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
+//! matrix), `partition` steps weak subsystems one after the other, `run` ties them together
+//! and `results` writes and compares trajectories.
 
+pub mod fixed_step;
+pub mod init;
+pub mod linear;
+pub mod model;
+pub mod partition;
+pub mod results;
+pub mod run;
 pub mod system;
+pub mod tape;
 
 pub use system::{OdeSystem, Stats};

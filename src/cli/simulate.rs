@@ -1,0 +1,397 @@
+//! `mocca simulate`: initialise, integrate with a fixed step, write CSV, compare with a
+//! reference run, print the statistics.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::Format;
+use super::jacobian::failure;
+use super::model::{ModelArgs, load_and_analyse};
+use crate::causal::{Causal, causal_form, initial_point};
+use crate::dae::Dae;
+use crate::diagnostics::Diagnostic;
+use crate::jacobian::ode_jacobian;
+use crate::simulate::fixed_step::{Method, StepFailure};
+use crate::simulate::init::{InitFailure, InitialResidual};
+use crate::simulate::results::{self, Reference};
+use crate::simulate::run::{self, Failure, Model, Options, Partition};
+use crate::structure::Unknown;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    Euler,
+    Midpoint,
+    Heun,
+    ImplicitEuler,
+    ImplicitMidpoint,
+    Trapezoidal,
+    /// The variable-step stiff reference solver (not available yet).
+    Bdf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PartitionArg {
+    None,
+    Weak,
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[arg(long, value_enum, default_value_t = MethodArg::ImplicitEuler)]
+    pub method: MethodArg,
+    /// The fixed step size.
+    #[arg(long, default_value_t = 1e-3)]
+    pub step: f64,
+    #[arg(long, default_value_t = 0.0)]
+    pub start: f64,
+    #[arg(long, default_value_t = 1.0)]
+    pub stop: f64,
+    /// Newton tolerance of the implicit stages (relative to `1 + |x|`).
+    #[arg(long, default_value_t = 1e-8)]
+    pub tol: f64,
+    /// Write the trajectory as CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub out: Option<PathBuf>,
+    /// Variables to record (default: the states); `der(x)` names a derivative.
+    #[arg(long, value_name = "a,b,..")]
+    pub vars: Option<String>,
+    /// A reference CSV (time + named columns) to compute the RMSE against.
+    #[arg(long, value_name = "REF.csv")]
+    pub compare: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = PartitionArg::None)]
+    pub partition: PartitionArg,
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+fn method(arg: MethodArg) -> Option<Method> {
+    Some(match arg {
+        MethodArg::Euler => Method::ExplicitEuler,
+        MethodArg::Midpoint => Method::ExplicitMidpoint,
+        MethodArg::Heun => Method::Heun,
+        MethodArg::ImplicitEuler => Method::ImplicitEuler,
+        MethodArg::ImplicitMidpoint => Method::ImplicitMidpoint,
+        MethodArg::Trapezoidal => Method::Trapezoidal,
+        MethodArg::Bdf => return None,
+    })
+}
+
+/// Checks the numeric flags; the number of steps of the fixed grid.
+fn grid(args: &SimulateArgs) -> Result<u64, String> {
+    if !(args.start.is_finite() && args.stop.is_finite() && args.stop > args.start) {
+        return Err("`--stop` must be a number greater than `--start`".to_string());
+    }
+    if !(args.step.is_finite() && args.step > 0.0) {
+        return Err("`--step` must be a positive number".to_string());
+    }
+    if !(args.tol.is_finite() && args.tol > 0.0) {
+        return Err("`--tol` must be a positive number".to_string());
+    }
+    let steps = ((args.stop - args.start) / args.step).round().max(1.0);
+    if steps > 1e9 {
+        return Err("more than 10⁹ steps: use a larger `--step`".to_string());
+    }
+    Ok(steps as u64)
+}
+
+pub fn run(args: &SimulateArgs) -> ExitCode {
+    let Some(method) = method(args.method) else {
+        return usage("`--method bdf` is not available yet; use a fixed-step method");
+    };
+    let steps = match grid(args) {
+        Ok(n) => n,
+        Err(m) => return usage(m),
+    };
+    let reference = match args.compare.as_deref().map(read_reference).transpose() {
+        Ok(r) => r,
+        Err(m) => return usage(m),
+    };
+    let (flat, structure) = match load_and_analyse(&args.model) {
+        Ok(ok) => ok,
+        Err(code) => return code,
+    };
+    let mut dae = flat.dae;
+    let causal = causal_form(&mut dae, &structure);
+    let jac = ode_jacobian(&mut dae, &causal);
+    let (names, outputs) = match outputs(&dae, &causal, args.vars.as_deref()) {
+        Ok(o) => o,
+        Err(m) => return usage(m),
+    };
+    let start = match initial_point(&dae) {
+        Ok(p) => p,
+        Err(f) => return fail(&flat.sources, &failure(&dae, &causal.steps, &f)),
+    };
+    let options = Options {
+        method,
+        start: args.start,
+        stop: args.stop,
+        steps,
+        tol: args.tol,
+        partition: match args.partition {
+            PartitionArg::None => Partition::None,
+            PartitionArg::Weak => Partition::Weak,
+        },
+    };
+    let bar = progress_bar(steps);
+    let clock = Instant::now();
+    let model = Model {
+        dae: &dae,
+        structure: &structure,
+        causal: &causal,
+        jac: &jac,
+    };
+    let result = run::simulate(model, &start, &options, &outputs, |done| {
+        if let Some(bar) = &bar
+            && done % 64 == 0
+        {
+            bar.set_position(done);
+        }
+    });
+    let wall = clock.elapsed().as_secs_f64();
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let trajectory = match result {
+        Ok(t) => t,
+        Err(f) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
+    };
+    if let Some(path) = &args.out
+        && let Err(e) = write_out(path, &names, &trajectory)
+    {
+        eprintln!("error: cannot write `{}`: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    let errors = reference
+        .as_ref()
+        .map(|r| results::compare(&names, &trajectory.times, &trajectory.columns, r));
+    let stats = &trajectory.stats;
+    match args.model.format() {
+        Format::Json => {
+            let mut value = json!({
+                "stats": {
+                    "steps": stats.steps,
+                    "f_evals": stats.f_evals,
+                    "jac_evals": stats.jac_evals,
+                    "f_evals_in_jacobians": stats.f_evals_in_jacobians,
+                    "newton_iters": stats.newton_iters,
+                    "init_newton_iters": trajectory.init_iterations,
+                    "wall_time_s": wall,
+                },
+                "method": method.name(),
+                "linear_solver": if trajectory.sparse { "sparse" } else { "dense" },
+            });
+            if let Some(errors) = &errors {
+                value["rmse"] = json!(results::rmse(errors));
+                value["errors"] = json!(errors);
+            }
+            super::print_json(&value);
+        }
+        Format::Text => {
+            outln!(
+                "{} from {} to {} in {} steps of {}",
+                method.name(),
+                args.start,
+                args.stop,
+                steps,
+                (args.stop - args.start) / steps as f64
+            );
+            outln!("  steps                 {}", stats.steps);
+            outln!("  f evaluations         {}", stats.f_evals);
+            outln!("  Jacobian evaluations  {}", stats.jac_evals);
+            outln!("  f evals in Jacobians  {}", stats.f_evals_in_jacobians);
+            outln!("  Newton iterations     {}", stats.newton_iters);
+            outln!("  wall time             {wall:.3} s");
+            if let Some(errors) = &errors {
+                match results::rmse(errors) {
+                    Some(r) => outln!("RMSE {r:.6e} over {} variables", errors.len()),
+                    None => outln!("no variable in common with the reference"),
+                }
+                for e in errors {
+                    outln!(
+                        "  {:<24} rmse {:.6e}  max {:.6e}",
+                        e.name,
+                        e.rmse,
+                        e.max_abs
+                    );
+                }
+            }
+        }
+    }
+    super::leave_allocated((flat.sources, dae, structure, causal, jac, trajectory));
+    ExitCode::SUCCESS
+}
+
+fn read_reference(path: &std::path::Path) -> Result<Reference, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    results::read_csv(&text).map_err(|e| format!("`{}`: {e}", path.display()))
+}
+
+fn write_out(path: &std::path::Path, names: &[String], t: &run::Trajectory) -> std::io::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    results::write_csv(&mut file, names, &t.times, &t.columns)?;
+    std::io::Write::flush(&mut file)
+}
+
+/// The recorded variables: the states by default, else the names given (`der(x)` allowed).
+fn outputs(
+    dae: &Dae,
+    causal: &Causal,
+    vars: Option<&str>,
+) -> Result<(Vec<String>, Vec<Unknown>), String> {
+    let Some(vars) = vars else {
+        return Ok((
+            causal
+                .states
+                .iter()
+                .map(|&v| dae.var(v).name.clone())
+                .collect(),
+            causal
+                .states
+                .iter()
+                .map(|&v| Unknown::Algebraic(v))
+                .collect(),
+        ));
+    };
+    let mut names = Vec::new();
+    let mut unknowns = Vec::new();
+    for name in vars.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (inner, derivative) = match name.strip_prefix("der(").and_then(|s| s.strip_suffix(')'))
+        {
+            Some(inner) => (inner, true),
+            None => (name, false),
+        };
+        let v = dae
+            .lookup(inner)
+            .ok_or_else(|| format!("`{inner}` is not a variable of the model"))?;
+        let kind = dae.var(v).kind;
+        let unknown = if derivative {
+            if !causal.states.contains(&v) {
+                return Err(format!(
+                    "`{inner}` is not a state, so `{name}` is not computed"
+                ));
+            }
+            Unknown::Derivative(v)
+        } else if kind.is_unknown() {
+            Unknown::Algebraic(v)
+        } else {
+            return Err(format!("`{name}` is not a state or algebraic variable"));
+        };
+        names.push(name.to_string());
+        unknowns.push(unknown);
+    }
+    Ok((names, unknowns))
+}
+
+/// A progress bar on a terminal, nothing when piped.
+fn progress_bar(steps: u64) -> Option<indicatif::ProgressBar> {
+    std::io::stderr()
+        .is_terminal()
+        .then(|| indicatif::ProgressBar::new(steps))
+}
+
+fn fail(sources: &crate::source::SourceMap, d: &Diagnostic) -> ExitCode {
+    super::report(sources, std::slice::from_ref(d));
+    ExitCode::from(1)
+}
+
+/// Names the block, equations, variables and time of a failed run.
+fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
+    match f {
+        Failure::Init(init) => init_failure(dae, causal, init),
+        Failure::Step(StepFailure::Eval { failure: e, t }) => {
+            let d = failure(dae, &causal.steps, e);
+            d.with_note(format!("at time {t}"))
+        }
+        Failure::Step(StepFailure::Stage { t, worst }) => {
+            let names: Vec<String> = worst
+                .iter()
+                .filter_map(|&i| causal.states.get(i))
+                .map(|&v| format!("`{}`", dae.var(v).name))
+                .collect();
+            Diagnostic::error(format!(
+                "Newton on the implicit stage did not converge at time {t}"
+            ))
+            .with_note(format!("largest corrections in {}", names.join(", ")))
+            .with_note("try a smaller `--step` or a larger `--tol`")
+        }
+        Failure::Step(StepFailure::Singular { t }) => {
+            Diagnostic::error(format!("the Newton matrix I − γJ is singular at time {t}"))
+                .with_note("try a smaller `--step`")
+        }
+    }
+}
+
+fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {
+    let span = |r: &InitialResidual| match *r {
+        InitialResidual::Equation(i) => (dae.initial_equations[i].span, "initial equation"),
+        InitialResidual::Fixed(v) => (dae.var(v).span, "fixed = true"),
+    };
+    let names = |vs: &[crate::expr::VarId]| {
+        vs.iter()
+            .map(|&v| format!("`{}`", dae.var(v).name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match f {
+        InitFailure::Underdetermined { free, residuals } => {
+            let mut d = Diagnostic::error(format!(
+                "the initial system is under-determined: {} free states, {residuals} initial conditions",
+                free.len()
+            ))
+            .with_note(format!(
+                "free states (give them `fixed = true` or an initial equation): {}",
+                names(free)
+            ));
+            for (i, &v) in free.iter().enumerate() {
+                d = if i == 0 {
+                    d.at(dae.var(v).span, "free state")
+                } else {
+                    d.with_secondary(dae.var(v).span, "free state")
+                };
+            }
+            d
+        }
+        InitFailure::Overdetermined { surplus, free } => {
+            let mut d = Diagnostic::error(format!(
+                "the initial system is over-determined: {} more conditions than the {free} free states",
+                surplus.len()
+            ));
+            for (i, r) in surplus.iter().enumerate() {
+                let (s, what) = span(r);
+                d = if i == 0 {
+                    d.at(s, format!("surplus {what}"))
+                } else {
+                    d.with_secondary(s, format!("surplus {what}"))
+                };
+            }
+            d
+        }
+        InitFailure::NoConvergence { worst } => {
+            let mut d = Diagnostic::error("Newton on the initial system did not converge");
+            for (i, r) in worst.iter().enumerate() {
+                let (s, what) = span(r);
+                let label = format!("{what} with a large residual");
+                d = if i == 0 {
+                    d.at(s, label)
+                } else {
+                    d.with_secondary(s, label)
+                };
+            }
+            d
+        }
+        InitFailure::Eval(e) => {
+            failure(dae, &causal.steps, e).with_note("while solving the initial system")
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Initialisation (SPEC §6): states take their `start` values; `fixed = true` and the
+//! `initial equation`s form the initial system, whose unknowns are the states that are not
+//! fixed (algebraic variables and derivatives follow from the states through the causal form).
+//!
+//! With no initial equation at all every state is taken as fixed at its start value (what
+//! Modelica tools do with a warning; here it is simply the default). Once there is one, a state
+//! is fixed only if it says `fixed = true`, and the counts must match.
+//!
+//! The reduced system `g(s) = 0` is solved by Newton with a finite-difference Jacobian (it is
+//! small: one column per free state) and a backtracking line search, so steady-state equations
+//! of stiff nonlinear springs converge from rest.
+
+use crate::causal::{Causal, EvalFailure};
+use crate::dae::{Dae, VarKind};
+use crate::expr::{ExprId, VarId};
+
+use super::model::CompiledModel;
+use super::system::OdeSystem;
+
+/// One residual of the initial system.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InitialResidual {
+    /// `dae.initial_equations[i]`.
+    Equation(usize),
+    /// A `fixed = true` algebraic variable: `v − start`.
+    Fixed(VarId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InitFailure {
+    /// More free states than residuals: these states need `fixed = true` or an equation.
+    Underdetermined { free: Vec<VarId>, residuals: usize },
+    /// More residuals than free states: these are the surplus ones.
+    Overdetermined {
+        surplus: Vec<InitialResidual>,
+        free: usize,
+    },
+    /// Newton did not converge; the residuals still largest, largest first.
+    NoConvergence { worst: Vec<InitialResidual> },
+    /// Evaluating the model failed.
+    Eval(EvalFailure),
+}
+
+const MAX_ITERATIONS: usize = 100;
+const TOL: f64 = 1e-10;
+
+/// Solves the initial system and leaves the model evaluated at the initial state; returns it
+/// (in `Causal::states` order) and the Newton iterations spent.
+pub fn initialise(
+    dae: &Dae,
+    causal: &Causal,
+    model: &mut CompiledModel,
+    t0: f64,
+) -> Result<(Vec<f64>, u64), InitFailure> {
+    let mut x = model.state_values();
+    let residuals = residuals(dae);
+    if residuals.is_empty() {
+        evaluate(model, t0, &x)?;
+        return Ok((x, 0));
+    }
+    let free: Vec<usize> = causal
+        .states
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| dae.var(v).fixed != Some(true))
+        .map(|(i, _)| i)
+        .collect();
+    if free.len() > residuals.len() {
+        return Err(InitFailure::Underdetermined {
+            free: free.iter().map(|&i| causal.states[i]).collect(),
+            residuals: residuals.len(),
+        });
+    }
+    if free.len() < residuals.len() {
+        return Err(InitFailure::Overdetermined {
+            surplus: residuals[free.len()..].iter().map(|r| r.0).collect(),
+            free: free.len(),
+        });
+    }
+    let iterations = newton(dae, model, &residuals, &free, t0, &mut x)?;
+    Ok((x, iterations))
+}
+
+/// A residual and the expression it evaluates: the equation's `lhs − rhs`, or the fixed
+/// variable's start value (default 0).
+type Residual = (InitialResidual, Option<ExprId>);
+
+/// The residuals of the initial system: initial equations, then fixed algebraic variables.
+fn residuals(dae: &Dae) -> Vec<Residual> {
+    let equations = dae
+        .initial_equations
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (InitialResidual::Equation(i), Some(e.residual)));
+    let fixed = dae
+        .var_ids()
+        .filter(|&v| {
+            let var = dae.var(v);
+            matches!(var.kind, VarKind::Algebraic | VarKind::Discrete) && var.fixed == Some(true)
+        })
+        .map(|v| (InitialResidual::Fixed(v), dae.var(v).start));
+    equations.chain(fixed).collect()
+}
+
+fn evaluate(model: &mut CompiledModel, t: f64, x: &[f64]) -> Result<(), InitFailure> {
+    let mut dx = vec![0.0; x.len()];
+    model.rhs(t, x, &mut dx).map_err(InitFailure::Eval)
+}
+
+/// The residual values at state `x`.
+fn values(
+    dae: &Dae,
+    model: &mut CompiledModel,
+    residuals: &[Residual],
+    t: f64,
+    x: &[f64],
+) -> Result<Vec<f64>, InitFailure> {
+    evaluate(model, t, x)?;
+    let point = model.point();
+    Ok(residuals
+        .iter()
+        .map(|&(what, e)| {
+            let value = e.map_or(Ok(0.0), |e| dae.pool.eval(e, &point));
+            let value = value.unwrap_or(f64::NAN);
+            match what {
+                InitialResidual::Fixed(v) => point.vars[v.0 as usize] - value,
+                InitialResidual::Equation(_) => value,
+            }
+        })
+        .collect())
+}
+
+fn norm(r: &[f64]) -> f64 {
+    r.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn newton(
+    dae: &Dae,
+    model: &mut CompiledModel,
+    residuals: &[Residual],
+    free: &[usize],
+    t0: f64,
+    x: &mut [f64],
+) -> Result<u64, InitFailure> {
+    let m = free.len();
+    let mut r = values(dae, model, residuals, t0, x)?;
+    for iteration in 0..MAX_ITERATIONS {
+        let scale = 1.0 + free.iter().map(|&i| x[i].abs()).fold(0.0, f64::max);
+        if r.iter().all(|v| v.abs() <= TOL * scale) {
+            // Leave the model evaluated at the solution.
+            evaluate(model, t0, x)?;
+            return Ok(iteration as u64);
+        }
+        let mut lu = super::linear::DenseLu::new(m);
+        for (c, &i) in free.iter().enumerate() {
+            let h = 1e-7 * (1.0 + x[i].abs());
+            let saved = x[i];
+            x[i] = saved + h;
+            let shifted = values(dae, model, residuals, t0, x)?;
+            x[i] = saved;
+            for row in 0..m {
+                lu.set(row, c, (shifted[row] - r[row]) / h);
+            }
+        }
+        if !lu.factor() {
+            break;
+        }
+        let mut step = r.clone();
+        lu.solve(&mut step);
+        // Backtracking: halve the step until the residual norm decreases.
+        let start = x.to_vec();
+        let mut lambda = 1.0;
+        loop {
+            for (k, &i) in free.iter().enumerate() {
+                x[i] = start[i] - lambda * step[k];
+            }
+            let trial = values(dae, model, residuals, t0, x);
+            if let Ok(trial) = trial
+                && (norm(&trial) < norm(&r) || lambda < 1e-4)
+            {
+                r = trial;
+                break;
+            }
+            lambda /= 2.0;
+            if lambda < 1e-6 {
+                x.copy_from_slice(&start);
+                return Err(no_convergence(residuals, &r));
+            }
+        }
+    }
+    Err(no_convergence(residuals, &r))
+}
+
+fn no_convergence(residuals: &[Residual], r: &[f64]) -> InitFailure {
+    let mut order: Vec<usize> = (0..r.len()).collect();
+    let key = |i: usize| {
+        if r[i].is_nan() {
+            f64::INFINITY
+        } else {
+            r[i].abs()
+        }
+    };
+    order.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
+    order.truncate(3);
+    InitFailure::NoConvergence {
+        worst: order.into_iter().map(|i| residuals[i].0).collect(),
+    }
+}

@@ -1,0 +1,212 @@
+//! Linear solves for Newton: `M = I − γ J` factored once per step and reused across the
+//! step's Newton iterations (simplified Newton). Small systems use a dense LU with partial
+//! pivoting (no allocation after construction); systems above [`DENSE_LIMIT`] states use faer's
+//! sparse LU on the fixed pattern of `M`, whose symbolic analysis is done once.
+//!
+//! Why 64: a dense LU costs `n³/3` flops per factorization (about 87 000 at n = 64, well under a
+//! millisecond) and needs no symbolic analysis, while model Jacobians are sparse (a few entries
+//! per row), so past a few dozen states the sparse LU's cost, which grows with the fill rather
+//! than with `n³`, is the smaller one.
+
+use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
+use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+
+/// Above this many unknowns, the sparse LU.
+pub const DENSE_LIMIT: usize = 64;
+
+/// A dense LU factorization with partial pivoting, stored row-major in place.
+#[derive(Clone, Debug)]
+pub struct DenseLu {
+    n: usize,
+    a: Vec<f64>,
+    pivots: Vec<usize>,
+}
+
+impl DenseLu {
+    pub fn new(n: usize) -> DenseLu {
+        DenseLu {
+            n,
+            a: vec![0.0; n * n],
+            pivots: vec![0; n],
+        }
+    }
+
+    /// Changes the size (allocates only when growing past the largest size so far).
+    pub fn resize(&mut self, n: usize) {
+        self.n = n;
+        self.a.resize(self.a.len().max(n * n), 0.0);
+        self.pivots.resize(self.pivots.len().max(n), 0);
+    }
+
+    pub fn clear(&mut self) {
+        self.a[..self.n * self.n].fill(0.0);
+    }
+
+    pub fn set(&mut self, row: usize, col: usize, x: f64) {
+        self.a[row * self.n + col] = x;
+    }
+
+    pub fn add(&mut self, row: usize, col: usize, x: f64) {
+        self.a[row * self.n + col] += x;
+    }
+
+    /// Factors in place; false when the matrix is singular (or not finite).
+    pub fn factor(&mut self) -> bool {
+        let n = self.n;
+        let a = &mut self.a;
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
+                .unwrap_or(k);
+            let pivot = a[p * n + k];
+            if pivot == 0.0 || !pivot.is_finite() {
+                return false;
+            }
+            self.pivots[k] = p;
+            if p != k {
+                for c in 0..n {
+                    a.swap(k * n + c, p * n + c);
+                }
+            }
+            for i in k + 1..n {
+                let l = a[i * n + k] / pivot;
+                a[i * n + k] = l;
+                if l != 0.0 {
+                    for c in k + 1..n {
+                        a[i * n + c] -= l * a[k * n + c];
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Solves `A x = b` in place with the factors.
+    pub fn solve(&self, b: &mut [f64]) {
+        let n = self.n;
+        let a = &self.a;
+        for k in 0..n {
+            b.swap(k, self.pivots[k]);
+        }
+        for i in 0..n {
+            let s: f64 = (0..i).map(|c| a[i * n + c] * b[c]).sum();
+            b[i] -= s;
+        }
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|c| a[i * n + c] * b[c]).sum();
+            b[i] = (b[i] - s) / a[i * n + i];
+        }
+    }
+}
+
+/// faer's sparse LU on a fixed pattern.
+struct SparseLu {
+    symbolic: SymbolicSparseColMat<usize>,
+    argsort: Argsort<usize>,
+    analysis: SymbolicLu<usize>,
+    values: Vec<f64>,
+    lu: Option<Lu<usize, f64>>,
+}
+
+/// Solves `(I − γ J) x = b` for a Jacobian on a fixed pattern.
+pub struct NewtonMatrix {
+    n: usize,
+    /// Per Jacobian entry, its slot in `values`; the diagonal's slots follow.
+    entry_slot: Vec<usize>,
+    diagonal_slot: Vec<usize>,
+    kind: Kind,
+}
+
+enum Kind {
+    Dense(DenseLu),
+    Sparse(Box<SparseLu>),
+}
+
+impl NewtonMatrix {
+    /// For `n` unknowns and the Jacobian pattern `(row, col)`.
+    pub fn new(n: usize, pattern: &[(usize, usize)]) -> NewtonMatrix {
+        if n <= DENSE_LIMIT {
+            return NewtonMatrix {
+                n,
+                entry_slot: pattern.iter().map(|&(r, c)| r * n + c).collect(),
+                diagonal_slot: (0..n).map(|i| i * n + i).collect(),
+                kind: Kind::Dense(DenseLu::new(n)),
+            };
+        }
+        // The pattern of M: J's entries then the diagonal (duplicates are summed by faer).
+        let pairs: Vec<Pair<usize, usize>> = pattern
+            .iter()
+            .map(|&(row, col)| Pair { row, col })
+            .chain((0..n).map(|i| Pair { row: i, col: i }))
+            .collect();
+        let (symbolic, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &pairs)
+            .expect("a pattern of in-range indices");
+        let analysis =
+            SymbolicLu::try_new(symbolic.as_ref()).expect("symbolic LU of a square pattern");
+        NewtonMatrix {
+            n,
+            entry_slot: (0..pattern.len()).collect(),
+            diagonal_slot: (pattern.len()..pattern.len() + n).collect(),
+            kind: Kind::Sparse(Box::new(SparseLu {
+                symbolic,
+                argsort,
+                analysis,
+                values: vec![0.0; pairs.len()],
+                lu: None,
+            })),
+        }
+    }
+
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.kind, Kind::Sparse(_))
+    }
+
+    /// Factors `I − γ J` for the Jacobian values `jac` (one per pattern entry); false when
+    /// singular.
+    pub fn factor(&mut self, gamma: f64, jac: &[f64]) -> bool {
+        match &mut self.kind {
+            Kind::Dense(lu) => {
+                lu.clear();
+                for (&slot, &x) in self.entry_slot.iter().zip(jac) {
+                    lu.a[slot] -= gamma * x;
+                }
+                for &slot in &self.diagonal_slot {
+                    lu.a[slot] += 1.0;
+                }
+                lu.factor()
+            }
+            Kind::Sparse(s) => {
+                for (&slot, &x) in self.entry_slot.iter().zip(jac) {
+                    s.values[slot] = -gamma * x;
+                }
+                for &slot in &self.diagonal_slot {
+                    s.values[slot] = 1.0;
+                }
+                if s.values.iter().any(|x| !x.is_finite()) {
+                    return false;
+                }
+                let Ok(m) =
+                    SparseColMat::new_from_argsort(s.symbolic.clone(), &s.argsort, &s.values)
+                else {
+                    return false;
+                };
+                s.lu = Lu::try_new_with_symbolic(s.analysis.clone(), m.as_ref()).ok();
+                s.lu.is_some()
+            }
+        }
+    }
+
+    /// Solves with the last factorization, in place.
+    pub fn solve(&self, b: &mut [f64]) {
+        match &self.kind {
+            Kind::Dense(lu) => lu.solve(b),
+            Kind::Sparse(s) => {
+                if let Some(lu) = &s.lu {
+                    use faer::linalg::solvers::Solve;
+                    let rhs = faer::MatMut::from_column_major_slice_mut(b, self.n, 1);
+                    lu.solve_in_place(rhs);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! A model compiled for simulation: the tape of its causal form and of its Jacobian entries,
+//! a register file, and [`OdeSystem`] over the states in `Causal::states` order.
+//!
+//! A model is evaluated in *parts*: part 0 is the whole model; a partitioned model (see
+//! `partition.rs`) adds one part per weak subsystem, each with its own steps, states and
+//! Jacobian block.
+
+use crate::causal::{Causal, EvalFailure, Point};
+use crate::dae::Dae;
+use crate::expr::{ExprId, VarId};
+use crate::jacobian::OdeJacobian;
+use crate::structure::Unknown;
+
+use super::system::OdeSystem;
+use super::tape::{Groups, LoopScratch, Reg, Tape, WeakReads, compile};
+
+/// The steps, states and Jacobian block one part evaluates.
+#[derive(Clone, Debug)]
+pub struct Part {
+    /// Indices into the causal steps, in evaluation order.
+    pub steps: Vec<usize>,
+    /// Indices into `Causal::states`.
+    pub states: Vec<usize>,
+    /// The Jacobian pattern in the part's own state numbering.
+    pattern: Vec<(usize, usize)>,
+    /// Per pattern entry: where its value comes from.
+    entries: Vec<EntryCode>,
+    /// Columns (local) holding entries that pass through a Newton loop, and those entries
+    /// `(local entry, register of the row's derivative)`.
+    implicit_columns: Vec<(usize, Vec<(usize, Reg)>)>,
+    /// The `(t, x)` of the last evaluation, so a Jacobian at the same point reuses it.
+    evaluated_at: Option<(f64, Vec<f64>)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum EntryCode {
+    /// Index into `Tape::extra`.
+    Symbolic(usize),
+    /// Computed by the tangent pass of its column.
+    Implicit,
+}
+
+pub struct CompiledModel {
+    pub tape: Tape,
+    regs: Vec<f64>,
+    tangents: Vec<f64>,
+    scratch: LoopScratch,
+    /// Per state (in `Causal::states` order): its register and its derivative's.
+    state_regs: Vec<Reg>,
+    der_regs: Vec<Reg>,
+    pub states: Vec<VarId>,
+    pub parts: Vec<Part>,
+}
+
+/// How to split the model: `groups` says which steps share computed nodes and `parts` lists
+/// the steps and states of each part after the whole model.
+pub struct Layout {
+    pub mode: WeakReads,
+    pub groups: Groups,
+    /// `(steps, states)` per extra part.
+    pub parts: Vec<(Vec<usize>, Vec<usize>)>,
+}
+
+impl Layout {
+    /// The model as one system.
+    pub fn whole(causal: &Causal) -> Layout {
+        Layout {
+            mode: WeakReads::Coupled,
+            groups: Groups::single(causal.steps.len()),
+            parts: Vec::new(),
+        }
+    }
+}
+
+impl CompiledModel {
+    /// Compiles the model; `point` supplies parameter values (and initial register values).
+    pub fn new(
+        dae: &Dae,
+        causal: &Causal,
+        jac: &OdeJacobian,
+        point: &Point,
+        layout: &Layout,
+    ) -> CompiledModel {
+        let row_group = row_groups(causal, &layout.groups);
+        let symbolic: Vec<(ExprId, u32)> = jac
+            .entries
+            .iter()
+            .filter_map(|e| e.expr.map(|x| (x, row_group[e.row])))
+            .collect();
+        let tape = compile(dae, causal, layout.mode, &layout.groups, &symbolic);
+        let mut codes = Vec::with_capacity(jac.entries.len());
+        let mut next = 0;
+        for e in &jac.entries {
+            codes.push(match e.expr {
+                Some(_) => {
+                    next += 1;
+                    EntryCode::Symbolic(next - 1)
+                }
+                None => EntryCode::Implicit,
+            });
+        }
+        let state_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.var_reg(v)).collect();
+        let der_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.der_reg(v)).collect();
+        let whole = (
+            (0..causal.steps.len()).collect(),
+            (0..causal.states.len()).collect(),
+        );
+        let parts = std::iter::once(&whole)
+            .chain(&layout.parts)
+            .map(|(steps, states)| make_part(jac, &codes, &der_regs, steps.clone(), states))
+            .collect();
+        let mut model = CompiledModel {
+            regs: tape.registers(),
+            tangents: vec![0.0; tape.registers],
+            scratch: LoopScratch::new(&tape),
+            tape,
+            state_regs,
+            der_regs,
+            states: causal.states.clone(),
+            parts,
+        };
+        model.load(point);
+        model
+    }
+
+    /// Loads every variable, derivative and the time from `point` and recomputes what depends
+    /// on parameters only.
+    pub fn load(&mut self, point: &Point) {
+        let n = self.tape.vars;
+        self.regs[..n].copy_from_slice(&point.vars);
+        self.regs[n..2 * n].copy_from_slice(&point.ders);
+        self.regs[self.tape.time_reg() as usize] = point.time;
+        self.tape.run_setup(&mut self.regs);
+        for part in &mut self.parts {
+            part.evaluated_at = None;
+        }
+    }
+
+    /// The current values as a [`Point`] (for reference evaluation and output).
+    pub fn point(&self) -> Point {
+        let n = self.tape.vars;
+        Point {
+            vars: self.regs[..n].to_vec(),
+            ders: self.regs[n..2 * n].to_vec(),
+            time: self.regs[self.tape.time_reg() as usize],
+        }
+    }
+
+    pub fn value(&self, reg: Reg) -> f64 {
+        self.regs[reg as usize]
+    }
+
+    pub fn set_value(&mut self, reg: Reg, x: f64) {
+        self.regs[reg as usize] = x;
+    }
+
+    /// The current state vector.
+    pub fn state_values(&self) -> Vec<f64> {
+        self.state_regs.iter().map(|&r| self.value(r)).collect()
+    }
+
+    pub fn unknown_reg(&self, u: Unknown) -> Reg {
+        self.tape.unknown_reg(u)
+    }
+
+    /// Sets time and the part's states, then runs the part's steps.
+    pub fn evaluate_part(&mut self, p: usize, t: f64, x: &[f64]) -> Result<(), EvalFailure> {
+        self.regs[self.tape.time_reg() as usize] = t;
+        let part = &mut self.parts[p];
+        for (&s, &xi) in part.states.iter().zip(x) {
+            self.regs[self.state_regs[s] as usize] = xi;
+        }
+        part.evaluated_at = None;
+        for &k in &part.steps {
+            self.tape.run_step(k, &mut self.regs, &mut self.scratch)?;
+        }
+        let cache = part.evaluated_at.get_or_insert_with(|| (t, Vec::new()));
+        cache.0 = t;
+        cache.1.clear();
+        cache.1.extend_from_slice(x);
+        Ok(())
+    }
+
+    /// Runs steps outside every part (outputs) at the current values.
+    pub fn run_steps(&mut self, steps: &[usize]) -> Result<(), EvalFailure> {
+        for &k in steps {
+            self.tape.run_step(k, &mut self.regs, &mut self.scratch)?;
+        }
+        Ok(())
+    }
+
+    fn part_rhs(&mut self, p: usize, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
+        self.evaluate_part(p, t, x)?;
+        for (d, &s) in dx.iter_mut().zip(&self.parts[p].states) {
+            *d = self.regs[self.der_regs[s] as usize];
+        }
+        Ok(())
+    }
+
+    fn part_jacobian(
+        &mut self,
+        p: usize,
+        t: f64,
+        x: &[f64],
+        values: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        let fresh = self.parts[p]
+            .evaluated_at
+            .as_ref()
+            .is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
+        if !fresh {
+            self.evaluate_part(p, t, x)?;
+        }
+        let part = &self.parts[p];
+        for (value, code) in values.iter_mut().zip(&part.entries) {
+            if let EntryCode::Symbolic(i) = *code {
+                *value = self.tape.run_extra(i, &mut self.regs);
+            }
+        }
+        for (col, entries) in &part.implicit_columns {
+            for &s in &part.states {
+                self.tangents[self.state_regs[s] as usize] = 0.0;
+            }
+            self.tangents[self.state_regs[part.states[*col]] as usize] = 1.0;
+            self.tape.tangents(
+                &part.steps,
+                &mut self.regs,
+                &mut self.tangents,
+                &mut self.scratch,
+            );
+            for &(entry, der) in entries {
+                values[entry] = self.tangents[der as usize];
+            }
+        }
+        Ok(())
+    }
+
+    /// The part as an [`OdeSystem`] over its own states.
+    pub fn part(&mut self, p: usize) -> PartSystem<'_> {
+        PartSystem { model: self, p }
+    }
+}
+
+/// Per state row: the group of the step that solves its derivative.
+fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
+    let mut by_var = std::collections::HashMap::new();
+    for (k, step) in causal.steps.iter().enumerate() {
+        for u in step.targets() {
+            if let Unknown::Derivative(v) = u {
+                by_var.insert(v, groups.of_step[k]);
+            }
+        }
+    }
+    causal
+        .states
+        .iter()
+        .map(|v| by_var.get(v).copied().unwrap_or(groups.inputs))
+        .collect()
+}
+
+fn make_part(
+    jac: &OdeJacobian,
+    codes: &[EntryCode],
+    der_regs: &[Reg],
+    steps: Vec<usize>,
+    states: &[usize],
+) -> Part {
+    let mut local = vec![usize::MAX; der_regs.len()];
+    for (i, &s) in states.iter().enumerate() {
+        local[s] = i;
+    }
+    let mut pattern = Vec::new();
+    let mut entries = Vec::new();
+    let mut implicit: std::collections::BTreeMap<usize, Vec<(usize, Reg)>> = Default::default();
+    // Entries whose column lies outside the part are weak reads, held during its step.
+    for (e, code) in jac.entries.iter().zip(codes) {
+        let (r, c) = (local[e.row], local[e.col]);
+        if r == usize::MAX || c == usize::MAX {
+            continue;
+        }
+        if let EntryCode::Implicit = code {
+            implicit
+                .entry(c)
+                .or_default()
+                .push((pattern.len(), der_regs[e.row]));
+        }
+        pattern.push((r, c));
+        entries.push(*code);
+    }
+    Part {
+        steps,
+        states: states.to_vec(),
+        pattern,
+        entries,
+        implicit_columns: implicit.into_iter().collect(),
+        evaluated_at: None,
+    }
+}
+
+/// One part of a compiled model seen as an ODE over the part's states.
+pub struct PartSystem<'m> {
+    pub model: &'m mut CompiledModel,
+    p: usize,
+}
+
+impl OdeSystem for PartSystem<'_> {
+    fn dim(&self) -> usize {
+        self.model.parts[self.p].states.len()
+    }
+
+    fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
+        self.model.part_rhs(self.p, t, x, dx)
+    }
+
+    fn jacobian_pattern(&self) -> &[(usize, usize)] {
+        &self.model.parts[self.p].pattern
+    }
+
+    fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
+        self.model.part_jacobian(self.p, t, x, values)
+    }
+}
+
+/// The whole model as an ODE over `Causal::states`.
+impl OdeSystem for CompiledModel {
+    fn dim(&self) -> usize {
+        self.states.len()
+    }
+
+    fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
+        self.part_rhs(0, t, x, dx)
+    }
+
+    fn jacobian_pattern(&self) -> &[(usize, usize)] {
+        &self.parts[0].pattern
+    }
+
+    fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
+        self.part_jacobian(0, t, x, values)
+    }
+}

@@ -1,0 +1,844 @@
+//! The causal form compiled once into a flat register tape (SPEC §6): every expression node the
+//! steps, their Newton derivatives and the symbolic Jacobian entries need becomes one
+//! instruction writing one register. The pool is hash-consed, so a common subexpression is one
+//! node and is computed once. Evaluating the tape allocates nothing.
+//!
+//! Register layout: `v` holds variable `v`, `n + v` holds `der(v)`, `2n` holds time, and in
+//! [`WeakReads::Exchanged`] mode `2n + 1 + v` holds the last exchanged value of `v`; constants
+//! and intermediate nodes follow.
+//!
+//! Which nodes may be shared between steps: a node whose leaves are all final (parameters,
+//! states, time, unknowns already solved) is computed once and reused by later steps of the same
+//! group (see [`Groups`]); a node that reads an unknown not yet solved (the target of a Newton
+//! step during its iteration, or a weak read of a value computed later) is recomputed where it
+//! is needed. Nodes over parameters and constants only go into a setup program run once.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::causal::{Causal, EvalFailure, Step};
+use crate::dae::{Dae, VarKind};
+use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Node, VarId};
+use crate::structure::Unknown;
+
+use super::linear::DenseLu;
+
+pub type Reg = u32;
+
+/// How `last(v)` reads compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeakReads {
+    /// `last(v)` reads `v`'s register: the model integrated as one system (`--partition none`).
+    Coupled,
+    /// `last(v)` reads a register of its own that the partitioned integrator sets between
+    /// subsystems (`--partition weak`).
+    Exchanged,
+}
+
+/// Which steps may share computed nodes: a step of group `g` reuses nodes computed by earlier
+/// steps of `g` or of the input group (evaluated before every group).
+#[derive(Clone, Debug)]
+pub struct Groups {
+    pub of_step: Vec<u32>,
+    pub inputs: u32,
+}
+
+impl Groups {
+    /// Everything in one group: the model evaluated as a whole.
+    pub fn single(steps: usize) -> Groups {
+        Groups {
+            of_step: vec![0; steps],
+            inputs: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Instr {
+    Add(Reg, Reg, Reg),
+    Mul(Reg, Reg, Reg),
+    Neg(Reg, Reg),
+    Div(Reg, Reg, Reg),
+    Pow(Reg, Reg, Reg),
+    /// `a^k` for a constant integer `k` (cheaper and as exact as `powf`).
+    PowI(Reg, Reg, i32),
+    Call(Func, Reg, Reg),
+    Call2(Func2, Reg, Reg, Reg),
+    /// `dst = if c != 0 then a else b`
+    Select(Reg, Reg, Reg, Reg),
+    Cmp(CmpOp, Reg, Reg, Reg),
+    And(Reg, Reg, Reg),
+    Or(Reg, Reg, Reg),
+    Not(Reg, Reg),
+    Copy(Reg, Reg),
+}
+
+/// How one causal step is solved on the tape.
+#[derive(Clone, Debug)]
+pub enum StepCode {
+    /// `pre` computes the expression and copies it into the target.
+    Assign,
+    /// Scalar Newton: `iter` computes the residual at the current target, `deriv` its
+    /// derivative.
+    Newton {
+        target: Reg,
+        residual: Reg,
+        derivative: Reg,
+        iter: Range<usize>,
+        deriv: Range<usize>,
+    },
+    /// Newton on a block: `iter` computes the residuals, `deriv` the block Jacobian entries.
+    Loop {
+        targets: Vec<Reg>,
+        residuals: Vec<Reg>,
+        iter: Range<usize>,
+        deriv: Range<usize>,
+        jacobian: Vec<(usize, usize, Reg)>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct CompiledStep {
+    /// Code that does not depend on the step's own targets, run once before solving.
+    pub pre: Range<usize>,
+    pub code: StepCode,
+    /// Registers the step writes (checked for NaN after it).
+    pub targets: Vec<Reg>,
+}
+
+/// The compiled program and the initial register file.
+#[derive(Clone, Debug)]
+pub struct Tape {
+    pub instrs: Vec<Instr>,
+    pub steps: Vec<CompiledStep>,
+    /// Code over parameters and constants only, run once.
+    pub setup: Range<usize>,
+    /// Extra expressions compiled after the steps (Jacobian entries), by caller's index.
+    pub extra: Vec<(Range<usize>, Reg)>,
+    pub registers: usize,
+    /// Constant registers and their values.
+    pub constants: Vec<(Reg, f64)>,
+    pub vars: usize,
+    pub mode: WeakReads,
+    /// The largest loop block (sizes the scratch space).
+    pub max_loop: usize,
+}
+
+impl Tape {
+    pub fn var_reg(&self, v: VarId) -> Reg {
+        v.0
+    }
+
+    pub fn der_reg(&self, v: VarId) -> Reg {
+        self.vars as Reg + v.0
+    }
+
+    pub fn time_reg(&self) -> Reg {
+        2 * self.vars as Reg
+    }
+
+    /// The register `last(v)` reads.
+    pub fn last_reg(&self, v: VarId) -> Reg {
+        match self.mode {
+            WeakReads::Coupled => v.0,
+            WeakReads::Exchanged => 2 * self.vars as Reg + 1 + v.0,
+        }
+    }
+
+    pub fn unknown_reg(&self, u: Unknown) -> Reg {
+        match u {
+            Unknown::Derivative(v) => self.der_reg(v),
+            Unknown::Algebraic(v) => self.var_reg(v),
+        }
+    }
+}
+
+/// Where a node's value comes from, ordered: a node is as variable as its most variable leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    /// Parameters and constants: computed once.
+    Setup,
+    /// Final for the rest of the evaluation: shareable.
+    Final,
+    /// Reads an unknown not yet solved: recomputed where needed.
+    Pending,
+}
+
+struct Compiler<'a> {
+    pool: &'a ExprPool,
+    dae: &'a Dae,
+    tape: Tape,
+    setup_code: Vec<Instr>,
+    setup_nodes: HashMap<ExprId, Reg>,
+    constants: HashMap<u64, Reg>,
+    /// Shareable nodes, per group.
+    finals: Vec<HashMap<ExprId, Reg>>,
+    /// Per register of an unknown: solved yet?
+    solved: Vec<bool>,
+    is_unknown: Vec<bool>,
+}
+
+/// Per-step emission state: where new instructions go and the step's unshareable nodes.
+struct StepEmit {
+    group: usize,
+    inputs: usize,
+    /// Final nodes (computed once before the step is solved).
+    pre: Vec<Instr>,
+    /// Pending nodes of the expression being emitted.
+    pending: Vec<Instr>,
+    local: HashMap<ExprId, Reg>,
+}
+
+impl Compiler<'_> {
+    fn alloc(&mut self) -> Reg {
+        self.tape.registers += 1;
+        (self.tape.registers - 1) as Reg
+    }
+
+    fn constant(&mut self, x: f64) -> Reg {
+        let bits = x.to_bits();
+        if let Some(&r) = self.constants.get(&bits) {
+            return r;
+        }
+        let r = self.alloc();
+        self.constants.insert(bits, r);
+        self.tape.constants.push((r, x));
+        r
+    }
+
+    /// The register and class of a leaf.
+    fn leaf(&mut self, node: Node) -> (Reg, Class) {
+        let t = &self.tape;
+        match node {
+            Node::Const(bits) => (self.constant(f64::from_bits(bits)), Class::Setup),
+            Node::Time => (t.time_reg(), Class::Final),
+            Node::Der(v) => {
+                let r = t.der_reg(v);
+                (r, self.unknown_class(r))
+            }
+            Node::Last(v) => {
+                let r = t.last_reg(v);
+                match t.mode {
+                    WeakReads::Exchanged => (r, Class::Final),
+                    WeakReads::Coupled => (r, self.var_class(v)),
+                }
+            }
+            Node::Var(v) => (t.var_reg(v), self.var_class(v)),
+            _ => unreachable!("not a leaf"),
+        }
+    }
+
+    fn var_class(&self, v: VarId) -> Class {
+        match self.dae.var(v).kind {
+            VarKind::Parameter | VarKind::Constant | VarKind::Input | VarKind::Alias => {
+                Class::Setup
+            }
+            VarKind::State => Class::Final,
+            VarKind::Algebraic | VarKind::Discrete => self.unknown_class(v.0),
+        }
+    }
+
+    fn unknown_class(&self, r: Reg) -> Class {
+        if !self.is_unknown[r as usize] || self.solved[r as usize] {
+            Class::Final
+        } else {
+            Class::Pending
+        }
+    }
+
+    fn lookup(&self, e: ExprId, s: &StepEmit) -> Option<(Reg, Class)> {
+        if let Some(&r) = self.setup_nodes.get(&e) {
+            return Some((r, Class::Setup));
+        }
+        if let Some(&r) = s.local.get(&e) {
+            return Some((r, Class::Pending));
+        }
+        for g in [s.group, s.inputs] {
+            if let Some(&r) = self.finals[g].get(&e) {
+                return Some((r, Class::Final));
+            }
+        }
+        None
+    }
+
+    /// Emits `root` (post-order with an explicit stack: expressions can be deep) and returns
+    /// its register.
+    fn emit(&mut self, root: ExprId, s: &mut StepEmit) -> Reg {
+        let mut stack = vec![(root, false)];
+        let mut done: HashMap<ExprId, (Reg, Class)> = HashMap::new();
+        while let Some((e, expanded)) = stack.pop() {
+            if done.contains_key(&e) {
+                continue;
+            }
+            if let Some(found) = self.lookup(e, s) {
+                done.insert(e, found);
+                continue;
+            }
+            let node = self.pool.node(e);
+            let kids = self.pool.children(e);
+            if kids.as_slice().is_empty() {
+                let found = self.leaf(node);
+                done.insert(e, found);
+                continue;
+            }
+            if !expanded {
+                stack.push((e, true));
+                stack.extend(kids.into_iter().map(|k| (k, false)));
+                continue;
+            }
+            let args: Vec<(Reg, Class)> = kids.into_iter().map(|k| done[&k]).collect();
+            let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
+            let dst = self.alloc();
+            let instr = self.instr(node, dst, &args);
+            match class {
+                Class::Setup => {
+                    self.setup_code.push(instr);
+                    self.setup_nodes.insert(e, dst);
+                }
+                Class::Final => {
+                    s.pre.push(instr);
+                    self.finals[s.group].insert(e, dst);
+                }
+                Class::Pending => {
+                    s.pending.push(instr);
+                    s.local.insert(e, dst);
+                }
+            }
+            done.insert(e, (dst, class));
+        }
+        done[&root].0
+    }
+
+    fn instr(&self, node: Node, dst: Reg, args: &[(Reg, Class)]) -> Instr {
+        let a = |i: usize| args[i].0;
+        match node {
+            Node::Add(..) => Instr::Add(dst, a(0), a(1)),
+            Node::Mul(..) => Instr::Mul(dst, a(0), a(1)),
+            Node::Neg(_) => Instr::Neg(dst, a(0)),
+            Node::Div(..) => Instr::Div(dst, a(0), a(1)),
+            Node::Pow(_, k) => match self.pool.as_const(k) {
+                Some(x) if x.fract() == 0.0 && x.abs() <= 64.0 => Instr::PowI(dst, a(0), x as i32),
+                _ => Instr::Pow(dst, a(0), a(1)),
+            },
+            Node::Call(f, _) => Instr::Call(f, dst, a(0)),
+            Node::Call2(f, ..) => Instr::Call2(f, dst, a(0), a(1)),
+            Node::If(..) => Instr::Select(dst, a(0), a(1), a(2)),
+            Node::Cmp(op, ..) => Instr::Cmp(op, dst, a(0), a(1)),
+            Node::And(..) => Instr::And(dst, a(0), a(1)),
+            Node::Or(..) => Instr::Or(dst, a(0), a(1)),
+            Node::Not(_) => Instr::Not(dst, a(0)),
+            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
+                unreachable!("leaves take no instruction")
+            }
+        }
+    }
+
+    /// Appends `code` to the program and returns its range.
+    fn append(&mut self, code: Vec<Instr>) -> Range<usize> {
+        let start = self.tape.instrs.len();
+        self.tape.instrs.extend(code);
+        start..self.tape.instrs.len()
+    }
+
+    fn step(&mut self, step: &Step, group: usize, inputs: usize) -> CompiledStep {
+        let mut s = StepEmit {
+            group,
+            inputs,
+            pre: Vec::new(),
+            pending: Vec::new(),
+            local: HashMap::new(),
+        };
+        let targets: Vec<Reg> = step
+            .targets()
+            .into_iter()
+            .map(|u| self.tape.unknown_reg(u))
+            .collect();
+        let compiled = match step {
+            Step::Assign { expr, .. } => {
+                let r = self.emit(*expr, &mut s);
+                let mut pre = std::mem::take(&mut s.pre);
+                pre.append(&mut s.pending);
+                pre.push(Instr::Copy(targets[0], r));
+                CompiledStep {
+                    pre: self.append(pre),
+                    code: StepCode::Assign,
+                    targets: targets.clone(),
+                }
+            }
+            Step::Newton {
+                residual,
+                derivative,
+                ..
+            } => {
+                let residual = self.emit(*residual, &mut s);
+                let iter_code = std::mem::take(&mut s.pending);
+                let derivative = self.emit(*derivative, &mut s);
+                let deriv_code = std::mem::take(&mut s.pending);
+                let pre = self.append(std::mem::take(&mut s.pre));
+                let iter = self.append(iter_code);
+                let deriv = self.append(deriv_code);
+                CompiledStep {
+                    pre,
+                    code: StepCode::Newton {
+                        target: targets[0],
+                        residual,
+                        derivative,
+                        iter,
+                        deriv,
+                    },
+                    targets: targets.clone(),
+                }
+            }
+            Step::Loop {
+                residuals,
+                jacobian,
+                ..
+            } => {
+                let residuals: Vec<Reg> = residuals.iter().map(|&r| self.emit(r, &mut s)).collect();
+                let iter_code = std::mem::take(&mut s.pending);
+                let jacobian: Vec<(usize, usize, Reg)> = jacobian
+                    .iter()
+                    .map(|&(r, c, d)| (r, c, self.emit(d, &mut s)))
+                    .collect();
+                let deriv_code = std::mem::take(&mut s.pending);
+                let pre = self.append(std::mem::take(&mut s.pre));
+                let iter = self.append(iter_code);
+                let deriv = self.append(deriv_code);
+                self.tape.max_loop = self.tape.max_loop.max(targets.len());
+                CompiledStep {
+                    pre,
+                    code: StepCode::Loop {
+                        targets: targets.clone(),
+                        residuals,
+                        iter,
+                        deriv,
+                        jacobian,
+                    },
+                    targets: targets.clone(),
+                }
+            }
+        };
+        for &t in &targets {
+            self.solved[t as usize] = true;
+        }
+        compiled
+    }
+
+    /// An expression evaluated after every step (all unknowns solved), e.g. a Jacobian entry.
+    fn extra(&mut self, e: ExprId, group: usize, inputs: usize) -> (Range<usize>, Reg) {
+        let mut s = StepEmit {
+            group,
+            inputs,
+            pre: Vec::new(),
+            pending: Vec::new(),
+            local: HashMap::new(),
+        };
+        let r = self.emit(e, &mut s);
+        let mut code = s.pre;
+        code.append(&mut s.pending);
+        (self.append(code), r)
+    }
+}
+
+/// Compiles the steps of `causal` and then the `extra` expressions `(expr, group)`.
+pub fn compile(
+    dae: &Dae,
+    causal: &Causal,
+    mode: WeakReads,
+    groups: &Groups,
+    extra: &[(ExprId, u32)],
+) -> Tape {
+    let n = dae.variables.len();
+    let base = 2 * n + 1 + if mode == WeakReads::Exchanged { n } else { 0 };
+    let mut is_unknown = vec![false; base];
+    for v in dae.var_ids() {
+        match dae.var(v).kind {
+            VarKind::State => is_unknown[n + v.0 as usize] = true,
+            VarKind::Algebraic | VarKind::Discrete => is_unknown[v.0 as usize] = true,
+            _ => {}
+        }
+    }
+    let group_count = groups
+        .of_step
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(groups.inputs)
+        + 1;
+    let mut c = Compiler {
+        pool: &dae.pool,
+        dae,
+        tape: Tape {
+            instrs: Vec::new(),
+            steps: Vec::with_capacity(causal.steps.len()),
+            setup: 0..0,
+            extra: Vec::with_capacity(extra.len()),
+            registers: base,
+            constants: Vec::new(),
+            vars: n,
+            mode,
+            max_loop: 0,
+        },
+        setup_code: Vec::new(),
+        setup_nodes: HashMap::new(),
+        constants: HashMap::new(),
+        finals: vec![HashMap::new(); group_count as usize],
+        solved: vec![false; base],
+        is_unknown,
+    };
+    let inputs = groups.inputs as usize;
+    for (k, step) in causal.steps.iter().enumerate() {
+        let compiled = c.step(step, groups.of_step[k] as usize, inputs);
+        c.tape.steps.push(compiled);
+    }
+    for &(e, g) in extra {
+        let compiled = c.extra(e, g as usize, inputs);
+        c.tape.extra.push(compiled);
+    }
+    let setup = std::mem::take(&mut c.setup_code);
+    c.tape.setup = c.append(setup);
+    c.tape
+}
+
+/// Newton settings of the steps, the same as the reference evaluator's.
+const NEWTON_TOL: f64 = 1e-10;
+const NEWTON_MAX: usize = 50;
+
+/// Scratch space of loop blocks, allocated once.
+#[derive(Clone, Debug)]
+pub struct LoopScratch {
+    lu: DenseLu,
+    rhs: Vec<f64>,
+}
+
+impl LoopScratch {
+    pub fn new(tape: &Tape) -> LoopScratch {
+        LoopScratch {
+            lu: DenseLu::new(tape.max_loop),
+            rhs: vec![0.0; tape.max_loop],
+        }
+    }
+}
+
+impl Tape {
+    /// A register file with constants set and everything else zero.
+    pub fn registers(&self) -> Vec<f64> {
+        let mut regs = vec![0.0; self.registers];
+        for &(r, x) in &self.constants {
+            regs[r as usize] = x;
+        }
+        regs
+    }
+
+    /// Runs the setup code (after parameters are loaded into their registers).
+    pub fn run_setup(&self, regs: &mut [f64]) {
+        run(&self.instrs[self.setup.clone()], regs);
+    }
+
+    /// Runs step `k`; `Err` names it when Newton fails or a target is not finite.
+    pub fn run_step(
+        &self,
+        k: usize,
+        regs: &mut [f64],
+        scratch: &mut LoopScratch,
+    ) -> Result<(), EvalFailure> {
+        let step = &self.steps[k];
+        run(&self.instrs[step.pre.clone()], regs);
+        let converged = match &step.code {
+            StepCode::Assign => true,
+            StepCode::Newton {
+                target,
+                residual,
+                derivative,
+                iter,
+                deriv,
+            } => self.newton_scalar(regs, *target, *residual, *derivative, iter, deriv),
+            StepCode::Loop {
+                targets,
+                residuals,
+                iter,
+                deriv,
+                jacobian,
+            } => self.newton_loop(regs, scratch, targets, residuals, iter, deriv, jacobian),
+        };
+        if !converged {
+            return Err(EvalFailure::NoConvergence(k));
+        }
+        if step.targets.iter().any(|&t| !regs[t as usize].is_finite()) {
+            return Err(EvalFailure::NotFinite(k));
+        }
+        Ok(())
+    }
+
+    fn newton_scalar(
+        &self,
+        regs: &mut [f64],
+        target: Reg,
+        residual: Reg,
+        derivative: Reg,
+        iter: &Range<usize>,
+        deriv: &Range<usize>,
+    ) -> bool {
+        let (t, r, d) = (target as usize, residual as usize, derivative as usize);
+        for _ in 0..NEWTON_MAX {
+            run(&self.instrs[iter.clone()], regs);
+            if regs[r].abs() <= NEWTON_TOL * (1.0 + regs[t].abs()) {
+                return true;
+            }
+            run(&self.instrs[deriv.clone()], regs);
+            if regs[d] == 0.0 || !regs[d].is_finite() || !regs[r].is_finite() {
+                return false;
+            }
+            regs[t] -= regs[r] / regs[d];
+        }
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn newton_loop(
+        &self,
+        regs: &mut [f64],
+        scratch: &mut LoopScratch,
+        targets: &[Reg],
+        residuals: &[Reg],
+        iter: &Range<usize>,
+        deriv: &Range<usize>,
+        jacobian: &[(usize, usize, Reg)],
+    ) -> bool {
+        let n = targets.len();
+        for _ in 0..NEWTON_MAX {
+            run(&self.instrs[iter.clone()], regs);
+            let scale = 1.0
+                + targets
+                    .iter()
+                    .map(|&t| regs[t as usize].abs())
+                    .fold(0.0, f64::max);
+            if residuals
+                .iter()
+                .all(|&r| regs[r as usize].abs() <= NEWTON_TOL * scale)
+            {
+                return true;
+            }
+            run(&self.instrs[deriv.clone()], regs);
+            if !self.factor_loop(regs, scratch, n, jacobian) {
+                return false;
+            }
+            for (i, &r) in residuals.iter().enumerate() {
+                scratch.rhs[i] = regs[r as usize];
+            }
+            scratch.lu.solve(&mut scratch.rhs[..n]);
+            for (i, &t) in targets.iter().enumerate() {
+                regs[t as usize] -= scratch.rhs[i];
+            }
+        }
+        false
+    }
+
+    /// Factors the loop's Jacobian `∂R/∂Y` from its registers (computed by its `deriv` code).
+    fn factor_loop(
+        &self,
+        regs: &[f64],
+        scratch: &mut LoopScratch,
+        n: usize,
+        jacobian: &[(usize, usize, Reg)],
+    ) -> bool {
+        scratch.lu.resize(n);
+        scratch.lu.clear();
+        for &(r, c, d) in jacobian {
+            scratch.lu.set(r, c, regs[d as usize]);
+        }
+        scratch.lu.factor()
+    }
+
+    /// Tangents (forward-mode derivatives) of every register the steps compute, for the seed
+    /// already set in `tan` (e.g. `tan[state j] = 1`). Runs after the steps at the same point;
+    /// Newton steps and loops get their targets' tangents by the implicit function theorem,
+    /// `dY = −(∂R/∂Y)⁻¹ ∂R/∂x·dx`. Only steps listed in `steps` are visited.
+    pub fn tangents(
+        &self,
+        steps: &[usize],
+        regs: &mut [f64],
+        tan: &mut [f64],
+        scratch: &mut LoopScratch,
+    ) {
+        for &k in steps {
+            let step = &self.steps[k];
+            run_tangent(&self.instrs[step.pre.clone()], regs, tan);
+            match &step.code {
+                StepCode::Assign => {}
+                StepCode::Newton {
+                    target,
+                    residual,
+                    derivative,
+                    iter,
+                    deriv,
+                } => {
+                    tan[*target as usize] = 0.0;
+                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                    run(&self.instrs[deriv.clone()], regs);
+                    tan[*target as usize] = -tan[*residual as usize] / regs[*derivative as usize];
+                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                }
+                StepCode::Loop {
+                    targets,
+                    residuals,
+                    iter,
+                    deriv,
+                    jacobian,
+                } => {
+                    for &t in targets {
+                        tan[t as usize] = 0.0;
+                    }
+                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                    run(&self.instrs[deriv.clone()], regs);
+                    let n = targets.len();
+                    let factored = self.factor_loop(regs, scratch, n, jacobian);
+                    for (i, &r) in residuals.iter().enumerate() {
+                        scratch.rhs[i] = -tan[r as usize];
+                    }
+                    if factored {
+                        scratch.lu.solve(&mut scratch.rhs[..n]);
+                    } else {
+                        scratch.rhs[..n].fill(f64::NAN);
+                    }
+                    for (i, &t) in targets.iter().enumerate() {
+                        tan[t as usize] = scratch.rhs[i];
+                    }
+                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                }
+            }
+        }
+    }
+
+    pub fn run_extra(&self, i: usize, regs: &mut [f64]) -> f64 {
+        let (code, r) = &self.extra[i];
+        run(&self.instrs[code.clone()], regs);
+        regs[*r as usize]
+    }
+}
+
+fn truth(x: bool) -> f64 {
+    if x { 1.0 } else { 0.0 }
+}
+
+/// The interpreter loop.
+pub fn run(code: &[Instr], r: &mut [f64]) {
+    for &i in code {
+        match i {
+            Instr::Add(d, a, b) => r[d as usize] = r[a as usize] + r[b as usize],
+            Instr::Mul(d, a, b) => r[d as usize] = r[a as usize] * r[b as usize],
+            Instr::Neg(d, a) => r[d as usize] = -r[a as usize],
+            Instr::Div(d, a, b) => r[d as usize] = r[a as usize] / r[b as usize],
+            Instr::Pow(d, a, b) => r[d as usize] = r[a as usize].powf(r[b as usize]),
+            Instr::PowI(d, a, k) => r[d as usize] = r[a as usize].powi(k),
+            Instr::Call(f, d, a) => r[d as usize] = f.apply(r[a as usize]),
+            Instr::Call2(f, d, a, b) => r[d as usize] = f.apply(r[a as usize], r[b as usize]),
+            Instr::Select(d, c, a, b) => {
+                r[d as usize] = if r[c as usize] != 0.0 {
+                    r[a as usize]
+                } else {
+                    r[b as usize]
+                }
+            }
+            Instr::Cmp(op, d, a, b) => {
+                r[d as usize] = truth(op.apply(r[a as usize], r[b as usize]))
+            }
+            Instr::And(d, a, b) => {
+                r[d as usize] = truth(r[a as usize] != 0.0 && r[b as usize] != 0.0)
+            }
+            Instr::Or(d, a, b) => {
+                r[d as usize] = truth(r[a as usize] != 0.0 || r[b as usize] != 0.0)
+            }
+            Instr::Not(d, a) => r[d as usize] = truth(r[a as usize] == 0.0),
+            Instr::Copy(d, a) => r[d as usize] = r[a as usize],
+        }
+    }
+}
+
+/// The derivative of `f` at `x`.
+fn func_derivative(f: Func, x: f64) -> f64 {
+    match f {
+        Func::Sin => x.cos(),
+        Func::Cos => -x.sin(),
+        Func::Tan => 1.0 + x.tan().powi(2),
+        Func::Asin => 1.0 / (1.0 - x * x).sqrt(),
+        Func::Acos => -1.0 / (1.0 - x * x).sqrt(),
+        Func::Atan => 1.0 / (1.0 + x * x),
+        Func::Sinh => x.cosh(),
+        Func::Cosh => x.sinh(),
+        Func::Tanh => 1.0 - x.tanh().powi(2),
+        Func::Exp => x.exp(),
+        Func::Log => 1.0 / x,
+        Func::Log10 => 1.0 / (x * std::f64::consts::LN_10),
+        Func::Sqrt => 0.5 / x.sqrt(),
+        Func::Abs => Func::Sign.apply(x),
+        Func::Sign => 0.0,
+    }
+}
+
+/// Forward-mode pass: the tangent of each instruction's result from its arguments' values
+/// (already computed in `r`) and tangents.
+fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
+    for &i in code {
+        let (d, dt) = match i {
+            Instr::Add(d, a, b) => (d, t[a as usize] + t[b as usize]),
+            Instr::Mul(d, a, b) => (
+                d,
+                t[a as usize] * r[b as usize] + r[a as usize] * t[b as usize],
+            ),
+            Instr::Neg(d, a) => (d, -t[a as usize]),
+            Instr::Div(d, a, b) => {
+                let (x, y) = (r[a as usize], r[b as usize]);
+                (d, (t[a as usize] * y - x * t[b as usize]) / (y * y))
+            }
+            Instr::Pow(d, a, b) => {
+                let (x, y) = (r[a as usize], r[b as usize]);
+                let mut dt = y * x.powf(y - 1.0) * t[a as usize];
+                if t[b as usize] != 0.0 {
+                    dt += x.powf(y) * x.ln() * t[b as usize];
+                }
+                (d, dt)
+            }
+            Instr::PowI(d, a, k) => {
+                let x = r[a as usize];
+                (d, k as f64 * x.powi(k - 1) * t[a as usize])
+            }
+            Instr::Call(f, d, a) => (d, func_derivative(f, r[a as usize]) * t[a as usize]),
+            Instr::Call2(f, d, a, b) => {
+                let (x, y, dx, dy) = (r[a as usize], r[b as usize], t[a as usize], t[b as usize]);
+                let dt = match f {
+                    Func2::Atan2 => (y * dx - x * dy) / (x * x + y * y),
+                    Func2::Min => {
+                        if x <= y {
+                            dx
+                        } else {
+                            dy
+                        }
+                    }
+                    Func2::Max => {
+                        if x >= y {
+                            dx
+                        } else {
+                            dy
+                        }
+                    }
+                };
+                (d, dt)
+            }
+            Instr::Select(d, c, a, b) => (
+                d,
+                if r[c as usize] != 0.0 {
+                    t[a as usize]
+                } else {
+                    t[b as usize]
+                },
+            ),
+            Instr::Cmp(_, d, ..) | Instr::And(d, ..) | Instr::Or(d, ..) | Instr::Not(d, _) => {
+                (d, 0.0)
+            }
+            Instr::Copy(d, a) => (d, t[a as usize]),
+        };
+        t[d as usize] = dt;
+    }
+}

@@ -1,0 +1,96 @@
+//! Shared by the simulation tests: load a model (an example or inline text) through the
+//! pipeline up to the causal form and its Jacobian.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use mocca::causal::{Causal, causal_form};
+use mocca::dae::Dae;
+use mocca::diagnostics::render_plain;
+use mocca::frontend::flatten_sources;
+use mocca::jacobian::{OdeJacobian, ode_jacobian};
+use mocca::load;
+use mocca::source::{FileId, SourceMap};
+use mocca::structure::{self, Structure};
+
+pub struct Loaded {
+    pub dae: Dae,
+    pub structure: Structure,
+    pub causal: Causal,
+    pub jac: OdeJacobian,
+}
+
+impl Loaded {
+    pub fn model(&self) -> mocca::simulate::run::Model<'_> {
+        mocca::simulate::run::Model {
+            dae: &self.dae,
+            structure: &self.structure,
+            causal: &self.causal,
+            jac: &self.jac,
+        }
+    }
+}
+
+pub fn example_path(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+pub fn example(name: &str, params: &[(&str, &str)]) -> Loaded {
+    let mut sources = SourceMap::new();
+    let ids = load::load_paths(&mut sources, &[example_path(name)]).expect("example exists");
+    pipeline(sources, &ids, params)
+}
+
+pub fn inline(text: &str) -> Loaded {
+    let mut sources = SourceMap::new();
+    let id = sources.add("test.mo", text);
+    pipeline(sources, &[id], &[])
+}
+
+fn pipeline(sources: SourceMap, ids: &[FileId], params: &[(&str, &str)]) -> Loaded {
+    let params: Vec<(String, String)> = params
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let flat = match flatten_sources(sources, ids, None, &params) {
+        Ok(flat) => flat,
+        Err((s, d)) => panic!("{}", render_plain(&s, &d)),
+    };
+    let (mut dae, _) = structure::prepare(flat.dae);
+    let structure =
+        structure::analyse(&dae).unwrap_or_else(|d| panic!("{}", render_plain(&flat.sources, &d)));
+    let causal = causal_form(&mut dae, &structure);
+    let jac = ode_jacobian(&mut dae, &causal);
+    Loaded {
+        dae,
+        structure,
+        causal,
+        jac,
+    }
+}
+
+/// A deterministic pseudo-random stream in [-1, 1) (xorshift), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+pub const EXAMPLES: [&str; 9] = [
+    "dc_motor.mo",
+    "half_car.mo",
+    "heat_exchanger.mo",
+    "power_shaft.mo",
+    "quarter_car.mo",
+    "quarter_car_components.mo",
+    "rc_ladder.mo",
+    "rc_ladder_weak.mo",
+    "two_masses.mo",
+];
