@@ -1,5 +1,6 @@
 //! Simulation (SPEC §6): integrators over an [`OdeSystem`], initialisation and results.
 
+pub mod bdf;
 pub mod fixed_step;
 pub mod linear;
 pub mod model;
