@@ -5,6 +5,7 @@
 //! matrix), `partition` steps weak subsystems one after the other, `run` ties them together
 //! and `results` writes and compares trajectories.
 
+pub mod bdf;
 pub mod fixed_step;
 pub mod init;
 pub mod linear;

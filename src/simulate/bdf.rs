@@ -1,0 +1,578 @@
+//! The variable-step, variable-order stiff reference solver (SPEC §6): the numerical
+//! differentiation formulas of orders 1–5 in the quasi-constant step-size form of Shampine and
+//! Reichelt (MATLAB's `ode15s`, SciPy's `BDF`), with the symbolic Jacobian of the model.
+//!
+//! Why our own rather than diffsol: diffsol drives its own matrix and vector types and its
+//! own problem builder, while the model already hands out a sparse Jacobian on a fixed
+//! pattern through [`OdeSystem`]; wrapping it would copy every Jacobian into diffsol's
+//! containers and hide the counters SPEC §6 asks for. The method here is the textbook one,
+//! a few hundred lines, tested against analytic solutions.
+//!
+//! The state of the method is the array `D` of backward differences of the solution scaled
+//! by the step; changing the step rescales `D` (`change_d`), changing the order uses one more
+//! or one fewer difference. Each step predicts `Σ D[0..=k]`, corrects by simplified Newton
+//! on `(I − c J) Δ = c f − ψ − d` with the iteration matrix refreshed only when Newton
+//! struggles, estimates the local error from the correction, and adapts step and order.
+
+use std::time::Instant;
+
+use super::linear::NewtonMatrix;
+use super::system::{OdeSystem, Stats};
+use crate::causal::EvalFailure;
+
+const MAX_ORDER: usize = 5;
+const NEWTON_MAXITER: usize = 4;
+const MIN_FACTOR: f64 = 0.2;
+const MAX_FACTOR: f64 = 10.0;
+/// The NDF coefficients κ_k (Shampine and Reichelt, 1997); κ = 0 would give plain BDF.
+const KAPPA: [f64; MAX_ORDER + 1] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0];
+
+/// Tolerances and limits of one integration.
+#[derive(Clone, Debug)]
+pub struct BdfOptions {
+    pub rtol: f64,
+    pub atol: f64,
+    /// Times at which the observer sees the solution (interpolated), ascending, within the
+    /// interval; the end time is always reported.
+    pub output_times: Vec<f64>,
+    pub max_steps: u64,
+    /// The first step; chosen from the problem when `None`.
+    pub first_step: Option<f64>,
+}
+
+impl Default for BdfOptions {
+    fn default() -> BdfOptions {
+        BdfOptions {
+            rtol: 1e-6,
+            atol: 1e-8,
+            output_times: Vec::new(),
+            max_steps: 1_000_000,
+            first_step: None,
+        }
+    }
+}
+
+/// Why an integration stopped early.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BdfError {
+    /// The model could not be evaluated at this time.
+    Model { time: f64, failure: EvalFailure },
+    /// The step size fell below what the arithmetic can resolve at this time.
+    StepTooSmall { time: f64 },
+    /// `max_steps` steps did not reach the end.
+    TooManySteps { time: f64 },
+    /// The interval or the options make no sense.
+    BadInput(String),
+}
+
+impl std::fmt::Display for BdfError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BdfError::Model { time, failure } => {
+                write!(f, "the model failed at t = {time}: {failure:?}")
+            }
+            BdfError::StepTooSmall { time } => {
+                write!(f, "the step size became too small at t = {time}")
+            }
+            BdfError::TooManySteps { time } => {
+                write!(f, "the step limit was reached at t = {time}")
+            }
+            BdfError::BadInput(what) => f.write_str(what),
+        }
+    }
+}
+
+/// What an integration cost, and how long it took.
+#[derive(Clone, Debug)]
+pub struct BdfOutcome {
+    pub stats: Stats,
+    pub wall_seconds: f64,
+    /// The state at the end time.
+    pub final_state: Vec<f64>,
+}
+
+/// Integrates `der(x) = f(t, x)` from `x0` at `t0` to `t1 > t0`, reporting the solution at
+/// `t0`, at each output time and at `t1` to `observer`.
+pub fn integrate_bdf(
+    system: &mut dyn OdeSystem,
+    x0: &[f64],
+    t0: f64,
+    t1: f64,
+    options: &BdfOptions,
+    observer: &mut dyn FnMut(f64, &[f64]),
+) -> Result<BdfOutcome, BdfError> {
+    check_input(system, x0, t0, t1, options)?;
+    let start = Instant::now();
+    let mut bdf = Bdf::new(system, x0, t0, options)?;
+    observer(t0, x0);
+    let mut outputs = options
+        .output_times
+        .iter()
+        .copied()
+        .filter(|&t| t > t0 && t < t1)
+        .peekable();
+    while bdf.t < t1 {
+        if bdf.stats.steps >= options.max_steps {
+            return Err(BdfError::TooManySteps { time: bdf.t });
+        }
+        let t_old = bdf.t;
+        bdf.step(system, t1)?;
+        while let Some(&t) = outputs.peek().filter(|&&t| t <= bdf.t) {
+            if t > t_old {
+                observer(t, &bdf.interpolate(t));
+            }
+            outputs.next();
+        }
+    }
+    let final_state = bdf.d[0].clone();
+    observer(t1, &final_state);
+    Ok(BdfOutcome {
+        stats: bdf.stats,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        final_state,
+    })
+}
+
+fn check_input(
+    system: &dyn OdeSystem,
+    x0: &[f64],
+    t0: f64,
+    t1: f64,
+    options: &BdfOptions,
+) -> Result<(), BdfError> {
+    let bad = |what: &str| Err(BdfError::BadInput(what.to_string()));
+    if x0.len() != system.dim() {
+        return bad("the initial state does not match the system's size");
+    }
+    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
+        return bad("the end time must be finite and after the start time");
+    }
+    if !(options.rtol > 0.0 && options.atol > 0.0) {
+        return bad("the tolerances must be positive");
+    }
+    if x0.iter().any(|x| !x.is_finite()) {
+        return bad("the initial state is not finite");
+    }
+    Ok(())
+}
+
+/// The method's constants for each order: γ_k = Σ_{j≤k} 1/j, α_k = (1 − κ_k) γ_k and the error
+/// constants κ_k γ_k + 1/(k + 1).
+struct Coefficients {
+    gamma: [f64; MAX_ORDER + 1],
+    alpha: [f64; MAX_ORDER + 1],
+    error: [f64; MAX_ORDER + 1],
+}
+
+impl Coefficients {
+    fn new() -> Coefficients {
+        let mut gamma = [0.0; MAX_ORDER + 1];
+        for k in 1..=MAX_ORDER {
+            gamma[k] = gamma[k - 1] + 1.0 / k as f64;
+        }
+        let alpha = std::array::from_fn(|k| (1.0 - KAPPA[k]) * gamma[k]);
+        let error = std::array::from_fn(|k| KAPPA[k] * gamma[k] + 1.0 / (k as f64 + 1.0));
+        Coefficients {
+            gamma,
+            alpha,
+            error,
+        }
+    }
+}
+
+struct Bdf {
+    n: usize,
+    t: f64,
+    h: f64,
+    order: usize,
+    /// Scaled backward differences; `d[0]` is the current solution.
+    d: Vec<Vec<f64>>,
+    equal_steps: usize,
+    rtol: f64,
+    atol: f64,
+    newton_tol: f64,
+    coef: Coefficients,
+    jac: Vec<f64>,
+    /// Whether `jac` was evaluated at the current step's prediction.
+    jac_current: bool,
+    matrix: NewtonMatrix,
+    /// Whether `matrix` holds the factorization for the current `c`.
+    factored: bool,
+    stats: Stats,
+    /// A model failure met while correcting; reported if the step size then collapses.
+    last_failure: Option<BdfError>,
+    // Work vectors, allocated once.
+    f: Vec<f64>,
+    psi: Vec<f64>,
+    y: Vec<f64>,
+    correction: Vec<f64>,
+    delta: Vec<f64>,
+    scale: Vec<f64>,
+}
+
+/// The result of one Newton solve of the corrector.
+struct Corrector {
+    converged: bool,
+    iterations: usize,
+}
+
+impl Bdf {
+    fn new(
+        system: &mut dyn OdeSystem,
+        x0: &[f64],
+        t0: f64,
+        options: &BdfOptions,
+    ) -> Result<Bdf, BdfError> {
+        let n = x0.len();
+        let pattern = system.jacobian_pattern().to_vec();
+        let mut bdf = Bdf {
+            n,
+            t: t0,
+            h: 0.0,
+            order: 1,
+            d: vec![vec![0.0; n]; MAX_ORDER + 3],
+            equal_steps: 0,
+            rtol: options.rtol,
+            atol: options.atol,
+            newton_tol: (10.0 * f64::EPSILON / options.rtol).max(options.rtol.sqrt().min(0.03)),
+            coef: Coefficients::new(),
+            jac: vec![0.0; pattern.len()],
+            jac_current: false,
+            matrix: NewtonMatrix::new(n, &pattern),
+            factored: false,
+            stats: Stats::default(),
+            last_failure: None,
+            f: vec![0.0; n],
+            psi: vec![0.0; n],
+            y: vec![0.0; n],
+            correction: vec![0.0; n],
+            delta: vec![0.0; n],
+            scale: vec![0.0; n],
+        };
+        bdf.d[0].copy_from_slice(x0);
+        let mut f0 = vec![0.0; n];
+        Self::rhs(&mut bdf.stats, system, t0, x0, &mut f0)?;
+        bdf.h = match options.first_step {
+            Some(h) if h > 0.0 => h,
+            _ => bdf.initial_step(system, x0, &f0)?,
+        };
+        bdf.d[1] = f0.iter().map(|&v| v * bdf.h).collect();
+        bdf.jacobian(system, t0, x0)?;
+        Ok(bdf)
+    }
+
+    fn rhs(
+        stats: &mut Stats,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        x: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), BdfError> {
+        stats.f_evals += 1;
+        system
+            .rhs(t, x, out)
+            .map_err(|failure| BdfError::Model { time: t, failure })
+    }
+
+    fn jacobian(&mut self, system: &mut dyn OdeSystem, t: f64, x: &[f64]) -> Result<(), BdfError> {
+        self.stats.jac_evals += 1;
+        system
+            .jacobian(t, x, &mut self.jac)
+            .map_err(|failure| BdfError::Model { time: t, failure })?;
+        self.jac_current = true;
+        self.factored = false;
+        Ok(())
+    }
+
+    /// The weighted root-mean-square norm of `v` with weights `1/scale`.
+    fn norm(v: &[f64], scale: &[f64]) -> f64 {
+        if v.is_empty() {
+            return 0.0;
+        }
+        let sum: f64 = v.iter().zip(scale).map(|(x, s)| (x / s).powi(2)).sum();
+        (sum / v.len() as f64).sqrt()
+    }
+
+    /// Hairer, Nørsett and Wanner's starting step (Solving ODEs I, II.4), for order 1.
+    fn initial_step(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        x0: &[f64],
+        f0: &[f64],
+    ) -> Result<f64, BdfError> {
+        if self.n == 0 {
+            return Ok(1.0);
+        }
+        let scale: Vec<f64> = x0.iter().map(|x| self.atol + x.abs() * self.rtol).collect();
+        let d0 = Self::norm(x0, &scale);
+        let d1 = Self::norm(f0, &scale);
+        let h0 = if d0 < 1e-5 || d1 < 1e-5 {
+            1e-6
+        } else {
+            0.01 * d0 / d1
+        };
+        let x1: Vec<f64> = x0.iter().zip(f0).map(|(x, f)| x + h0 * f).collect();
+        let mut f1 = vec![0.0; self.n];
+        Self::rhs(&mut self.stats, system, self.t + h0, &x1, &mut f1)?;
+        let diff: Vec<f64> = f1.iter().zip(f0).map(|(a, b)| a - b).collect();
+        let d2 = Self::norm(&diff, &scale) / h0;
+        let h1 = if d1 <= 1e-15 && d2 <= 1e-15 {
+            (h0 * 1e-3).max(1e-6)
+        } else {
+            (0.01 / d1.max(d2)).sqrt()
+        };
+        Ok((100.0 * h0).min(h1))
+    }
+
+    /// Rescales the differences for a step `factor` times the current one.
+    fn change_d(&mut self, factor: f64) {
+        let k = self.order;
+        let r = rescaling(k, factor);
+        let u = rescaling(k, 1.0);
+        // RU = R·U; D[0..=k] := (RU)ᵀ D[0..=k]
+        let mut ru = vec![vec![0.0; k + 1]; k + 1];
+        for i in 0..=k {
+            for j in 0..=k {
+                ru[i][j] = (0..=k).map(|m| r[i][m] * u[m][j]).sum();
+            }
+        }
+        let old: Vec<Vec<f64>> = self.d[..=k].to_vec();
+        for (j, row) in self.d[..=k].iter_mut().enumerate() {
+            for (c, value) in row.iter_mut().enumerate() {
+                *value = (0..=k).map(|i| ru[i][j] * old[i][c]).sum();
+            }
+        }
+        self.h *= factor;
+        self.equal_steps = 0;
+        self.factored = false;
+    }
+
+    /// One accepted step towards `t_end` (never past it).
+    fn step(&mut self, system: &mut dyn OdeSystem, t_end: f64) -> Result<(), BdfError> {
+        let min_step = 10.0 * (next_up(self.t) - self.t);
+        loop {
+            if self.h < min_step {
+                // A model that failed on the way is the likelier cause.
+                return Err(self
+                    .last_failure
+                    .take()
+                    .unwrap_or(BdfError::StepTooSmall { time: self.t }));
+            }
+            self.last_failure = None;
+            if self.t + self.h > t_end {
+                let factor = (t_end - self.t) / self.h;
+                self.change_d(factor);
+            }
+            let t_new = if self.t + self.h >= t_end {
+                t_end
+            } else {
+                self.t + self.h
+            };
+            self.predict();
+            let c = self.h / self.coef.alpha[self.order];
+            let corrector = loop {
+                if !self.factored {
+                    self.factored = self.matrix.factor(c, &self.jac);
+                }
+                let corrector = if self.factored {
+                    self.correct(system, t_new, c)?
+                } else {
+                    Corrector {
+                        converged: false,
+                        iterations: 0,
+                    }
+                };
+                if corrector.converged || self.jac_current {
+                    break corrector;
+                }
+                self.predict();
+                let prediction = std::mem::take(&mut self.y);
+                let refreshed = self.jacobian(system, t_new, &prediction);
+                self.y = prediction;
+                refreshed?;
+            };
+            if !corrector.converged {
+                self.stats.rejected_steps += 1;
+                self.change_d(0.5);
+                continue;
+            }
+            let safety = 0.9 * (2 * NEWTON_MAXITER + 1) as f64
+                / (2 * NEWTON_MAXITER + corrector.iterations) as f64;
+            self.scale_from_solution();
+            let error_norm =
+                self.coef.error[self.order] * Self::norm(&self.correction, &self.scale);
+            if error_norm > 1.0 {
+                self.stats.rejected_steps += 1;
+                let factor =
+                    (safety * error_norm.powf(-1.0 / (self.order as f64 + 1.0))).max(MIN_FACTOR);
+                self.change_d(factor);
+                continue;
+            }
+            self.accept(t_new, safety, error_norm);
+            return Ok(());
+        }
+    }
+
+    /// The predictor `Σ D[0..=k]` into `y`, and ψ = (Σ γ_j D[j]) / α_k, with the error scale.
+    fn predict(&mut self) {
+        let k = self.order;
+        for c in 0..self.n {
+            self.y[c] = (0..=k).map(|i| self.d[i][c]).sum();
+            self.psi[c] = (1..=k)
+                .map(|i| self.coef.gamma[i] * self.d[i][c])
+                .sum::<f64>()
+                / self.coef.alpha[k];
+        }
+        self.scale_from_solution();
+    }
+
+    /// Error weights `atol + rtol·|y|` of the current solution estimate `y`.
+    fn scale_from_solution(&mut self) {
+        for (s, x) in self.scale.iter_mut().zip(&self.y) {
+            *s = self.atol + self.rtol * x.abs();
+        }
+    }
+
+    /// Simplified Newton on the corrector, from the prediction in `y`; leaves the solution in
+    /// `y` and the total correction in `correction`.
+    fn correct(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t_new: f64,
+        c: f64,
+    ) -> Result<Corrector, BdfError> {
+        self.correction.iter_mut().for_each(|x| *x = 0.0);
+        let mut previous_norm: Option<f64> = None;
+        for k in 0..NEWTON_MAXITER {
+            self.stats.newton_iters += 1;
+            let evaluated = Self::rhs(&mut self.stats, system, t_new, &self.y, &mut self.f);
+            let failed = evaluated.is_err();
+            if let Err(e) = evaluated {
+                self.last_failure = Some(e);
+            }
+            if failed || self.f.iter().any(|x| !x.is_finite()) {
+                // A failed evaluation inside Newton means the prediction strayed: retry smaller.
+                return Ok(Corrector {
+                    converged: false,
+                    iterations: k + 1,
+                });
+            }
+            for i in 0..self.n {
+                self.delta[i] = c * self.f[i] - self.psi[i] - self.correction[i];
+            }
+            self.matrix.solve(&mut self.delta);
+            let norm = Self::norm(&self.delta, &self.scale);
+            let rate = previous_norm.map(|p| norm / p);
+            if let Some(rate) = rate
+                && (rate >= 1.0
+                    || rate.powi((NEWTON_MAXITER - k) as i32) / (1.0 - rate) * norm
+                        > self.newton_tol)
+            {
+                break;
+            }
+            for i in 0..self.n {
+                self.y[i] += self.delta[i];
+                self.correction[i] += self.delta[i];
+            }
+            let converged =
+                norm == 0.0 || rate.is_some_and(|r| r / (1.0 - r) * norm < self.newton_tol);
+            if converged {
+                return Ok(Corrector {
+                    converged: true,
+                    iterations: k + 1,
+                });
+            }
+            previous_norm = Some(norm);
+        }
+        Ok(Corrector {
+            converged: false,
+            iterations: NEWTON_MAXITER,
+        })
+    }
+
+    /// Takes the step: updates the differences, then maybe the order and the step size.
+    fn accept(&mut self, t_new: f64, safety: f64, error_norm: f64) {
+        let k = self.order;
+        self.stats.steps += 1;
+        self.equal_steps += 1;
+        self.t = t_new;
+        self.jac_current = false;
+        for c in 0..self.n {
+            self.d[k + 2][c] = self.correction[c] - self.d[k + 1][c];
+            self.d[k + 1][c] = self.correction[c];
+        }
+        for i in (0..=k).rev() {
+            for c in 0..self.n {
+                self.d[i][c] += self.d[i + 1][c];
+            }
+        }
+        if self.equal_steps < k + 1 {
+            return;
+        }
+        let error_of = |order: usize, bdf: &Bdf| {
+            bdf.coef.error[order] * Self::norm(&bdf.d[order + 1], &bdf.scale)
+        };
+        let lower = if k > 1 {
+            error_of(k - 1, self)
+        } else {
+            f64::INFINITY
+        };
+        let higher = if k < MAX_ORDER {
+            error_of(k + 1, self)
+        } else {
+            f64::INFINITY
+        };
+        let factors = [
+            lower.powf(-1.0 / k as f64),
+            error_norm.powf(-1.0 / (k as f64 + 1.0)),
+            higher.powf(-1.0 / (k as f64 + 2.0)),
+        ];
+        let (best, &factor) = factors
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap_or((1, &1.0));
+        self.order = (k + best).saturating_sub(1).clamp(1, MAX_ORDER);
+        self.change_d((safety * factor).min(MAX_FACTOR));
+    }
+
+    /// The interpolating polynomial of the last step at `t` (between the previous and the
+    /// current time).
+    fn interpolate(&self, t: f64) -> Vec<f64> {
+        let mut y = self.d[0].clone();
+        let mut p = 1.0;
+        for j in 0..self.order {
+            let shift = self.t - self.h * j as f64;
+            p *= (t - shift) / (self.h * (j as f64 + 1.0));
+            for (c, value) in y.iter_mut().enumerate() {
+                *value += self.d[j + 1][c] * p;
+            }
+        }
+        y
+    }
+}
+
+/// The matrix R with `R[i][j] = Π_{m=1..i} (m − 1 − factor·j) / m` (R[0][j] = 1), which maps
+/// differences for one step size to those for `factor` times it.
+fn rescaling(order: usize, factor: f64) -> Vec<Vec<f64>> {
+    let mut r = vec![vec![1.0; order + 1]; order + 1];
+    for i in 1..=order {
+        let (above, rows) = r.split_at_mut(i);
+        for (j, (x, &prev)) in rows[0].iter_mut().zip(&above[i - 1]).enumerate() {
+            *x = prev * (i as f64 - 1.0 - factor * j as f64) / i as f64;
+        }
+    }
+    r
+}
+
+/// The next representable number above `t`.
+fn next_up(t: f64) -> f64 {
+    if t.is_nan() || t == f64::INFINITY {
+        return t;
+    }
+    if t == 0.0 {
+        return f64::from_bits(1);
+    }
+    let bits = t.to_bits();
+    f64::from_bits(if t > 0.0 { bits + 1 } else { bits - 1 })
+}
