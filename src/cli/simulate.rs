@@ -16,6 +16,7 @@ use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::jacobian::ode_jacobian;
+use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
 use crate::simulate::results::{self, Reference};
@@ -30,7 +31,8 @@ pub enum MethodArg {
     ImplicitEuler,
     ImplicitMidpoint,
     Trapezoidal,
-    /// The variable-step stiff reference solver (not available yet).
+    /// The variable-step stiff reference solver; `--tol` is its relative and absolute
+    /// tolerance and `--step` the output interval.
     Bdf,
 }
 
@@ -74,6 +76,7 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The fixed-step method, or None for BDF.
 fn method(arg: MethodArg) -> Option<Method> {
     Some(match arg {
         MethodArg::Euler => Method::ExplicitEuler,
@@ -105,9 +108,10 @@ fn grid(args: &SimulateArgs) -> Result<u64, String> {
 }
 
 pub fn run(args: &SimulateArgs) -> ExitCode {
-    let Some(method) = method(args.method) else {
-        return usage("`--method bdf` is not available yet; use a fixed-step method");
-    };
+    let fixed = method(args.method);
+    if fixed.is_none() && args.partition == PartitionArg::Weak {
+        return usage("`--partition weak` needs a fixed-step method");
+    }
     let steps = match grid(args) {
         Ok(n) => n,
         Err(m) => return usage(m),
@@ -132,7 +136,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Err(f) => return fail(&flat.sources, &failure(&dae, &causal.steps, &f)),
     };
     let options = Options {
-        method,
+        method: fixed.unwrap_or(Method::ImplicitEuler),
         start: args.start,
         stop: args.stop,
         steps,
@@ -150,13 +154,17 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         causal: &causal,
         jac: &jac,
     };
-    let result = run::simulate(model, &start, &options, &outputs, |done| {
-        if let Some(bar) = &bar
-            && done % 64 == 0
-        {
-            bar.set_position(done);
-        }
-    });
+    let result = match fixed {
+        Some(_) => run::simulate(model, &start, &options, &outputs, |done| {
+            if let Some(bar) = &bar
+                && done % 64 == 0
+            {
+                bar.set_position(done);
+            }
+        }),
+        None => run::simulate_bdf(model, &start, &options, &outputs),
+    };
+    let method_name = fixed.map_or("bdf", Method::name);
     let wall = clock.elapsed().as_secs_f64();
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -187,7 +195,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     "init_newton_iters": trajectory.init_iterations,
                     "wall_time_s": wall,
                 },
-                "method": method.name(),
+                "method": method_name,
                 "linear_solver": if trajectory.sparse { "sparse" } else { "dense" },
             });
             if let Some(errors) = &errors {
@@ -198,12 +206,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         }
         Format::Text => {
             outln!(
-                "{} from {} to {} in {} steps of {}",
-                method.name(),
+                "{} from {} to {}, output every {} ({} intervals)",
+                method_name,
                 args.start,
                 args.stop,
-                steps,
-                (args.stop - args.start) / steps as f64
+                (args.stop - args.start) / steps as f64,
+                steps
             );
             outln!("  steps                 {}", stats.steps);
             outln!("  f evaluations         {}", stats.f_evals);
@@ -328,6 +336,12 @@ fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
         Failure::Step(StepFailure::Singular { t }) => {
             Diagnostic::error(format!("the Newton matrix I − γJ is singular at time {t}"))
                 .with_note("try a smaller `--step`")
+        }
+        Failure::Bdf(BdfError::Model { time, failure: e }) => {
+            failure(dae, &causal.steps, e).with_note(format!("at time {time}"))
+        }
+        Failure::Bdf(other) => {
+            Diagnostic::error(format!("BDF stopped: {other}")).with_note("try a larger `--tol`")
         }
     }
 }

@@ -1,11 +1,13 @@
 //! One simulation from a causal model: compile, initialise, integrate with a fixed step (as one
-//! system or weak subsystem by subsystem), record the chosen variables.
+//! system or weak subsystem by subsystem) or with the variable-step BDF, record the chosen
+//! variables.
 
 use crate::causal::{Causal, Point};
 use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
+use super::bdf::{BdfError, BdfOptions, integrate_bdf};
 use super::fixed_step::{Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
 use super::model::{CompiledModel, Layout};
@@ -47,6 +49,7 @@ pub struct Trajectory {
 pub enum Failure {
     Init(InitFailure),
     Step(StepFailure),
+    Bdf(BdfError),
 }
 
 /// The stages a simulation starts from.
@@ -137,6 +140,67 @@ pub fn simulate(
             trajectory.stats = split.stats();
             trajectory.sparse = split.sparse();
             result.map_err(Failure::Step)?;
+        }
+    }
+    Ok(trajectory)
+}
+
+/// The variable-step reference run: BDF with `options.tol` as relative and absolute
+/// tolerance, the solution reported on the fixed grid of `options.steps` intervals.
+pub fn simulate_bdf(
+    m: Model<'_>,
+    start: &Point,
+    options: &Options,
+    outputs: &[Unknown],
+) -> Result<Trajectory, Failure> {
+    let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
+    let (x, init_iterations) =
+        initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
+    let h = (options.stop - options.start) / options.steps as f64;
+    let bdf = BdfOptions {
+        rtol: options.tol,
+        atol: options.tol,
+        output_times: (1..options.steps)
+            .map(|k| options.start + k as f64 * h)
+            .collect(),
+        ..BdfOptions::default()
+    };
+    let mut states: Vec<(f64, Vec<f64>)> = Vec::with_capacity(options.steps as usize + 1);
+    let outcome = integrate_bdf(
+        &mut model,
+        &x,
+        options.start,
+        options.stop,
+        &bdf,
+        &mut |t, x| states.push((t, x.to_vec())),
+    )
+    .map_err(Failure::Bdf)?;
+    let sources: Vec<Source> = outputs
+        .iter()
+        .map(|&u| source(m.causal, &model, u))
+        .collect();
+    let mut trajectory = Trajectory {
+        times: Vec::with_capacity(states.len()),
+        columns: vec![Vec::with_capacity(states.len()); outputs.len()],
+        stats: outcome.stats,
+        init_iterations,
+        sparse: super::linear::NewtonMatrix::new(x.len(), &[]).is_sparse(),
+    };
+    let mut dx = vec![0.0; x.len()];
+    for (t, x) in &states {
+        // Recorded values other than states need the model at the reported point (output,
+        // not integration: not counted).
+        if sources.iter().any(|s| matches!(s, Source::Register(_))) {
+            model
+                .rhs(*t, x, &mut dx)
+                .map_err(|failure| Failure::Bdf(BdfError::Model { time: *t, failure }))?;
+        }
+        trajectory.times.push(*t);
+        for (column, s) in trajectory.columns.iter_mut().zip(&sources) {
+            column.push(match *s {
+                Source::State(i) => x[i],
+                Source::Register(r) => model.value(r),
+            });
         }
     }
     Ok(trajectory)
