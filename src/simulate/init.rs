@@ -77,8 +77,47 @@ pub fn initialise(
             free: free.len(),
         });
     }
+    seed_explicit_states(dae, causal, model, &free, &mut x);
     let iterations = newton(dae, model, &residuals, &free, t0, &mut x)?;
     Ok((x, iterations))
+}
+
+/// Initial equations that fix one free state from parameters alone (`omega = omega_ref`) are
+/// solved first, by one secant step, so Newton does not start where the model cannot be
+/// evaluated (a state that divides, left at a start value of 0).
+fn seed_explicit_states(
+    dae: &Dae,
+    causal: &Causal,
+    model: &CompiledModel,
+    free: &[usize],
+    x: &mut [f64],
+) {
+    let mut point = model.point();
+    for eq in &dae.initial_equations {
+        let mut state = None;
+        let mut other = false;
+        dae.pool.visit_leaves(eq.residual, |n| match n {
+            crate::expr::Node::Var(v)
+                if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) => {}
+            crate::expr::Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
+            _ => other = true,
+        });
+        let Some(v) = state.filter(|_| !other) else {
+            continue;
+        };
+        let Some(i) = free.iter().copied().find(|&i| causal.states[i] == v) else {
+            continue;
+        };
+        let mut residual_at = |s: f64| {
+            point.vars[v.0 as usize] = s;
+            dae.pool.eval(eq.residual, &point).unwrap_or(f64::NAN)
+        };
+        let (r0, r1) = (residual_at(x[i]), residual_at(x[i] + 1.0));
+        let next = x[i] - r0 / (r1 - r0);
+        if next.is_finite() {
+            x[i] = next;
+        }
+    }
 }
 
 /// A residual and the expression it evaluates: the equation's `lhs − rhs`, or the fixed
