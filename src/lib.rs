@@ -3,6 +3,7 @@
 //! The pipeline, one module per stage (see ARCHITECTURE.md):
 //! text → [`syntax`] (tokens, AST) → …
 
+pub mod analysis;
 pub mod causal;
 pub mod cli;
 pub mod dae;
@@ -13,7 +14,7 @@ pub mod frontend;
 pub mod generate;
 pub mod jacobian;
 pub mod load;
-pub mod source;
 pub mod simulate;
+pub mod source;
 pub mod structure;
 pub mod syntax;
