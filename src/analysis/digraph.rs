@@ -76,6 +76,11 @@ pub struct PointWeights {
     pub diagonal: Vec<f64>,
 }
 
+/// Entries this small relative to J's largest entry at the same point count as zero: they are
+/// the rounding residue of a cancellation (the half car's `2 k_f L_f − 2 k_r L_r` evaluates to
+/// 7e-15, not 0), and a cycle through them is an artefact, not a dependency.
+pub const CANCELLATION: f64 = 1e-13;
+
 /// The digraph of the entries that are nonzero at one point at least, and each point's weights
 /// on it. An entry that is zero at a point weighs `ln 0 = −∞` there: every cycle through it has
 /// product 0 at that point, hence no bound from that point.
@@ -83,13 +88,11 @@ pub fn from_jacobian_values(
     n: usize,
     points: &[Vec<(usize, usize, f64)>],
 ) -> (Digraph, Vec<PointWeights>) {
-    let nonzero = points
-        .iter()
-        .flatten()
-        .filter(|&&(_, _, v)| v != 0.0)
-        .map(|&(i, j, _)| (i, j));
+    let cleaned: Vec<Vec<(usize, usize, f64)>> =
+        points.iter().map(|p| without_residue(p)).collect();
+    let nonzero = cleaned.iter().flatten().map(|&(i, j, _)| (i, j));
     let graph = Digraph::from_edges(n, nonzero);
-    let weights = points
+    let weights = cleaned
         .iter()
         .map(|values| {
             let mut log_abs = vec![f64::NEG_INFINITY; graph.edges()];
@@ -106,6 +109,17 @@ pub fn from_jacobian_values(
         })
         .collect();
     (graph, weights)
+}
+
+/// The entries that are nonzero beyond cancellation residue (see [`CANCELLATION`]).
+fn without_residue(values: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
+    let largest = values.iter().map(|v| v.2.abs()).fold(0.0, f64::max);
+    let floor = CANCELLATION * largest;
+    values
+        .iter()
+        .copied()
+        .filter(|&(_, _, v)| v.abs() > floor)
+        .collect()
 }
 
 /// Convenience for a dense matrix given by rows (tests, benchmarks, small hand-built cases).
@@ -131,6 +145,12 @@ mod tests {
         assert_eq!(g.edge_list().collect::<Vec<_>>(), vec![(0, 0), (0, 1)]);
         assert_eq!(w[0].log_abs, vec![0.0, 2f64.ln()]);
         assert_eq!(w[0].diagonal, vec![-1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn cancellation_residue_is_no_edge() {
+        let (g, _) = from_jacobian_values(2, &[vec![(0, 0, -50.4), (0, 1, 7e-15), (1, 0, 1e-9)]]);
+        assert_eq!(g.edge_list().collect::<Vec<_>>(), vec![(0, 0), (1, 0)]);
     }
 
     #[test]

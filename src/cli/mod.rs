@@ -19,10 +19,12 @@ macro_rules! out {
 
 mod blt;
 mod check;
+mod cycles;
 mod flatten;
 mod jacobian;
 mod model;
 mod parse;
+mod separability;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -57,6 +59,11 @@ pub enum Command {
     Blt(model::ModelArgs),
     /// Print the symbolic ODE Jacobian and its values at an operating point.
     Jacobian(jacobian::JacobianArgs),
+    /// Cycle analysis (SPEC §7): per-state step bounds, stiffness and separability indices,
+    /// a partition proposal and parallelisable cycle sets.
+    Cycles(cycles::CyclesArgs),
+    /// The separability map over an α grid (SPEC §8), optionally drawn as SVG.
+    Separability(separability::SeparabilityArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -85,6 +92,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Flatten(args) => flatten::run(&args),
         Command::Blt(args) => blt::run(&args),
         Command::Jacobian(args) => jacobian::run(&args),
+        Command::Cycles(args) => cycles::run(&args),
+        Command::Separability(args) => separability::run(&args),
     }
 }
 
