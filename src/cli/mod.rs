@@ -19,10 +19,12 @@ macro_rules! out {
 
 mod blt;
 mod check;
+mod cycles;
 mod flatten;
 mod jacobian;
 mod model;
 mod parse;
+mod separability;
 mod simulate;
 
 use std::io::IsTerminal;
@@ -60,6 +62,11 @@ pub enum Command {
     Jacobian(jacobian::JacobianArgs),
     /// Initialise and integrate with a fixed-step method; write CSV, compare with a reference.
     Simulate(simulate::SimulateArgs),
+    /// Cycle analysis (SPEC §7): per-state step bounds, stiffness and separability indices,
+    /// a partition proposal and parallelisable cycle sets.
+    Cycles(cycles::CyclesArgs),
+    /// The separability map over an α grid (SPEC §8), optionally drawn as SVG.
+    Separability(separability::SeparabilityArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -89,6 +96,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Blt(args) => blt::run(&args),
         Command::Jacobian(args) => jacobian::run(&args),
         Command::Simulate(args) => simulate::run(&args),
+        Command::Cycles(args) => cycles::run(&args),
+        Command::Separability(args) => separability::run(&args),
     }
 }
 

@@ -1,0 +1,177 @@
+//! Cycle gains and step-size bounds (SPEC §7, items 3–5), and the folds that turn a stream of
+//! cycles into per-state bounds `h̄_i`.
+//!
+//! Two folds. [`MinFold`] serves one α: each cycle's bound is folded into its states' minima,
+//! one comparison per member. [`Profile`] serves any number of α without listing the cycles
+//! again: for a cycle of length `L > 1` the bound `α^(1/L) · |Π J|^(−1/L)` decreases as
+//! `ln|Π J|` grows, so per state and per length only the largest log-product matters, and a
+//! self-loop needs only the largest `|J_ii|` of each sign. That summary is independent of α,
+//! its size is bounded by states × distinct lengths (never by the number of cycles), and
+//! `h̄(α)` is read off it for every α of a sweep.
+
+use super::digraph::PointWeights;
+use super::johnson::Cycle;
+
+/// The largest h with `|μ_c(h)| ≤ α` for one cycle (SPEC §7, item 4). `log_abs_product` is
+/// `ln|Π J_ij|` (−∞ when an entry is zero at this point); `diagonal` is `J_ii` when the cycle is
+/// a self-loop on i. `+∞` means no bound.
+pub fn cycle_bound(alpha: f64, len: usize, log_abs_product: f64, diagonal: f64) -> f64 {
+    if len == 1 {
+        return self_loop_bound(alpha, diagonal);
+    }
+    if log_abs_product == f64::NEG_INFINITY {
+        return f64::INFINITY;
+    }
+    ((alpha.ln() - log_abs_product) / len as f64).exp()
+}
+
+/// `|1 + h J_ii| ≤ α` for `J_ii < 0` gives `h ≤ (1 + α)/|J_ii|`; `|h J_ii| ≤ α` for `J_ii > 0`
+/// gives `h ≤ α/J_ii`; `J_ii = 0` is no cycle.
+pub fn self_loop_bound(alpha: f64, diagonal: f64) -> f64 {
+    if diagonal < 0.0 {
+        (1.0 + alpha) / -diagonal
+    } else if diagonal > 0.0 {
+        alpha / diagonal
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Per state: the smallest bound of the cycles through it (worst case over the operating
+/// points) and how many cycles pass through it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateBounds {
+    pub h_bar: Vec<f64>,
+    pub cycles_through: Vec<u64>,
+}
+
+/// Folds cycles into [`StateBounds`] for one α.
+pub struct MinFold<'w> {
+    alpha: f64,
+    points: &'w [PointWeights],
+    pub bounds: StateBounds,
+}
+
+impl<'w> MinFold<'w> {
+    pub fn new(alpha: f64, n: usize, points: &'w [PointWeights]) -> MinFold<'w> {
+        MinFold {
+            alpha,
+            points,
+            bounds: StateBounds {
+                h_bar: vec![f64::INFINITY; n],
+                cycles_through: vec![0; n],
+            },
+        }
+    }
+
+    pub fn visit(&mut self, cycle: Cycle<'_>) {
+        let len = cycle.nodes.len();
+        let first = cycle.nodes[0];
+        let bound = self
+            .points
+            .iter()
+            .zip(cycle.weight_sums)
+            .map(|(p, &lp)| cycle_bound(self.alpha, len, lp, p.diagonal[first]))
+            .fold(f64::INFINITY, f64::min);
+        let StateBounds {
+            h_bar,
+            cycles_through,
+        } = &mut self.bounds;
+        for &v in cycle.nodes {
+            h_bar[v] = h_bar[v].min(bound);
+            cycles_through[v] += 1;
+        }
+    }
+}
+
+/// The α-independent summary of the cycles through each state (see the module comment).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// Largest `|J_ii|` with `J_ii < 0` over the points (0 when none).
+    self_negative: Vec<f64>,
+    /// Largest `J_ii > 0` over the points (0 when none).
+    self_positive: Vec<f64>,
+    /// Per state, sorted by length: (length ≥ 2, largest `ln|Π J|` of the cycles of that length
+    /// through the state).
+    longer: Vec<Vec<(usize, f64)>>,
+    pub cycles_through: Vec<u64>,
+}
+
+impl Profile {
+    pub fn new(n: usize) -> Profile {
+        Profile {
+            self_negative: vec![0.0; n],
+            self_positive: vec![0.0; n],
+            longer: vec![Vec::new(); n],
+            cycles_through: vec![0; n],
+        }
+    }
+
+    pub fn visit(&mut self, cycle: Cycle<'_>, points: &[PointWeights]) {
+        for &v in cycle.nodes {
+            self.cycles_through[v] += 1;
+        }
+        let len = cycle.nodes.len();
+        if len == 1 {
+            let v = cycle.nodes[0];
+            for p in points {
+                let d = p.diagonal[v];
+                self.self_negative[v] = self.self_negative[v].max(-d);
+                self.self_positive[v] = self.self_positive[v].max(d);
+            }
+            return;
+        }
+        let lp = cycle
+            .weight_sums
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        if lp == f64::NEG_INFINITY {
+            return;
+        }
+        for &v in cycle.nodes {
+            let lengths = &mut self.longer[v];
+            match lengths.binary_search_by_key(&len, |&(l, _)| l) {
+                Ok(k) => lengths[k].1 = lengths[k].1.max(lp),
+                Err(k) => lengths.insert(k, (len, lp)),
+            }
+        }
+    }
+
+    /// `h̄_i(α)` for every state.
+    pub fn h_bar(&self, alpha: f64) -> Vec<f64> {
+        (0..self.longer.len())
+            .map(|v| {
+                let own = self_loop_bound(alpha, -self.self_negative[v])
+                    .min(self_loop_bound(alpha, self.self_positive[v]));
+                self.longer[v]
+                    .iter()
+                    .map(|&(len, lp)| cycle_bound(alpha, len, lp, 0.0))
+                    .fold(own, f64::min)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_four_cases_of_spec_7() {
+        assert_eq!(cycle_bound(0.5, 1, 2f64.ln(), -2.0), 0.75);
+        assert_eq!(cycle_bound(0.5, 1, 2f64.ln(), 2.0), 0.25);
+        assert_eq!(cycle_bound(0.5, 1, f64::NEG_INFINITY, 0.0), f64::INFINITY);
+        // α^(1/2) |0.25|^(−1/2) = sqrt(2)
+        let b = cycle_bound(0.5, 2, 0.25f64.ln(), 0.0);
+        assert!((b - 2f64.sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_cycle_through_hundreds_of_large_entries_does_not_overflow() {
+        // 400 entries of 1e3: the product 1e1200 overflows, its logarithm does not.
+        let lp = 400.0 * 1e3f64.ln();
+        let b = cycle_bound(1.0, 400, lp, 0.0);
+        assert!((b - 1e-3).abs() < 1e-15);
+    }
+}

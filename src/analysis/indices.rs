@@ -1,0 +1,131 @@
+//! Stiffness and separability indices (SPEC §8) over the per-state bounds `h̄`, and the
+//! stiffness ratio from the eigenvalues of J.
+//!
+//! Every index is `None` where SPEC §8 leaves it undefined, never ±∞ or NaN: the caller says
+//! why (no finite bound, one time scale only, all bounds equal, a zero real part).
+
+/// The states ordered fast → slow: those with a finite `h̄` ascending (ties by index), then
+/// those with `h̄ = ∞` by index.
+pub fn fast_to_slow(h_bar: &[f64]) -> (Vec<usize>, Vec<usize>) {
+    let mut finite: Vec<usize> = (0..h_bar.len()).filter(|&i| h_bar[i].is_finite()).collect();
+    finite.sort_by(|&a, &b| h_bar[a].total_cmp(&h_bar[b]).then(a.cmp(&b)));
+    let infinite = (0..h_bar.len())
+        .filter(|&i| !h_bar[i].is_finite())
+        .collect();
+    (finite, infinite)
+}
+
+/// `H`: the finite bounds, ascending.
+pub fn finite_sorted(h_bar: &[f64]) -> Vec<f64> {
+    let (order, _) = fast_to_slow(h_bar);
+    order.into_iter().map(|i| h_bar[i]).collect()
+}
+
+/// `σ(α) = h_N / h_1`; undefined without a finite bound.
+pub fn stiffness_index(h_bar: &[f64]) -> Option<f64> {
+    let h = finite_sorted(h_bar);
+    Some(h.last()? / h.first()?)
+}
+
+/// `s_α(i+1, i) = (h_{i+1} − h_i) / max_m (h_{m+1} − h_m)` for i = 1..N−1; undefined when
+/// N < 2 or every gap is zero.
+pub fn separability_terms(h_bar: &[f64]) -> Option<Vec<f64>> {
+    let h = finite_sorted(h_bar);
+    let gaps: Vec<f64> = h.windows(2).map(|w| w[1] - w[0]).collect();
+    let widest = gaps.iter().copied().fold(0.0, f64::max);
+    if gaps.is_empty() || widest <= 0.0 {
+        return None;
+    }
+    Some(gaps.into_iter().map(|g| g / widest).collect())
+}
+
+/// `s(α) = 1 − (1/(N−1)) Σ s_α(i+1, i)`.
+pub fn separability_index(h_bar: &[f64]) -> Option<f64> {
+    let terms = separability_terms(h_bar)?;
+    Some(1.0 - terms.iter().sum::<f64>() / terms.len() as f64)
+}
+
+/// Why σ_R has no value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RatioUndefined {
+    NoStates,
+    ZeroRealPart { eigenvalues: usize },
+    EigenvaluesFailed,
+}
+
+impl std::fmt::Display for RatioUndefined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RatioUndefined::NoStates => write!(f, "the model has no states"),
+            RatioUndefined::ZeroRealPart { eigenvalues } => {
+                write!(f, "{eigenvalues} eigenvalue(s) of J have a zero real part")
+            }
+            RatioUndefined::EigenvaluesFailed => {
+                write!(f, "the eigenvalue iteration did not converge")
+            }
+        }
+    }
+}
+
+/// Real parts below this fraction of the spectral radius count as zero: the Schur iteration
+/// leaves rounding-level residue where the exact value is 0 (an integrator's pole).
+const ZERO_REAL_PART: f64 = 1e-12;
+
+/// `σ_R = max|Re λ| / min|Re λ|` over the eigenvalues of the n×n matrix with these entries.
+pub fn stiffness_ratio(n: usize, entries: &[(usize, usize, f64)]) -> Result<f64, RatioUndefined> {
+    if n == 0 {
+        return Err(RatioUndefined::NoStates);
+    }
+    let mut j = faer::Mat::<f64>::zeros(n, n);
+    for &(r, c, v) in entries {
+        j[(r, c)] = v;
+    }
+    let eigenvalues = j
+        .eigenvalues()
+        .map_err(|_| RatioUndefined::EigenvaluesFailed)?;
+    let radius = eigenvalues.iter().map(|l| l.norm()).fold(0.0, f64::max);
+    let real: Vec<f64> = eigenvalues.iter().map(|l| l.re.abs()).collect();
+    let zero = real
+        .iter()
+        .filter(|&&r| r <= ZERO_REAL_PART * radius)
+        .count();
+    if zero > 0 {
+        return Err(RatioUndefined::ZeroRealPart { eigenvalues: zero });
+    }
+    let max = real.iter().copied().fold(0.0, f64::max);
+    let min = real.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok(max / min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_of_a_hand_computed_vector() {
+        // H = (1, 2, 10) plus one state with no cycle: gaps 1 and 8, the widest 8.
+        let h = [10.0, f64::INFINITY, 1.0, 2.0];
+        assert_eq!(fast_to_slow(&h), (vec![2, 3, 0], vec![1]));
+        assert_eq!(stiffness_index(&h), Some(10.0));
+        assert_eq!(separability_terms(&h), Some(vec![0.125, 1.0]));
+        // 1 − (0.125 + 1)/2
+        assert_eq!(separability_index(&h), Some(0.4375));
+    }
+
+    #[test]
+    fn undefined_cases_say_so() {
+        assert_eq!(stiffness_index(&[f64::INFINITY]), None);
+        assert_eq!(stiffness_index(&[3.0]), Some(1.0));
+        assert_eq!(separability_index(&[3.0, f64::INFINITY]), None);
+        assert_eq!(separability_index(&[3.0, 3.0]), None);
+    }
+
+    #[test]
+    fn stiffness_ratio_of_a_diagonal_and_of_an_integrator() {
+        let r = stiffness_ratio(2, &[(0, 0, -1.0), (1, 1, -1000.0)]).unwrap();
+        assert!((r - 1000.0).abs() < 1e-9);
+        // der(phi) = w: a zero eigenvalue.
+        let e = stiffness_ratio(2, &[(0, 0, -1.0), (1, 0, 1.0)]);
+        assert_eq!(e, Err(RatioUndefined::ZeroRealPart { eigenvalues: 1 }));
+    }
+}

@@ -1,0 +1,74 @@
+//! Cycle analysis and what is read off it (SPEC §§7–9): the dependency digraph of J, Johnson's
+//! simple cycles streamed into per-state step bounds `h̄_i`, the stiffness and separability
+//! indices, the separability map over α, a fast/slow partition and the parallelisable cycle
+//! sets.
+//!
+//! The library works on numbers (J's nonzero values at one or more operating points); finding
+//! operating points in a model is [`operating_point`].
+
+pub mod bounds;
+pub mod digraph;
+pub mod indices;
+pub mod johnson;
+pub mod operating_point;
+pub mod partition;
+pub mod pcs;
+pub mod separability;
+
+use bounds::{MinFold, Profile, StateBounds};
+use digraph::{Digraph, PointWeights, from_jacobian_values};
+use johnson::{Budget, Enumeration, Progress, enumerate};
+
+/// J's entries `(row, col, value)` at one operating point.
+pub type Values = Vec<(usize, usize, f64)>;
+
+/// The cycles of J's digraph and the bounds they give, worst case over the points.
+#[derive(Clone, Debug)]
+pub struct CycleAnalysis {
+    pub graph: Digraph,
+    pub enumeration: Enumeration,
+    pub bounds: StateBounds,
+}
+
+/// Cycle analysis at one α over the operating points `points` (n states).
+pub fn analyse(
+    n: usize,
+    points: &[Values],
+    alpha: f64,
+    budget: Budget,
+    progress: &mut dyn FnMut(Progress),
+) -> CycleAnalysis {
+    let (graph, weights) = from_jacobian_values(n, points);
+    let layers = layers(&weights);
+    let mut fold = MinFold::new(alpha, n, &weights);
+    let enumeration = enumerate(&graph, &layers, budget, &mut |c| fold.visit(c), progress);
+    CycleAnalysis {
+        graph,
+        enumeration,
+        bounds: fold.bounds,
+    }
+}
+
+/// The α-independent summary of the cycles over the points, for sweeps over α.
+pub fn profile(
+    n: usize,
+    points: &[Values],
+    budget: Budget,
+    progress: &mut dyn FnMut(Progress),
+) -> (Digraph, Enumeration, Profile) {
+    let (graph, weights) = from_jacobian_values(n, points);
+    let layers = layers(&weights);
+    let mut summary = Profile::new(n);
+    let enumeration = enumerate(
+        &graph,
+        &layers,
+        budget,
+        &mut |c| summary.visit(c, &weights),
+        progress,
+    );
+    (graph, enumeration, summary)
+}
+
+fn layers(weights: &[PointWeights]) -> Vec<&[f64]> {
+    weights.iter().map(|w| w.log_abs.as_slice()).collect()
+}

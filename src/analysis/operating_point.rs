@@ -1,0 +1,240 @@
+//! Operating points for cycle analysis (SPEC §7, nonlinear models): the start values, states
+//! set by hand, a steady state found by Newton on `f(x) = 0`, or samples of a reference
+//! trajectory read from CSV. Each gives J's values through the causal form.
+
+use crate::causal::{Causal, EvalFailure, Point};
+use crate::dae::Dae;
+use crate::jacobian::OdeJacobian;
+
+use super::Values;
+
+/// A model ready to be evaluated: its flat DAE, causal form and Jacobian.
+#[derive(Clone, Copy)]
+pub struct Model<'m> {
+    pub dae: &'m Dae,
+    pub causal: &'m Causal,
+    pub jacobian: &'m OdeJacobian,
+}
+
+/// Why an operating point could not be had.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PointError {
+    /// Evaluating the causal form failed (a step's index or a parameter).
+    Eval(EvalFailure),
+    /// J has a NaN or infinite entry at the point.
+    NotFinite { row: usize, col: usize },
+    /// Newton for the steady state met a singular J.
+    Singular { iteration: usize },
+    /// Newton for the steady state did not reach `f(x) = 0`.
+    NoSteadyState { iterations: usize, residual: f64 },
+    /// The trajectory file is unusable.
+    Trajectory(String),
+}
+
+impl Model<'_> {
+    fn state_name(&self, i: usize) -> &str {
+        &self.dae.var(self.causal.states[i]).name
+    }
+
+    /// Evaluates every unknown at `point` (states, parameters and time set) and returns J's
+    /// values there.
+    pub fn values_at(&self, point: &mut Point) -> Result<Values, PointError> {
+        self.causal
+            .evaluate(&self.dae.pool, point)
+            .map_err(PointError::Eval)?;
+        let values = self.jacobian.values(self.dae, self.causal, point);
+        if let Some(&(row, col, _)) = values.iter().find(|(_, _, v)| !v.is_finite()) {
+            return Err(PointError::NotFinite { row, col });
+        }
+        Ok(values)
+    }
+
+    /// Sets states by name. Errors name the offending item (bad usage, not a model error).
+    pub fn set_states(
+        &self,
+        point: &mut Point,
+        assignments: &[(String, f64)],
+    ) -> Result<(), String> {
+        for (name, value) in assignments {
+            let i = self
+                .state_index(name)
+                .ok_or_else(|| format!("`{name}` is not a state of the model"))?;
+            point.vars[self.causal.states[i].0 as usize] = *value;
+        }
+        Ok(())
+    }
+
+    fn state_index(&self, name: &str) -> Option<usize> {
+        (0..self.causal.states.len()).find(|&i| self.state_name(i) == name)
+    }
+
+    fn state_values(&self, point: &Point) -> Vec<f64> {
+        self.causal
+            .states
+            .iter()
+            .map(|v| point.vars[v.0 as usize])
+            .collect()
+    }
+
+    /// Newton on `f(x) = der(x) = 0` from `point`, with J's values as the Newton matrix.
+    pub fn steady_state(&self, mut point: Point) -> Result<Point, PointError> {
+        let n = self.causal.states.len();
+        for iteration in 0..STEADY_MAX_ITERATIONS {
+            let values = self.values_at(&mut point)?;
+            let x = self.state_values(&point);
+            let f: Vec<f64> = self
+                .causal
+                .states
+                .iter()
+                .map(|v| point.ders[v.0 as usize])
+                .collect();
+            let scale = 1.0 + x.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            let residual = f.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            if residual <= STEADY_TOLERANCE * scale {
+                return Ok(point);
+            }
+            if iteration + 1 == STEADY_MAX_ITERATIONS {
+                return Err(PointError::NoSteadyState {
+                    iterations: STEADY_MAX_ITERATIONS,
+                    residual,
+                });
+            }
+            let mut j = nalgebra::DMatrix::<f64>::zeros(n, n);
+            for (r, c, v) in values {
+                j[(r, c)] = v;
+            }
+            let step = j
+                .lu()
+                .solve(&nalgebra::DVector::from_vec(f))
+                .filter(|s| s.iter().all(|v| v.is_finite()))
+                .ok_or(PointError::Singular { iteration })?;
+            for (i, v) in self.causal.states.iter().enumerate() {
+                point.vars[v.0 as usize] = x[i] - step[i];
+            }
+        }
+        unreachable!("the loop returns on its last iteration")
+    }
+
+    /// `samples` rows spread evenly over a CSV with a `time` column and a column per state
+    /// (named as the state, optionally quoted); other columns are ignored. Each row gives a
+    /// point: `start` with the row's time and state values.
+    pub fn trajectory(
+        &self,
+        start: &Point,
+        csv: &str,
+        samples: usize,
+    ) -> Result<Vec<Point>, PointError> {
+        let bad = |m: String| PointError::Trajectory(m);
+        let mut lines = csv
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines
+            .next()
+            .ok_or_else(|| bad("the file is empty".into()))?;
+        let columns: Vec<&str> = header
+            .split(',')
+            .map(|c| c.trim().trim_matches('"'))
+            .collect();
+        let column = |name: &str| columns.iter().position(|&c| c == name);
+        let time = column("time").ok_or_else(|| bad("no `time` column".into()))?;
+        let mut state_columns = Vec::new();
+        let mut missing = Vec::new();
+        for i in 0..self.causal.states.len() {
+            match column(self.state_name(i)) {
+                Some(c) => state_columns.push((i, c)),
+                None => missing.push(format!("`{}`", self.state_name(i))),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(bad(format!(
+                "no column for state(s) {}",
+                missing.join(", ")
+            )));
+        }
+        let rows: Vec<(usize, &str)> = lines.collect();
+        if rows.is_empty() {
+            return Err(bad("the file has no data rows".into()));
+        }
+        sample_indices(rows.len(), samples)
+            .into_iter()
+            .map(|k| {
+                let (line, text) = rows[k];
+                let cells: Vec<&str> = text.split(',').map(str::trim).collect();
+                let number = |c: usize| {
+                    cells
+                        .get(c)
+                        .and_then(|s| s.parse::<f64>().ok())
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "line {}: column {} is not a number",
+                                line + 1,
+                                c + 1
+                            ))
+                        })
+                };
+                let mut point = start.clone();
+                point.time = number(time)?;
+                for &(i, c) in &state_columns {
+                    point.vars[self.causal.states[i].0 as usize] = number(c)?;
+                }
+                Ok(point)
+            })
+            .collect()
+    }
+}
+
+const STEADY_MAX_ITERATIONS: usize = 50;
+const STEADY_TOLERANCE: f64 = 1e-10;
+
+/// `k` indices spread evenly over `0..rows`, first and last included, without repeats.
+pub fn sample_indices(rows: usize, k: usize) -> Vec<usize> {
+    let k = k.clamp(1, rows);
+    if k == 1 {
+        return vec![0];
+    }
+    let mut picked: Vec<usize> = (0..k)
+        .map(|s| ((s as f64) * (rows - 1) as f64 / (k - 1) as f64).round() as usize)
+        .collect();
+    picked.dedup();
+    picked
+}
+
+/// Parses `NAME=VALUE,...`.
+pub fn parse_assignments(text: &str) -> Result<Vec<(String, f64)>, String> {
+    text.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("expected NAME=VALUE, found `{item}`"))?;
+            let value = value
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{}` is not a number", value.trim()))?;
+            Ok((name.trim().to_string(), value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_spread_evenly_with_both_ends() {
+        assert_eq!(sample_indices(11, 3), vec![0, 5, 10]);
+        assert_eq!(sample_indices(2, 5), vec![0, 1]);
+        assert_eq!(sample_indices(7, 1), vec![0]);
+    }
+
+    #[test]
+    fn assignments_parse_and_reject_garbage() {
+        assert_eq!(
+            parse_assignments("x=1, y = -2.5").unwrap(),
+            vec![("x".to_string(), 1.0), ("y".to_string(), -2.5)]
+        );
+        assert!(parse_assignments("x").is_err());
+        assert!(parse_assignments("x=abc").is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! `mocca separability`: the parametric separability map of SPEC §8 over an α grid, as JSON or
+//! text, and drawn as SVG. The cycles are listed once; every α is read off their α-free
+//! summary (`analysis::bounds::Profile`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use super::Format;
+use super::cycles::{BudgetArgs, PointArgs, ProgressBar, load, number, stop_name};
+use super::model::ModelArgs;
+use crate::analysis::profile;
+use crate::analysis::separability::{SeparabilityMap, draw_svg, grid, separability_map};
+
+#[derive(Args, Debug)]
+pub struct SeparabilityArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The α grid: `FROM:TO:COUNT` (evenly spaced, both ends included) or a list `a,b,c`.
+    #[arg(long, default_value = "0.05:1:20", value_parser = parse_alphas)]
+    pub alphas: AlphaGrid,
+    /// Draw the map to this SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    #[command(flatten)]
+    pub point: PointArgs,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlphaGrid(pub Vec<f64>);
+
+fn parse_alphas(text: &str) -> Result<AlphaGrid, String> {
+    let positive = |s: &str| super::cycles::positive(s.trim());
+    let alphas = if let [from, to, count] = text.split(':').collect::<Vec<_>>()[..] {
+        let count: usize = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&c| c > 0)
+            .ok_or_else(|| format!("`{count}` is not a positive count"))?;
+        grid(positive(from)?, positive(to)?, count)
+    } else if text.contains(':') {
+        return Err("expected FROM:TO:COUNT".to_string());
+    } else {
+        text.split(',')
+            .map(positive)
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    if alphas.is_empty() {
+        return Err("no α given".to_string());
+    }
+    Ok(AlphaGrid(alphas))
+}
+
+pub fn run(args: &SeparabilityArgs) -> ExitCode {
+    let loaded = match load(&args.model, &args.point) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let n = loaded.names.len();
+    let mut bar = ProgressBar::new("cycles");
+    let (_, enumeration, summary) = profile(n, &loaded.points, args.budget.budget(), &mut |p| {
+        bar.observe(p)
+    });
+    bar.finish();
+    let map = separability_map(&summary, &args.alphas.0);
+    if let Some(path) = &args.svg {
+        let title = format!("separability map, {} states", n);
+        let written = draw_svg(&map, &loaded.names, &title)
+            .and_then(|svg| std::fs::write(path, svg).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    let names = |v: &[usize]| {
+        v.iter()
+            .map(|&i| loaded.names[i].clone())
+            .collect::<Vec<_>>()
+    };
+    match args.model.format() {
+        Format::Json => super::print_json(&json!({
+            "alphas": map.alphas,
+            "order": names(map.orders.last().map(Vec::as_slice).unwrap_or_default()),
+            "orders": map.orders.iter().map(|o| names(o)).collect::<Vec<_>>(),
+            "terms": map.terms,
+            "cycles": enumeration.cycles,
+            "complete": enumeration.complete(),
+            "operating_points": loaded.point_description,
+        })),
+        Format::Text => print_text(
+            &map,
+            &loaded.names,
+            enumeration.cycles,
+            enumeration.stopped.map(stop_name),
+        ),
+    }
+    super::leave_allocated(loaded);
+    ExitCode::SUCCESS
+}
+
+/// Per α: the index s(α) and where the largest gap falls (the split point).
+fn print_text(map: &SeparabilityMap, names: &[String], cycles: u64, stopped: Option<&str>) {
+    outln!(
+        "{} cycles{}",
+        cycles,
+        stopped
+            .map(|s| format!(" ({s} hit: incomplete)"))
+            .unwrap_or_default()
+    );
+    outln!("  {:>8}  {:>10}  split (largest gap)", "α", "s(α)");
+    for (k, &alpha) in map.alphas.iter().enumerate() {
+        let Some(terms) = &map.terms[k] else {
+            outln!(
+                "  {:>8}  {:>10}  undefined (fewer than two distinct finite h̄)",
+                number(alpha),
+                "—"
+            );
+            continue;
+        };
+        let index = 1.0 - terms.iter().sum::<f64>() / terms.len() as f64;
+        let peak = terms
+            .iter()
+            .position(|&t| t == 1.0)
+            .expect("the widest gap has term 1");
+        let order = &map.orders[k];
+        outln!(
+            "  {:>8}  {:>10}  after {} fast state(s): {} | {}",
+            number(alpha),
+            number(index),
+            peak + 1,
+            names[order[peak]],
+            names[order[peak + 1]]
+        );
+    }
+}

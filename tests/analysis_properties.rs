@@ -1,0 +1,218 @@
+//! Johnson's enumeration and the bound folds against a brute-force oracle on random small
+//! digraphs, and cycle counts known in closed form.
+
+use mocca::analysis::bounds::{MinFold, Profile, cycle_bound};
+use mocca::analysis::digraph::{Digraph, from_jacobian_values};
+use mocca::analysis::johnson::{Budget, enumerate};
+use mocca::analysis::{Values, analyse};
+use proptest::prelude::*;
+
+/// Every simple cycle, each listed once starting from its least node, by trying every path of
+/// distinct nodes above the start (exponential; fine for 7 nodes).
+fn brute_force_cycles(n: usize, edge: &dyn Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut found = Vec::new();
+    for start in 0..n {
+        let mut paths = vec![vec![start]];
+        while let Some(path) = paths.pop() {
+            let last = *path.last().unwrap();
+            if edge(last, start) {
+                found.push(path.clone());
+            }
+            for next in start + 1..n {
+                if edge(last, next) && !path.contains(&next) {
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    paths.push(longer);
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Per state: the smallest bound of the cycles through it, straight from SPEC §7's formulas on
+/// the entries themselves (no logarithms).
+fn brute_force_bounds(n: usize, j: &[Vec<f64>], cycles: &[Vec<usize>], alpha: f64) -> Vec<f64> {
+    let mut h = vec![f64::INFINITY; n];
+    for c in cycles {
+        let len = c.len();
+        let bound = if len == 1 {
+            let d = j[c[0]][c[0]];
+            if d < 0.0 {
+                (1.0 + alpha) / -d
+            } else {
+                alpha / d
+            }
+        } else {
+            let product: f64 = (0..len).map(|k| j[c[k]][c[(k + 1) % len]]).product();
+            alpha.powf(1.0 / len as f64) * product.abs().powf(-1.0 / len as f64)
+        };
+        for &v in c {
+            h[v] = h[v].min(bound);
+        }
+    }
+    h
+}
+
+fn sparse(j: &[Vec<f64>]) -> Values {
+    let mut out = Vec::new();
+    for (r, row) in j.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                out.push((r, c, v));
+            }
+        }
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a.is_infinite() && b.is_infinite()) || (a - b).abs() <= 1e-10 * b.abs()
+}
+
+/// A random n×n matrix (n ≤ 7) with about a third of the entries nonzero, diagonal included,
+/// magnitudes 0.1 to 10 of either sign.
+fn matrix() -> impl Strategy<Value = Vec<Vec<f64>>> {
+    (1usize..=7).prop_flat_map(|n| {
+        let entry = prop_oneof![
+            2 => Just(0.0),
+            1 => (0.1f64..10.0, any::<bool>()).prop_map(|(m, neg)| if neg { -m } else { m }),
+        ];
+        proptest::collection::vec(proptest::collection::vec(entry, n), n)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn johnson_lists_exactly_the_brute_force_cycles(j in matrix()) {
+        let n = j.len();
+        let (graph, _) = from_jacobian_values(n, &[sparse(&j)]);
+        let mut listed = Vec::new();
+        let e = enumerate(&graph, &[], Budget::default(), &mut |c| listed.push(c.nodes.to_vec()), &mut |_| {});
+        listed.sort();
+        let expected = brute_force_cycles(n, &|a, b| j[a][b] != 0.0);
+        prop_assert!(e.complete());
+        prop_assert_eq!(e.cycles as usize, expected.len());
+        prop_assert_eq!(listed, expected);
+    }
+
+    #[test]
+    fn per_state_minima_match_the_brute_force_for_every_alpha(j in matrix(), alpha in 0.01f64..1.0) {
+        let n = j.len();
+        let cycles = brute_force_cycles(n, &|a, b| j[a][b] != 0.0);
+        let expected = brute_force_bounds(n, &j, &cycles, alpha);
+        let a = analyse(n, &[sparse(&j)], alpha, Budget::default(), &mut |_| {});
+        let (_, _, profile) = mocca::analysis::profile(n, &[sparse(&j)], Budget::default(), &mut |_| {});
+        let from_profile = profile.h_bar(alpha);
+        for v in 0..n {
+            prop_assert!(close(a.bounds.h_bar[v], expected[v]), "state {}: {} vs {}", v, a.bounds.h_bar[v], expected[v]);
+            prop_assert!(close(from_profile[v], expected[v]), "profile, state {}", v);
+            let through = cycles.iter().filter(|c| c.contains(&v)).count() as u64;
+            prop_assert_eq!(a.bounds.cycles_through[v], through);
+        }
+    }
+
+    #[test]
+    fn several_points_give_the_worst_case_of_each(j1 in matrix(), seed in any::<u64>(), alpha in 0.01f64..1.0) {
+        // A second point with the same pattern, some entries rescaled and some zeroed.
+        let n = j1.len();
+        let mut j2 = j1.clone();
+        for (k, v) in j2.iter_mut().flatten().enumerate() {
+            match (seed >> (k % 60)) & 3 {
+                0 => *v = 0.0,
+                1 => *v *= 3.0,
+                _ => {}
+            }
+        }
+        let both = analyse(n, &[sparse(&j1), sparse(&j2)], alpha, Budget::default(), &mut |_| {});
+        let one = analyse(n, &[sparse(&j1)], alpha, Budget::default(), &mut |_| {});
+        let two = analyse(n, &[sparse(&j2)], alpha, Budget::default(), &mut |_| {});
+        for v in 0..n {
+            let worst = one.bounds.h_bar[v].min(two.bounds.h_bar[v]);
+            prop_assert!(close(both.bounds.h_bar[v], worst), "state {}", v);
+        }
+    }
+
+    #[test]
+    fn a_budget_leaves_every_state_outside_the_incomplete_set_exact(j in matrix(), keep in 0u64..20) {
+        let n = j.len();
+        let full = analyse(n, &[sparse(&j)], 0.5, Budget::default(), &mut |_| {});
+        let cut = analyse(n, &[sparse(&j)], 0.5, Budget { max_cycles: Some(keep), max_time: None }, &mut |_| {});
+        prop_assert_eq!(cut.enumeration.cycles, keep.min(full.enumeration.cycles));
+        prop_assert_eq!(cut.enumeration.complete(), keep >= full.enumeration.cycles);
+        for v in 0..n {
+            if !cut.enumeration.incomplete.contains(&v) {
+                prop_assert_eq!(cut.bounds.h_bar[v], full.bounds.h_bar[v]);
+            }
+        }
+    }
+}
+
+fn count(graph: &Digraph) -> u64 {
+    enumerate(graph, &[], Budget::default(), &mut |_| {}, &mut |_| {}).cycles
+}
+
+fn binomial(n: u64, k: u64) -> u64 {
+    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+}
+
+#[test]
+fn complete_digraphs_have_the_closed_form_count() {
+    for n in 2..=8u64 {
+        let edges = (0..n as usize).flat_map(|a| {
+            (0..n as usize)
+                .filter(move |&b| b != a)
+                .map(move |b| (a, b))
+        });
+        let g = Digraph::from_edges(n as usize, edges);
+        let expected: u64 = (2..=n)
+            .map(|k| binomial(n, k) * (1..k).product::<u64>())
+            .sum();
+        assert_eq!(count(&g), expected, "K_{n}");
+    }
+}
+
+#[test]
+fn a_directed_ring_has_one_cycle_and_a_bidirectional_one_has_n_plus_two() {
+    let n = 50;
+    let ring = Digraph::from_edges(n, (0..n).map(|i| (i, (i + 1) % n)));
+    assert_eq!(count(&ring), 1);
+    // Both directions: the two long cycles and one 2-cycle per neighbour pair.
+    let both = Digraph::from_edges(n, (0..n).flat_map(|i| [(i, (i + 1) % n), ((i + 1) % n, i)]));
+    assert_eq!(count(&both), n as u64 + 2);
+}
+
+#[test]
+fn min_fold_and_cycle_bound_agree_on_a_long_cycle_in_log_space() {
+    // A 300-ring of entries 1e3: the product overflows a double, the bound is α^(1/300)·1e-3.
+    let n = 300;
+    let values: Values = (0..n).map(|i| (i, (i + 1) % n, 1e3)).collect();
+    let (graph, weights) = from_jacobian_values(n, &[values]);
+    let mut fold = MinFold::new(0.5, n, &weights);
+    let layers = [weights[0].log_abs.as_slice()];
+    enumerate(
+        &graph,
+        &layers,
+        Budget::default(),
+        &mut |c| fold.visit(c),
+        &mut |_| {},
+    );
+    let expected = 0.5f64.powf(1.0 / 300.0) * 1e-3;
+    assert!(fold.bounds.h_bar.iter().all(|&h| close(h, expected)));
+    assert!(close(
+        cycle_bound(0.5, 300, 300.0 * 1e3f64.ln(), 0.0),
+        expected
+    ));
+    let mut profile = Profile::new(n);
+    enumerate(
+        &graph,
+        &layers,
+        Budget::default(),
+        &mut |c| profile.visit(c, &weights),
+        &mut |_| {},
+    );
+    assert!(profile.h_bar(0.5).iter().all(|&h| close(h, expected)));
+}
