@@ -383,3 +383,37 @@ fn separability_json_has_one_row_of_terms_per_alpha() {
     }
     assert_eq!(v["order"].as_array().unwrap().len(), 4);
 }
+
+#[test]
+fn separability_pictures_are_written_as_svg_and_png() {
+    let dir = std::env::temp_dir().join(format!("mocca-pictures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (svg, png) = (dir.join("map.svg"), dir.join("map.png"));
+    let args = [
+        "separability",
+        "examples/heat_exchanger.mo",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--png",
+        png.to_str().unwrap(),
+    ];
+    assert_eq!(mocca(&args).1, 0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"));
+    // The axes are labelled and the rows name the states they separate: the largest gap of
+    // the heat exchanger is between stream a and the wall.
+    for label in ["α", "s_α(i+1, i)", "10 T_a[10]|T_w[1]"] {
+        assert!(text.contains(label), "{label} missing");
+    }
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // An unwritable destination is an error, not a panic.
+    let bad = [
+        "separability",
+        "examples/heat_exchanger.mo",
+        "--png",
+        "/nonexistent/dir/map.png",
+    ];
+    assert_eq!(mocca(&bad).1, 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -13,6 +13,7 @@ pub mod johnson;
 pub mod operating_point;
 pub mod partition;
 pub mod pcs;
+pub mod picture;
 pub mod separability;
 
 use bounds::{MinFold, Profile, StateBounds};

@@ -11,8 +11,9 @@ use serde_json::json;
 use super::Format;
 use super::cycles::{BudgetArgs, PointArgs, ProgressBar, load, number, stop_name};
 use super::model::ModelArgs;
+use crate::analysis::picture;
 use crate::analysis::profile;
-use crate::analysis::separability::{SeparabilityMap, draw_svg, grid, separability_map};
+use crate::analysis::separability::{SeparabilityMap, grid, separability_map};
 
 #[derive(Args, Debug)]
 pub struct SeparabilityArgs {
@@ -24,6 +25,9 @@ pub struct SeparabilityArgs {
     /// Draw the map to this SVG file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Draw the map to this PNG file.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
     #[command(flatten)]
     pub budget: BudgetArgs,
     #[command(flatten)]
@@ -68,11 +72,14 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
     });
     bar.finish();
     let map = separability_map(&summary, &args.alphas.0);
-    if let Some(path) = &args.svg {
-        let title = format!("separability map, {} states", n);
-        let written = draw_svg(&map, &loaded.names, &title)
-            .and_then(|svg| std::fs::write(path, svg).map_err(|e| e.to_string()));
-        if let Err(e) = written {
+    let title = format!("separability map, {n} states");
+    let pictures = [
+        (&args.svg, picture::Format::Svg),
+        (&args.png, picture::Format::Png),
+    ];
+    for (path, format) in pictures {
+        let Some(path) = path else { continue };
+        if let Err(e) = picture::write(format, &map, &loaded.names, &title, path) {
             eprintln!("error: cannot write `{}`: {e}", path.display());
             return ExitCode::from(1);
         }
@@ -112,11 +119,11 @@ fn print_text(map: &SeparabilityMap, names: &[String], cycles: u64, stopped: Opt
             .map(|s| format!(" ({s} hit: incomplete)"))
             .unwrap_or_default()
     );
-    outln!("  {:>8}  {:>10}  split (largest gap)", "α", "s(α)");
+    outln!("  {:>10}  {:>10}  split (largest gap)", "α", "s(α)");
     for (k, &alpha) in map.alphas.iter().enumerate() {
         let Some(terms) = &map.terms[k] else {
             outln!(
-                "  {:>8}  {:>10}  undefined (fewer than two distinct finite h̄)",
+                "  {:>10}  {:>10}  undefined (fewer than two distinct finite h̄)",
                 number(alpha),
                 "—"
             );
@@ -129,7 +136,7 @@ fn print_text(map: &SeparabilityMap, names: &[String], cycles: u64, stopped: Opt
             .expect("the widest gap has term 1");
         let order = &map.orders[k];
         outln!(
-            "  {:>8}  {:>10}  after {} fast state(s): {} | {}",
+            "  {:>10}  {:>10}  after {} fast state(s): {} | {}",
             number(alpha),
             number(index),
             peak + 1,
