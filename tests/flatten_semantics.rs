@@ -467,3 +467,88 @@ end M;";
         "{rhs}"
     );
 }
+
+#[test]
+fn implicit_for_ranges_come_from_the_arrays_the_index_subscripts() {
+    let dae = flatten(
+        "model M Real x[3, 2]; Real y[2];
+         equation
+           for i, j loop x[i, j] = i * j + y[j]; end for;
+           for j loop y[j] = j; end for;
+         end M;",
+        &[],
+    )
+    .unwrap();
+    let eqs = equations(&dae);
+    assert_eq!(eqs.len(), 8, "{eqs:?}");
+    assert!(
+        eqs.contains(&"'x[3,2]' = 6.0 + 'y[2]'".to_string()),
+        "{eqs:?}"
+    );
+    assert!(eqs.contains(&"'y[2]' = 2.0".to_string()), "{eqs:?}");
+}
+
+#[test]
+fn an_implicit_range_must_be_deducible_and_unambiguous() {
+    let ambiguous = flatten(
+        "model M Real x[3]; Real y[4]; equation for i loop x[i] = y[i]; end for; end M;",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        ambiguous.contains("the range of `i` is ambiguous"),
+        "{ambiguous}"
+    );
+    let unused = flatten(
+        "model M Real x; equation for i loop x = i; end for; end M;",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        unused.contains("cannot deduce the range of `i`"),
+        "{unused}"
+    );
+}
+
+#[test]
+fn an_extends_modifier_may_modify_a_local_class() {
+    // Modelica 7.2: the class modification reaches every component of that class, below the
+    // component's own modifier.
+    let dae = flatten(
+        "model M
+           model A
+           protected
+             model B Real x = 2.0; end B;
+             B b; B c(x = 5.0);
+           end A;
+           extends A(B(x = 4.0));
+         end M;",
+        &[],
+    )
+    .unwrap();
+    let eqs = equations(&dae);
+    assert!(eqs.contains(&"'b.x' = 4.0".to_string()), "{eqs:?}");
+    assert!(eqs.contains(&"'c.x' = 5.0".to_string()), "{eqs:?}");
+}
+
+#[test]
+fn modifiers_must_name_elements_and_may_not_reach_protected_classes() {
+    let unknown = flatten(
+        "model M model A Real y = 1; end A; extends A(nonexistent = 1); end M;",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        unknown.contains("has no element `nonexistent` to modify"),
+        "{unknown}"
+    );
+    let protected = flatten(
+        "model M
+           model A protected model B Real x = 2.0; end B; B b; end A;
+           A a(B(x = 4.0));
+         end M;",
+        &[],
+    )
+    .unwrap_err();
+    assert!(protected.contains("class `B` is protected"), "{protected}");
+}

@@ -204,3 +204,71 @@ fn weak_rc_ladder_is_bounded_exactly_when_the_spectral_radius_is_below_one() {
         "the sweep crosses the boundary ({stable}/{unstable})"
     );
 }
+
+/// x = e^(−t), read through an eliminated alias `y`: `y > 0.5` first fails on the step grid at
+/// the first t_k with e^(−t_k) ≤ 0.5, i.e. after ln 2 = 0.693; the warning at x ≤ 0.8 (t ≥ 0.223)
+/// is noted without stopping the run.
+const DECAY_WITH_ASSERTS: &str = "
+model Decay
+  Real x(start = 1, fixed = true);
+  Real y;
+equation
+  der(x) = -x;
+  y = x;
+  assert(y > 0.5, \"x has decayed below one half\");
+  assert(x > 0.8, \"x below 0.8\", AssertionLevel.warning);
+end Decay;";
+
+#[test]
+fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not() {
+    use mocca::simulate::run::{Failure, simulate_bdf};
+    let m = simulate_support::inline(DECAY_WITH_ASSERTS);
+    let start = initial_point(&m.dae).expect("parameters");
+    let until = |stop: f64| Options {
+        method: Method::Trapezoidal,
+        start: 0.0,
+        stop,
+        steps: (stop * 100.0).round() as u64,
+        tol: 1e-10,
+        partition: Partition::None,
+    };
+    // Up to 0.6 the error-level assert holds; the warning fired first at t = 0.23.
+    let ok = simulate(m.model(), &start, &until(0.6), &[], |_| {}).expect("holds up to 0.6");
+    assert_eq!(ok.warnings.len(), 1);
+    let (k, t) = ok.warnings[0];
+    assert_eq!(m.dae.assertions[k].message, "x below 0.8");
+    assert!((t - 0.23).abs() < 1e-9, "{t}");
+    for (options, simulate_with) in [
+        (until(1.0), "fixed step"),
+        (
+            Options {
+                tol: 1e-8,
+                ..until(1.0)
+            },
+            "bdf",
+        ),
+        (
+            Options {
+                partition: Partition::Weak,
+                ..until(1.0)
+            },
+            "weak partition",
+        ),
+    ] {
+        let result = if simulate_with == "bdf" {
+            simulate_bdf(m.model(), &start, &options, &[])
+        } else {
+            simulate(m.model(), &start, &options, &[], |_| {})
+        };
+        match result {
+            Err(Failure::Assertion(v)) => {
+                assert_eq!(
+                    m.dae.assertions[v.assertion].message,
+                    "x has decayed below one half"
+                );
+                assert!((v.time - 0.7).abs() < 1e-9, "{simulate_with}: {}", v.time);
+            }
+            other => panic!("{simulate_with}: expected an assertion failure, got {other:?}"),
+        }
+    }
+}

@@ -16,6 +16,7 @@ use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::jacobian::ode_jacobian;
+use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
@@ -173,6 +174,16 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(t) => t,
         Err(f) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
     };
+    let warnings: Vec<Diagnostic> = trajectory
+        .warnings
+        .iter()
+        .map(|&(k, time)| {
+            let a = &dae.assertions[k];
+            Diagnostic::warning(format!("assertion false at time {time}: {}", a.message))
+                .at(a.span, "this condition (AssertionLevel.warning)")
+        })
+        .collect();
+    super::report(&flat.sources, &warnings);
     if let Some(path) = &args.out
         && let Err(e) = write_out(path, &names, &trajectory)
     {
@@ -343,6 +354,22 @@ fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
         Failure::Bdf(other) => {
             Diagnostic::error(format!("BDF stopped: {other}")).with_note("try a larger `--tol`")
         }
+        Failure::Assertion(v) => assertion_failure(dae, v),
+    }
+}
+
+/// An error-level `assert` that was false, at the assert.
+fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
+    let a = &dae.assertions[v.assertion];
+    let d = Diagnostic::error(format!(
+        "assertion failed at time {}: {}",
+        v.time, a.message
+    ));
+    match v.unevaluable {
+        Some(e) => d
+            .at(a.span, "the condition cannot be evaluated")
+            .with_note(format!("{e:?}")),
+        None => d.at(a.span, "this condition is false"),
     }
 }
 

@@ -130,6 +130,8 @@ pub struct Assertion {
     pub condition: ExprId,
     pub message: String,
     pub span: Span,
+    /// `AssertionLevel.error` (the default) stops a simulation; `warning` is reported only.
+    pub is_error: bool,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -17,9 +17,14 @@ impl Dae {
         }
         self.section(&mut out, "equation", &self.equations);
         for a in &self.assertions {
+            let level = if a.is_error {
+                ""
+            } else {
+                ", AssertionLevel.warning"
+            };
             let _ = writeln!(
                 out,
-                "  assert({}, {:?});",
+                "  assert({}, {:?}{level});",
                 self.show(a.condition),
                 a.message
             );

@@ -192,10 +192,26 @@ impl<'a> Flattener<'a> {
             }
             return Ok(());
         };
-        let Some(range) = &first.range else {
-            return Ok(());
+        let values = match &first.range {
+            Some(range) => self.range_values(range, ctx)?,
+            None => self.implicit_range(first, body, ctx)?,
         };
-        let values = match self.flatten_expr(
+        let name = super::instance::strip_quotes(&first.name.name);
+        for v in values {
+            let mut loops = ctx.loops.to_vec();
+            loops.push((name.clone(), v));
+            let inner = Ctx {
+                loops: &loops,
+                ..*ctx
+            };
+            self.for_loop(rest, body, &inner, sink)?;
+        }
+        Ok(())
+    }
+
+    /// The values of an explicit for-loop range, known at translation time.
+    fn range_values(&mut self, range: &'a Expr, ctx: &Ctx<'_>) -> Result<Vec<f64>, Diagnostic> {
+        match self.flatten_expr(
             range,
             &Ctx {
                 mode: Mode::Constant,
@@ -214,18 +230,7 @@ impl<'a> Flattener<'a> {
         .ok_or_else(|| {
             Diagnostic::error("a for-loop range must be a vector known at translation time")
                 .at(range.span, "not a constant vector")
-        })?;
-        let name = super::instance::strip_quotes(&first.name.name);
-        for v in values {
-            let mut loops = ctx.loops.to_vec();
-            loops.push((name.clone(), v));
-            let inner = Ctx {
-                loops: &loops,
-                ..*ctx
-            };
-            self.for_loop(rest, body, &inner, sink)?;
-        }
-        Ok(())
+        })
     }
 
     fn if_equation(
@@ -387,6 +392,7 @@ impl<'a> Flattener<'a> {
                     condition,
                     message,
                     span: eq.span,
+                    is_error,
                 });
                 Ok(())
             }

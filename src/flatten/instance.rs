@@ -1,6 +1,7 @@
 //! Instantiation: classes become instances with elements; builtin-typed elements become flat
 //! scalar variables (arrays scalarised), class-typed ones become child instances.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -15,6 +16,7 @@ use super::tree::{indices, subscript_suffix};
 use crate::dae::{ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
+use crate::source::Span;
 use crate::syntax::ast::{
     self, Causality, ClassBody, ClassKind, ComponentDecl, ElementKind, Ident, Subscript,
     TypePrefixes, Variability, Visibility,
@@ -36,9 +38,20 @@ pub struct Instance<'a> {
     pub owner: Arc<str>,
     /// `weak v` marks from this connector instance's declaration (SPEC §2.1).
     pub weak_marks: Vec<&'a Ident>,
+    /// Local classes modified for this instance (`extends A(B(x = 4))`), by class.
+    pub class_mods: IndexMap<ClassId, Mod<'a>>,
     /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
     /// its enclosing components: its elements inherit them (Modelica 4.4.2).
     pub prefixes: TypePrefixes,
+}
+
+/// What `collect` gathers for one instance: its elements, and what its modifiers name.
+#[derive(Default)]
+struct Collected<'a> {
+    specs: IndexMap<String, ElemSpec<'a>>,
+    class_mods: IndexMap<ClassId, Mod<'a>>,
+    /// Every name a modifier applied to a collected class: (class, name, where written).
+    modified: Vec<(ClassId, String, Option<Span>)>,
 }
 
 pub struct Elem<'a> {
@@ -124,6 +137,7 @@ impl<'a> Flattener<'a> {
             initial_equations: Vec::new(),
             is_connector,
             weak_marks,
+            class_mods: IndexMap::new(),
             prefixes,
         });
         self.instantiating.push(class);
@@ -134,15 +148,19 @@ impl<'a> Flattener<'a> {
                 .extend(restrictions::check_not_partial(def).err());
             self.diags.extend(restrictions::check_class(def));
         }
-        let mut specs = IndexMap::new();
+        let mut collected = Collected::default();
         let level = Level {
             inst: id,
             instance_mod: &outer,
             depth: 0,
             protected: false,
         };
-        self.collect(class, &outer, &mut specs, level);
-        self.check_modified_names(class, &outer, &specs);
+        self.collect(class, &outer, &mut collected, level);
+        self.check_modified_names(&collected);
+        let Collected {
+            specs, class_mods, ..
+        } = collected;
+        self.insts[id.0 as usize].class_mods = class_mods;
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
@@ -166,22 +184,22 @@ impl<'a> Flattener<'a> {
         id
     }
 
-    fn check_modified_names(
-        &mut self,
-        class: ClassId,
-        outer: &Mod<'a>,
-        specs: &IndexMap<String, ElemSpec<'a>>,
-    ) {
-        for (name, m) in &outer.children {
-            if !specs.contains_key(name) {
-                let class = self.tree.node(class).path.clone();
-                let mut d =
-                    Diagnostic::error(format!("`{class}` has no element `{name}` to modify"));
-                if let Some(span) = m.span {
-                    d = d.at(span, "modified here");
-                }
-                self.diags.push(d);
+    /// Every name a modifier touches must be an element (or a local class) of the class it
+    /// modifies, whether the modifier came with the instance or with an `extends`.
+    fn check_modified_names(&mut self, collected: &Collected<'a>) {
+        let mut reported = HashSet::new();
+        for (class, name, span) in &collected.modified {
+            let known = collected.specs.contains_key(name)
+                || self.tree.member_class(*class, name, 0).is_some();
+            if known || !reported.insert((name, *span)) {
+                continue;
             }
+            let class = self.tree.node(*class).path.clone();
+            let mut d = Diagnostic::error(format!("`{class}` has no element `{name}` to modify"));
+            if let Some(span) = span {
+                d = d.at(*span, "modified here");
+            }
+            self.diags.push(d);
         }
     }
 
@@ -190,11 +208,14 @@ impl<'a> Flattener<'a> {
         &mut self,
         class: ClassId,
         outer: &Mod<'a>,
-        specs: &mut IndexMap<String, ElemSpec<'a>>,
+        collected: &mut Collected<'a>,
         level: Level<'_, 'a>,
     ) {
         let inst = level.inst;
         self.used_classes.insert(class);
+        for (name, m) in &outer.children {
+            collected.modified.push((class, name.clone(), m.span));
+        }
         let Some(def) = self.tree.node(class).def else {
             return;
         };
@@ -216,12 +237,12 @@ impl<'a> Flattener<'a> {
                         protected: level.protected || element.visibility == Visibility::Protected,
                         ..level
                     };
-                    self.collect_base(class, outer, ext, specs, base_level)
+                    self.collect_base(class, outer, ext, collected, base_level)
                 }
                 ElementKind::Component(clause) => {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
-                        if let Some(first) = specs.get(&name) {
+                        if let Some(first) = collected.specs.get(&name) {
                             if !same_declaration(first, clause, decl) {
                                 self.diags.push(
                                     Diagnostic::error(format!(
@@ -257,7 +278,7 @@ impl<'a> Flattener<'a> {
                             );
                         }
                         let modification = merge(from_outside, own, &mut self.diags);
-                        specs.insert(
+                        collected.specs.insert(
                             name.clone(),
                             ElemSpec {
                                 name,
@@ -273,6 +294,7 @@ impl<'a> Flattener<'a> {
                 ElementKind::Class(_) | ElementKind::Import(_) | ElementKind::Unsupported => {}
             }
         }
+        self.collect_class_modifications(class, outer, collected, level);
         let inst_mut = &mut self.insts[inst.0 as usize];
         inst_mut
             .equations
@@ -282,12 +304,50 @@ impl<'a> Flattener<'a> {
             .extend(comp.initial_equations.iter().map(|e| (e, class)));
     }
 
+    /// Modifiers naming a local class rather than a component (`extends A(B(x = 4))`) modify
+    /// that class for this instance: its components of that class get the modification.
+    fn collect_class_modifications(
+        &mut self,
+        class: ClassId,
+        outer: &Mod<'a>,
+        collected: &mut Collected<'a>,
+        level: Level<'_, 'a>,
+    ) {
+        for (name, m) in &outer.children {
+            if collected.specs.contains_key(name) {
+                continue;
+            }
+            let Some(local) = self.tree.member_class(class, name, 0) else {
+                continue;
+            };
+            // As for components: an `extends` may modify a protected class, a component's
+            // modifier may not (Modelica 7.2.4).
+            let protected = level.protected || self.tree.node(local).protected;
+            if protected && let Some(span) = level.instance_mod.child(name).and_then(|m| m.span) {
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "class `{name}` is protected and cannot be modified from outside"
+                    ))
+                    .at(span, "modifies a protected class"),
+                );
+                continue;
+            }
+            // Bases are collected before the classes extending them, and their modifier
+            // already holds the outer one: an existing entry only gains what it lacks.
+            let merged = match collected.class_mods.swap_remove(&local) {
+                Some(existing) => merge(existing, m.clone(), &mut self.diags),
+                None => m.clone(),
+            };
+            collected.class_mods.insert(local, merged);
+        }
+    }
+
     fn collect_base(
         &mut self,
         class: ClassId,
         outer: &Mod<'a>,
         ext: &'a ast::Extends,
-        specs: &mut IndexMap<String, ElemSpec<'a>>,
+        collected: &mut Collected<'a>,
         level: Level<'_, 'a>,
     ) {
         let inst = level.inst;
@@ -309,7 +369,7 @@ impl<'a> Flattener<'a> {
                     .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
                     .unwrap_or_default();
                 let merged = merge(outer.clone(), ext_mod, &mut self.diags);
-                self.collect(base, &merged, specs, level);
+                self.collect(base, &merged, collected, level);
             }
             Some(TypeRef::Builtin(_)) => {}
             _ => self.diags.push(
@@ -450,6 +510,23 @@ impl<'a> Flattener<'a> {
         Some(resolved)
     }
 
+    /// The declaration's modifier over the modification its class received in this instance
+    /// (`extends A(B(x = 4))` then `B b(x = 5)`: 5 wins, and `b.x` is 4 without it).
+    fn with_class_modification(&mut self, inst: InstId, spec: &ElemSpec<'a>) -> Mod<'a> {
+        let class_mods = &self.insts[inst.0 as usize].class_mods;
+        if class_mods.is_empty() {
+            return spec.modification.clone();
+        }
+        let class_mod = match self.tree.resolve(&spec.clause.type_name, spec.scope) {
+            Some(TypeRef::Class(c)) => class_mods.get(&c).cloned(),
+            _ => None,
+        };
+        match class_mod {
+            Some(m) => merge(spec.modification.clone(), m, &mut self.diags),
+            None => spec.modification.clone(),
+        }
+    }
+
     fn instantiate_element(&mut self, inst: InstId, spec: ElemSpec<'a>) {
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
@@ -466,7 +543,8 @@ impl<'a> Flattener<'a> {
                 return;
             }
         };
-        let modification = merge(spec.modification, ty.modification, &mut self.diags);
+        let own = self.with_class_modification(inst, &spec);
+        let modification = merge(own, ty.modification, &mut self.diags);
         let dim_exprs: Vec<&'a Subscript> = spec
             .decl
             .dims
@@ -541,6 +619,15 @@ impl<'a> Flattener<'a> {
         let mut out = Vec::new();
         for (k, sub) in dims.iter().enumerate() {
             match sub {
+                Subscript::Expr(e) if names_builtin_type(e) => {
+                    let mut d = Diagnostic::error(
+                        "an array dimension given by a type (`Boolean`, an enumeration) is not supported",
+                    )
+                    .at(e.span, "outside mocca's Modelica subset");
+                    d.unsupported = true;
+                    self.diags.push(d);
+                    return None;
+                }
                 Subscript::Expr(e) => match self.eval_size(e, inst, scope) {
                     Ok(n) => out.push(n),
                     Err(d) => {
@@ -759,4 +846,12 @@ pub fn strip_quotes(name: &str) -> String {
         Some(inner) => inner.replace("\\'", "'").replace("\\\\", "\\"),
         None => name.to_string(),
     }
+}
+
+/// `Real x[Boolean]`: a dimension indexed by a builtin type's values.
+fn names_builtin_type(e: &ast::Expr) -> bool {
+    matches!(&e.kind, ast::ExprKind::Ref(r)
+        if r.parts.len() == 1
+            && r.parts[0].subscripts.is_empty()
+            && super::classes::builtin(&r.parts[0].ident.name).is_some())
 }

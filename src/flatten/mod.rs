@@ -6,6 +6,7 @@ mod classes;
 mod connect;
 mod equations;
 mod expr;
+mod implicit_range;
 mod inheritance;
 mod instance;
 mod modifier;

@@ -3,8 +3,10 @@
 //! `tape` compiles the causal form, `model` wraps it as an [`OdeSystem`], `init` solves the
 //! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
 //! matrix), `partition` steps weak subsystems one after the other, `run` ties them together
-//! and `results` writes and compares trajectories.
+//! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
+//! trajectories.
 
+pub mod assertions;
 pub mod bdf;
 pub mod fixed_step;
 pub mod init;

@@ -8,6 +8,7 @@
 //! and run inside every subsystem's evaluation, or outputs, run once after all subsystems.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::ControlFlow;
 
 use crate::causal::{Causal, Point, Step, leaf};
 use crate::dae::Dae;
@@ -138,21 +139,25 @@ impl Partitioned {
         }
     }
 
-    /// Integrates from `x0` over the options' grid, calling `record` after every step (the
+    /// Integrates from `x0` over the options' grid, calling `record` after every step until it breaks (the
     /// model then holds the values at that time) and `progress` with the steps done.
     pub fn run(
         &mut self,
         options: &Options,
         x0: &[f64],
-        mut record: impl FnMut(&CompiledModel, f64),
+        mut record: impl FnMut(&CompiledModel, f64) -> ControlFlow<()>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), StepFailure> {
         let mut x = x0.to_vec();
         let h = (options.stop - options.start) / options.steps as f64;
-        record(&self.model, options.start);
+        if record(&self.model, options.start).is_break() {
+            return Ok(());
+        }
         for k in 0..options.steps {
             self.step(options.start + k as f64 * h, h, &mut x)?;
-            record(&self.model, options.start + (k + 1) as f64 * h);
+            if record(&self.model, options.start + (k + 1) as f64 * h).is_break() {
+                return Ok(());
+            }
             progress(k + 1);
         }
         Ok(())

@@ -2,11 +2,14 @@
 //! system or weak subsystem by subsystem) or with the variable-step BDF, record the chosen
 //! variables.
 
+use std::ops::ControlFlow;
+
 use crate::causal::{Causal, Point};
 use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
+use super::assertions::{Checker, Violation};
 use super::bdf::{BdfError, BdfOptions, integrate_bdf};
 use super::fixed_step::{Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
@@ -43,6 +46,8 @@ pub struct Trajectory {
     pub init_iterations: u64,
     /// Whether the implicit stages used the sparse LU.
     pub sparse: bool,
+    /// Warning-level assertions that were false: (index into `Dae::assertions`, first time).
+    pub warnings: Vec<(usize, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +55,8 @@ pub enum Failure {
     Init(InitFailure),
     Step(StepFailure),
     Bdf(BdfError),
+    /// An error-level `assert` was false at a recorded point.
+    Assertion(Violation),
 }
 
 /// The stages a simulation starts from.
@@ -79,70 +86,43 @@ pub fn simulate(
     let mut model = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
     let (mut x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
-    let capacity = options.steps as usize + 1;
-    let mut trajectory = Trajectory {
-        times: Vec::with_capacity(capacity),
-        columns: vec![Vec::with_capacity(capacity); outputs.len()],
-        stats: Stats::default(),
-        init_iterations,
-        sparse: false,
-    };
     let sources: Vec<Source> = outputs.iter().map(|&u| source(causal, &model, u)).collect();
-    let only_states = sources.iter().all(|s| matches!(s, Source::State(_)));
-    match options.partition {
+    let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
+    let (stats, sparse) = match options.partition {
         Partition::None => {
             let mut stepper = Stepper::new(options.method, options.tol, &model);
-            let mut record = |model: &mut CompiledModel, t: f64, x: &[f64]| {
-                if !only_states {
-                    // Outputs other than states need the model evaluated at the recorded
-                    // point (not counted: it is output, not integration).
-                    let mut dx = vec![0.0; x.len()];
-                    let _ = model.rhs(t, x, &mut dx);
-                }
-                trajectory.times.push(t);
-                for (column, s) in trajectory.columns.iter_mut().zip(&sources) {
-                    column.push(match *s {
-                        Source::State(i) => x[i],
-                        Source::Register(r) => model.value(r),
-                    });
-                }
-            };
-            record(&mut model, options.start, &x);
             let h = (options.stop - options.start) / options.steps as f64;
-            let mut result = Ok(());
+            let mut result = recorder.at_states(&mut model, options.start, &x);
             for k in 0..options.steps {
-                let t = options.start + k as f64 * h;
-                result = stepper.step(&mut model, t, h, &mut x);
                 if result.is_err() {
                     break;
                 }
-                record(&mut model, options.start + (k + 1) as f64 * h, &x);
+                let t = options.start + k as f64 * h;
+                if let Err(e) = stepper.step(&mut model, t, h, &mut x) {
+                    result = Err(Failure::Step(e));
+                    break;
+                }
+                result = recorder.at_states(&mut model, options.start + (k + 1) as f64 * h, &x);
                 progress(k + 1);
             }
-            trajectory.stats = stepper.stats.clone();
-            trajectory.sparse = stepper.sparse();
-            result.map_err(Failure::Step)?;
+            result?;
+            (stepper.stats.clone(), stepper.sparse())
         }
         Partition::Weak => {
             let mut split = Partitioned::new(dae, structure, causal, jac, &model.point(), options);
             // After each step the partitioned model holds every value, states included.
-            let record = |model: &CompiledModel, t: f64| {
-                trajectory.times.push(t);
-                for (column, s) in trajectory.columns.iter_mut().zip(&sources) {
-                    let r = match *s {
-                        Source::State(i) => model.tape.var_reg(causal.states[i]),
-                        Source::Register(r) => r,
-                    };
-                    column.push(model.value(r));
-                }
-            };
-            let result = split.run(options, &x, record, &mut progress);
-            trajectory.stats = split.stats();
-            trajectory.sparse = split.sparse();
+            let result = split.run(
+                options,
+                &x,
+                |model, t| recorder.at_registers(model, t, causal),
+                &mut progress,
+            );
             result.map_err(Failure::Step)?;
+            recorder.violation()?;
+            (split.stats(), split.sparse())
         }
-    }
-    Ok(trajectory)
+    };
+    Ok(recorder.finish(stats, init_iterations, sparse))
 }
 
 /// The variable-step reference run: BDF with `options.tol` as relative and absolute
@@ -179,31 +159,102 @@ pub fn simulate_bdf(
         .iter()
         .map(|&u| source(m.causal, &model, u))
         .collect();
-    let mut trajectory = Trajectory {
-        times: Vec::with_capacity(states.len()),
-        columns: vec![Vec::with_capacity(states.len()); outputs.len()],
-        stats: outcome.stats,
-        init_iterations,
-        sparse: super::linear::NewtonMatrix::new(x.len(), &[]).is_sparse(),
-    };
-    let mut dx = vec![0.0; x.len()];
+    let mut recorder = Recorder::new(m.dae, sources, states.len());
     for (t, x) in &states {
-        // Recorded values other than states need the model at the reported point (output,
-        // not integration: not counted).
-        if sources.iter().any(|s| matches!(s, Source::Register(_))) {
-            model
-                .rhs(*t, x, &mut dx)
-                .map_err(|failure| Failure::Bdf(BdfError::Model { time: *t, failure }))?;
+        recorder.at_states(&mut model, *t, x)?;
+    }
+    let sparse = super::linear::NewtonMatrix::new(x.len(), &[]).is_sparse();
+    Ok(recorder.finish(outcome.stats, init_iterations, sparse))
+}
+
+/// Collects the recorded outputs point by point and checks the assertions at each.
+struct Recorder<'a> {
+    sources: Vec<Source>,
+    times: Vec<f64>,
+    columns: Vec<Vec<f64>>,
+    checker: Checker<'a>,
+    /// Whether a point must be evaluated in full (outputs other than states, or assertions).
+    evaluate: bool,
+    violation: Option<Violation>,
+}
+
+impl<'a> Recorder<'a> {
+    fn new(dae: &'a Dae, sources: Vec<Source>, capacity: usize) -> Recorder<'a> {
+        let checker = Checker::new(dae);
+        let evaluate =
+            !checker.is_empty() || sources.iter().any(|s| matches!(s, Source::Register(_)));
+        Recorder {
+            columns: vec![Vec::with_capacity(capacity); sources.len()],
+            sources,
+            times: Vec::with_capacity(capacity),
+            checker,
+            evaluate,
+            violation: None,
         }
-        trajectory.times.push(*t);
-        for (column, s) in trajectory.columns.iter_mut().zip(&sources) {
+    }
+
+    /// Records the point `(t, x)`, evaluating the model there when needed (output, not
+    /// integration: not counted).
+    fn at_states(&mut self, model: &mut CompiledModel, t: f64, x: &[f64]) -> Result<(), Failure> {
+        if self.evaluate {
+            let mut dx = vec![0.0; x.len()];
+            model
+                .rhs(t, x, &mut dx)
+                .map_err(|failure| Failure::Step(StepFailure::Eval { failure, t }))?;
+            self.check(model, t)?;
+        }
+        self.times.push(t);
+        for (column, s) in self.columns.iter_mut().zip(&self.sources) {
             column.push(match *s {
                 Source::State(i) => x[i],
                 Source::Register(r) => model.value(r),
             });
         }
+        Ok(())
     }
-    Ok(trajectory)
+
+    /// Records a point the model already holds in full; stops the run on a violation.
+    fn at_registers(&mut self, model: &CompiledModel, t: f64, causal: &Causal) -> ControlFlow<()> {
+        if let Err(Failure::Assertion(v)) = self.check(model, t) {
+            self.violation = Some(v);
+            return ControlFlow::Break(());
+        }
+        self.times.push(t);
+        for (column, s) in self.columns.iter_mut().zip(&self.sources) {
+            let r = match *s {
+                Source::State(i) => model.tape.var_reg(causal.states[i]),
+                Source::Register(r) => r,
+            };
+            column.push(model.value(r));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn check(&mut self, model: &CompiledModel, t: f64) -> Result<(), Failure> {
+        if self.checker.is_empty() {
+            return Ok(());
+        }
+        let mut point = model.point();
+        point.time = t;
+        self.checker.check(&point).map_err(Failure::Assertion)
+    }
+
+    fn violation(&mut self) -> Result<(), Failure> {
+        self.violation
+            .take()
+            .map_or(Ok(()), |v| Err(Failure::Assertion(v)))
+    }
+
+    fn finish(self, stats: Stats, init_iterations: u64, sparse: bool) -> Trajectory {
+        Trajectory {
+            times: self.times,
+            columns: self.columns,
+            stats,
+            init_iterations,
+            sparse,
+            warnings: self.checker.warnings(),
+        }
+    }
 }
 
 /// Where a recorded value comes from.

@@ -293,7 +293,7 @@ pub struct ConnectArg {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ForIndex {
     pub name: Ident,
-    /// `None` for `for i loop` (range deduced from use): not supported.
+    /// `None` for `for i loop`: the range is deduced from the arrays `i` subscripts.
     pub range: Option<Expr>,
 }
 
