@@ -272,3 +272,61 @@ fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not(
         }
     }
 }
+
+const SQRT_OF_NEGATIVE: &str = "model NF
+  Real x(start = 1, fixed = true);
+  Real a;
+  Real b;
+  Real c;
+equation
+  a = x + 1;
+  b = sqrt(x - 0.5);
+  c = b * 2 + a;
+  der(x) = -c;
+end NF;";
+
+/// Once `x` falls below 0.5, `b` and everything after it is NaN: the failure names `b`'s step,
+/// the first to produce one, not `c` or `der(x)` (the evaluation runs straight-line code in
+/// batches and must still report the first step of the batch that failed).
+#[test]
+fn a_nan_is_reported_at_the_first_step_that_produces_it() {
+    use mocca::causal::{EvalFailure, Step};
+    use mocca::simulate::bdf::BdfError;
+    use mocca::simulate::fixed_step::StepFailure;
+    use mocca::simulate::run::{Failure, simulate_bdf};
+    let m = simulate_support::inline(SQRT_OF_NEGATIVE);
+    let start = initial_point(&m.dae).expect("parameters");
+    let options = Options {
+        method: Method::Trapezoidal,
+        start: 0.0,
+        stop: 1.0,
+        steps: 100,
+        tol: 1e-8,
+        partition: Partition::None,
+    };
+    let b = Unknown::Algebraic(var(&m, "b"));
+    let solves_b = |k: usize| match &m.causal.steps[k] {
+        Step::Assign { target, .. } | Step::Newton { target, .. } => *target == b,
+        _ => false,
+    };
+    // x(t) = 1 − … falls to 0.5 near t = 0.19.
+    let (failure, time) = match simulate(m.model(), &start, &options, &[], |_| {}) {
+        Err(Failure::Step(StepFailure::Eval { failure, t })) => (failure, t),
+        other => panic!("fixed step: expected a NaN, got {other:?}"),
+    };
+    assert!(
+        matches!(failure, EvalFailure::NotFinite(k) if solves_b(k)),
+        "{failure:?}"
+    );
+    assert!((0.15..0.25).contains(&time), "{time}");
+    match simulate_bdf(m.model(), &start, &options, &[]) {
+        Err(Failure::Bdf(BdfError::Model { time, failure })) => {
+            assert!(
+                matches!(failure, EvalFailure::NotFinite(k) if solves_b(k)),
+                "{failure:?}"
+            );
+            assert!((0.15..0.25).contains(&time), "{time}");
+        }
+        other => panic!("bdf: expected a NaN, got {other:?}"),
+    }
+}

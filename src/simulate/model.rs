@@ -12,7 +12,7 @@ use crate::jacobian::OdeJacobian;
 use crate::structure::Unknown;
 
 use super::system::OdeSystem;
-use super::tape::{Groups, LoopScratch, Reg, Tape, WeakReads, compile};
+use super::tape::{Groups, LoopScratch, Plan, Reg, Tape, WeakReads, compile};
 
 /// The steps, states and Jacobian block one part evaluates.
 #[derive(Clone, Debug)]
@@ -30,6 +30,8 @@ pub struct Part {
     implicit_columns: Vec<(usize, Vec<(usize, Reg)>)>,
     /// The `(t, x)` of the last evaluation, so a Jacobian at the same point reuses it.
     evaluated_at: Option<(f64, Vec<f64>)>,
+    /// `steps` grouped for evaluation.
+    plan: Plan,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -107,7 +109,7 @@ impl CompiledModel {
         );
         let parts = std::iter::once(&whole)
             .chain(&layout.parts)
-            .map(|(steps, states)| make_part(jac, &codes, &der_regs, steps.clone(), states))
+            .map(|(steps, states)| make_part(&tape, jac, &codes, &der_regs, steps.clone(), states))
             .collect();
         let mut model = CompiledModel {
             regs: tape.registers(),
@@ -171,9 +173,8 @@ impl CompiledModel {
             self.regs[self.state_regs[s] as usize] = xi;
         }
         part.evaluated_at = None;
-        for &k in &part.steps {
-            self.tape.run_step(k, &mut self.regs, &mut self.scratch)?;
-        }
+        self.tape
+            .run_plan(&part.plan, &mut self.regs, &mut self.scratch)?;
         let cache = part.evaluated_at.get_or_insert_with(|| (t, Vec::new()));
         cache.0 = t;
         cache.1.clear();
@@ -259,6 +260,7 @@ fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
 }
 
 fn make_part(
+    tape: &Tape,
     jac: &OdeJacobian,
     codes: &[EntryCode],
     der_regs: &[Reg],
@@ -288,6 +290,7 @@ fn make_part(
         entries.push(*code);
     }
     Part {
+        plan: tape.plan(&steps),
         steps,
         states: states.to_vec(),
         pattern,

@@ -106,6 +106,28 @@ pub struct CompiledStep {
     pub targets: Vec<Reg>,
 }
 
+/// A list of steps grouped for fast evaluation (see [`Tape::plan`]).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    steps: Vec<usize>,
+    segments: Vec<Segment>,
+    /// The targets of the straight runs, run by run.
+    targets: Vec<Reg>,
+}
+
+#[derive(Clone, Debug)]
+enum Segment {
+    /// Assignments: one range of instructions, their positions in `Plan::steps` and their
+    /// targets in `Plan::targets`.
+    Straight {
+        code: Range<usize>,
+        steps: Range<usize>,
+        targets: Range<usize>,
+    },
+    /// A step solved by Newton, run on its own.
+    Solve(usize),
+}
+
 /// The compiled program and the initial register file.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -534,6 +556,80 @@ impl Tape {
     /// Runs the setup code (after parameters are loaded into their registers).
     pub fn run_setup(&self, regs: &mut [f64]) {
         run(&self.instrs[self.setup.clone()], regs);
+    }
+
+    /// Groups `steps` for [`Tape::run_plan`]: consecutive assignments whose code is contiguous
+    /// become one straight run of instructions.
+    pub fn plan(&self, steps: &[usize]) -> Plan {
+        let mut plan = Plan {
+            steps: steps.to_vec(),
+            ..Plan::default()
+        };
+        for (at, &k) in steps.iter().enumerate() {
+            let step = &self.steps[k];
+            if !matches!(step.code, StepCode::Assign) {
+                plan.segments.push(Segment::Solve(k));
+                continue;
+            }
+            plan.targets.extend_from_slice(&step.targets);
+            let end = plan.targets.len();
+            if let Some(Segment::Straight {
+                code,
+                steps,
+                targets,
+            }) = plan.segments.last_mut()
+                && code.end == step.pre.start
+            {
+                code.end = step.pre.end;
+                steps.end = at + 1;
+                targets.end = end;
+                continue;
+            }
+            plan.segments.push(Segment::Straight {
+                code: step.pre.clone(),
+                steps: at..at + 1,
+                targets: end - step.targets.len()..end,
+            });
+        }
+        plan
+    }
+
+    /// Runs a plan: the same values and failures as [`Tape::run_step`] on each of its steps,
+    /// without the per-step dispatch. A non-finite value is reported at the first step (in
+    /// evaluation order) that produced one.
+    pub fn run_plan(
+        &self,
+        plan: &Plan,
+        regs: &mut [f64],
+        scratch: &mut LoopScratch,
+    ) -> Result<(), EvalFailure> {
+        for segment in &plan.segments {
+            match segment {
+                Segment::Solve(k) => self.run_step(*k, regs, scratch)?,
+                Segment::Straight {
+                    code,
+                    steps,
+                    targets,
+                } => {
+                    run(&self.instrs[code.clone()], regs);
+                    let written = &plan.targets[targets.clone()];
+                    if written.iter().all(|&t| regs[t as usize].is_finite()) {
+                        continue;
+                    }
+                    let ks = &plan.steps[steps.clone()];
+                    let finite = |k: &usize| {
+                        self.steps[*k]
+                            .targets
+                            .iter()
+                            .all(|&t| regs[t as usize].is_finite())
+                    };
+                    if let Some(&k) = ks.iter().find(|k| !finite(k)) {
+                        return Err(EvalFailure::NotFinite(k));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs step `k`; `Err` names it when Newton fails or a target is not finite.
