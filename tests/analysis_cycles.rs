@@ -6,7 +6,7 @@ use std::process::Command;
 
 use mocca::analysis::digraph::from_dense;
 use mocca::analysis::indices::{separability_index, stiffness_index};
-use mocca::analysis::johnson::{Budget, enumerate};
+use mocca::analysis::johnson::{Budget, enumerate_into};
 use mocca::analysis::operating_point::Model;
 use mocca::analysis::pcs::cycle_sets;
 use mocca::analysis::{CycleAnalysis, Values, analyse};
@@ -112,13 +112,7 @@ fn spec_7_worked_example_on_a_hand_built_jacobian() {
     let (graph, weights) = from_dense(&rows);
     let mut fold = mocca::analysis::bounds::MinFold::new(0.5, 3, std::slice::from_ref(&weights));
     let layers = [weights.log_abs.as_slice()];
-    let e = enumerate(
-        &graph,
-        &layers,
-        Budget::default(),
-        &mut |c| fold.visit(c),
-        &mut |_| {},
-    );
+    let e = enumerate_into(&graph, &layers, Budget::default(), &mut fold, &mut |_| {});
     assert_eq!(e.cycles, 5);
     assert_bounds(&fold.bounds.h_bar, &[SQRT2, 1.0, SQRT2]);
     // Self-loop and one 2-cycle through each end; self-loop and both 2-cycles through the middle.

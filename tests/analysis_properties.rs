@@ -3,7 +3,7 @@
 
 use mocca::analysis::bounds::{MinFold, Profile, cycle_bound};
 use mocca::analysis::digraph::{Digraph, from_jacobian_values};
-use mocca::analysis::johnson::{Budget, enumerate};
+use mocca::analysis::johnson::{Budget, enumerate, enumerate_into};
 use mocca::analysis::{Values, analyse};
 use proptest::prelude::*;
 
@@ -149,6 +149,31 @@ proptest! {
             }
         }
     }
+
+    /// The fold settles bounds lazily as nodes leave the search path; stopped by the budget or
+    /// not, it must hold exactly what folding each listed cycle into each of its nodes gives.
+    #[test]
+    fn the_lazy_fold_equals_the_eager_fold_of_the_cycles_listed(j in matrix(), keep in 0u64..30, alpha in 0.01f64..1.0) {
+        let n = j.len();
+        let (graph, weights) = from_jacobian_values(n, &[sparse(&j)]);
+        let layers = [weights[0].log_abs.as_slice()];
+        let budget = Budget { max_cycles: Some(keep), max_time: None };
+        let mut listed = Vec::new();
+        enumerate(&graph, &layers, budget, &mut |c| listed.push((c.nodes.to_vec(), c.weight_sums[0])), &mut |_| {});
+        let mut h_bar = vec![f64::INFINITY; n];
+        let mut through = vec![0u64; n];
+        for (nodes, lp) in &listed {
+            let bound = cycle_bound(alpha, nodes.len(), *lp, weights[0].diagonal[nodes[0]]);
+            for &v in nodes {
+                h_bar[v] = h_bar[v].min(bound);
+                through[v] += 1;
+            }
+        }
+        let mut fold = MinFold::new(alpha, n, &weights);
+        enumerate_into(&graph, &layers, budget, &mut fold, &mut |_| {});
+        prop_assert_eq!(fold.bounds.h_bar, h_bar);
+        prop_assert_eq!(fold.bounds.cycles_through, through);
+    }
 }
 
 fn count(graph: &Digraph) -> u64 {
@@ -193,13 +218,7 @@ fn min_fold_and_cycle_bound_agree_on_a_long_cycle_in_log_space() {
     let (graph, weights) = from_jacobian_values(n, &[values]);
     let mut fold = MinFold::new(0.5, n, &weights);
     let layers = [weights[0].log_abs.as_slice()];
-    enumerate(
-        &graph,
-        &layers,
-        Budget::default(),
-        &mut |c| fold.visit(c),
-        &mut |_| {},
-    );
+    enumerate_into(&graph, &layers, Budget::default(), &mut fold, &mut |_| {});
     let expected = 0.5f64.powf(1.0 / 300.0) * 1e-3;
     assert!(fold.bounds.h_bar.iter().all(|&h| close(h, expected)));
     assert!(close(

@@ -10,7 +10,7 @@
 //! `h̄(α)` is read off it for every α of a sweep.
 
 use super::digraph::PointWeights;
-use super::johnson::Cycle;
+use super::johnson::{Cycle, CycleSink};
 
 /// The largest h with `|μ_c(h)| ≤ α` for one cycle (SPEC §7, item 4). `log_abs_product` is
 /// `ln|Π J_ij|` (−∞ when an entry is zero at this point); `diagonal` is `J_ii` when the cycle is
@@ -45,10 +45,14 @@ pub struct StateBounds {
     pub cycles_through: Vec<u64>,
 }
 
-/// Folds cycles into [`StateBounds`] for one α.
+/// Folds cycles into [`StateBounds`] for one α. A cycle is the whole search path, so its bound
+/// and count are parked at the path's top depth and settle into a node as it leaves the path,
+/// passing on to the depth below: O(1) per cycle, however long.
 pub struct MinFold<'w> {
     alpha: f64,
     points: &'w [PointWeights],
+    /// Per path depth: the smallest bound and the number of cycles not yet settled there.
+    parked: Vec<(f64, u64)>,
     pub bounds: StateBounds,
 }
 
@@ -57,14 +61,17 @@ impl<'w> MinFold<'w> {
         MinFold {
             alpha,
             points,
+            parked: Vec::new(),
             bounds: StateBounds {
                 h_bar: vec![f64::INFINITY; n],
                 cycles_through: vec![0; n],
             },
         }
     }
+}
 
-    pub fn visit(&mut self, cycle: Cycle<'_>) {
+impl CycleSink for MinFold<'_> {
+    fn cycle(&mut self, cycle: Cycle<'_>) {
         let len = cycle.nodes.len();
         let first = cycle.nodes[0];
         let bound = self
@@ -73,13 +80,29 @@ impl<'w> MinFold<'w> {
             .zip(cycle.weight_sums)
             .map(|(p, &lp)| cycle_bound(self.alpha, len, lp, p.diagonal[first]))
             .fold(f64::INFINITY, f64::min);
-        let StateBounds {
-            h_bar,
-            cycles_through,
-        } = &mut self.bounds;
-        for &v in cycle.nodes {
-            h_bar[v] = h_bar[v].min(bound);
-            cycles_through[v] += 1;
+        if self.parked.len() < len {
+            self.parked.resize(len, (f64::INFINITY, 0));
+        }
+        let top = &mut self.parked[len - 1];
+        top.0 = top.0.min(bound);
+        top.1 += 1;
+    }
+
+    fn leave(&mut self, depth: usize, node: usize) {
+        let Some(&(bound, count)) = self.parked.get(depth) else {
+            return;
+        };
+        if count == 0 {
+            return;
+        }
+        self.parked[depth] = (f64::INFINITY, 0);
+        let h = &mut self.bounds.h_bar[node];
+        *h = h.min(bound);
+        self.bounds.cycles_through[node] += count;
+        if depth > 0 {
+            let below = &mut self.parked[depth - 1];
+            below.0 = below.0.min(bound);
+            below.1 += count;
         }
     }
 }

@@ -72,6 +72,23 @@ impl Enumeration {
 /// How often (in search steps) the clock is read.
 const CLOCK_EVERY: u32 = 4096;
 
+/// Where the search hands its cycles (see [`enumerate`] for a closure).
+pub trait CycleSink {
+    /// One cycle; its nodes are the whole search path.
+    fn cycle(&mut self, cycle: Cycle<'_>);
+
+    /// The node at `depth` of the search path leaves it: every cycle through it while it was
+    /// on the path has been handed over. A fold that updates each node of each cycle can
+    /// instead gather per depth and settle here, O(1) per cycle instead of O(length).
+    fn leave(&mut self, _depth: usize, _node: usize) {}
+}
+
+impl CycleSink for dyn FnMut(Cycle<'_>) + '_ {
+    fn cycle(&mut self, cycle: Cycle<'_>) {
+        self(cycle)
+    }
+}
+
 /// Lists every simple cycle of `graph`, self-loops included, calling `visit` on each and
 /// `progress` after each start node. `layers[k][e]` is edge `e`'s weight in layer `k`.
 pub fn enumerate(
@@ -79,6 +96,18 @@ pub fn enumerate(
     layers: &[&[f64]],
     budget: Budget,
     visit: &mut dyn FnMut(Cycle<'_>),
+    progress: &mut dyn FnMut(Progress),
+) -> Enumeration {
+    enumerate_into(graph, layers, budget, visit, progress)
+}
+
+/// [`enumerate`] into a [`CycleSink`]. When the budget stops the search, every node still on
+/// the path leaves it before this returns.
+pub fn enumerate_into<S: CycleSink + ?Sized>(
+    graph: &Digraph,
+    layers: &[&[f64]],
+    budget: Budget,
+    sink: &mut S,
     progress: &mut dyn FnMut(Progress),
 ) -> Enumeration {
     let n = graph.nodes();
@@ -91,7 +120,7 @@ pub fn enumerate(
     let mut starts_done = 0;
     while let Some(component) = pending.pop() {
         let start = component[0];
-        if let Err(stop) = search.circuits_from(start, &component, visit) {
+        if let Err(stop) = search.circuits_from(start, &component, sink) {
             let mut incomplete: Vec<usize> =
                 pending.into_iter().flatten().chain(component).collect();
             incomplete.sort_unstable();
@@ -123,6 +152,15 @@ pub fn enumerate(
     }
 }
 
+/// A node on the search path: the next of its out-edges to try, where they end, and whether
+/// a cycle was closed below it.
+#[derive(Clone, Copy)]
+struct Frame {
+    next: usize,
+    end: usize,
+    closed: bool,
+}
+
 /// The state of Johnson's circuit search, reused across start nodes.
 struct Search<'g> {
     graph: &'g Digraph,
@@ -130,12 +168,16 @@ struct Search<'g> {
     /// `member[v] == stamp` when v is in the component being searched.
     member: Vec<u64>,
     stamp: u64,
+    /// Johnson's blocked marks. Nodes outside the component are always blocked, so one test
+    /// keeps the search inside it.
     blocked: Vec<bool>,
     /// Johnson's B lists: who to unblock when v is unblocked.
     waiting: Vec<Vec<usize>>,
+    /// The work list of UNBLOCK, kept to reuse its allocation.
+    unblocking: Vec<usize>,
     path: Vec<usize>,
-    /// Per depth: (node, next edge to try, whether a cycle was closed below).
-    frames: Vec<(usize, usize, bool)>,
+    /// One per node of `path` but the top one, whose frame is held apart.
+    frames: Vec<Frame>,
     /// Per depth, per layer: the weight sum of the path so far.
     sums: Vec<f64>,
     closing: Vec<f64>,
@@ -153,8 +195,9 @@ impl<'g> Search<'g> {
             layers,
             member: vec![0; n],
             stamp: 0,
-            blocked: vec![false; n],
+            blocked: vec![true; n],
             waiting: vec![Vec::new(); n],
+            unblocking: Vec::new(),
             path: Vec::new(),
             frames: Vec::new(),
             sums: Vec::new(),
@@ -167,11 +210,11 @@ impl<'g> Search<'g> {
     }
 
     /// Lists every cycle through `start` inside `component` (which holds `start`).
-    fn circuits_from(
+    fn circuits_from<S: CycleSink + ?Sized>(
         &mut self,
         start: usize,
         component: &[usize],
-        visit: &mut dyn FnMut(Cycle<'_>),
+        sink: &mut S,
     ) -> Result<(), Stop> {
         self.stamp += 1;
         for &v in component {
@@ -186,37 +229,67 @@ impl<'g> Search<'g> {
         self.sums.resize(k, 0.0);
         self.path.push(start);
         self.blocked[start] = true;
-        self.frames
-            .push((start, self.graph.out_edges(start).start, false));
-        while let Some(&(v, next, closed)) = self.frames.last() {
-            self.tick()?;
-            if next < self.graph.out_edges(v).end {
-                self.frames.last_mut().expect("non-empty").1 += 1;
-                let w = self.graph.target(next);
-                if self.member[w] != self.stamp {
-                    continue;
-                }
+        let result = self.search(start, sink);
+        if result.is_err() {
+            for (depth, &v) in self.path.iter().enumerate().rev() {
+                sink.leave(depth, v);
+            }
+        }
+        for &v in component {
+            self.blocked[v] = true;
+        }
+        result
+    }
+
+    /// The circuit search from `start`, already on the path; the top frame lives in locals.
+    fn search<S: CycleSink + ?Sized>(&mut self, start: usize, sink: &mut S) -> Result<(), Stop> {
+        let graph = self.graph;
+        let mut v = start;
+        let out = graph.out_edges(start);
+        let mut top = Frame {
+            next: out.start,
+            end: out.end,
+            closed: false,
+        };
+        loop {
+            if top.next < top.end {
+                let edge = top.next;
+                top.next += 1;
+                let w = graph.target(edge);
                 if w == start {
-                    self.frames.last_mut().expect("non-empty").2 = true;
-                    self.emit(next, visit)?;
+                    top.closed = true;
+                    self.emit(edge, sink)?;
                 } else if !self.blocked[w] {
-                    self.descend(w, next);
+                    self.tick()?;
+                    self.frames.push(top);
+                    self.descend(w, edge);
+                    v = w;
+                    let out = graph.out_edges(w);
+                    top = Frame {
+                        next: out.start,
+                        end: out.end,
+                        closed: false,
+                    };
                 }
                 continue;
             }
-            self.frames.pop();
+            let depth = self.path.len() - 1;
             self.path.pop();
-            self.sums.truncate(self.sums.len() - k);
-            if closed {
+            self.sums.truncate(self.sums.len() - self.layers.len());
+            sink.leave(depth, v);
+            if top.closed {
                 self.unblock(v);
             } else {
                 self.wait_on_successors(v);
             }
-            if let Some(parent) = self.frames.last_mut() {
-                parent.2 |= closed;
-            }
+            let Some(parent) = self.frames.pop() else {
+                return Ok(());
+            };
+            let closed = top.closed;
+            top = parent;
+            top.closed |= closed;
+            v = self.path[depth - 1];
         }
-        Ok(())
     }
 
     fn descend(&mut self, w: usize, edge: usize) {
@@ -228,21 +301,21 @@ impl<'g> Search<'g> {
         }
         self.path.push(w);
         self.blocked[w] = true;
-        self.frames.push((w, self.graph.out_edges(w).start, false));
     }
 
-    /// Hands the path closed by `edge` to the visitor, unless the budget is spent.
-    fn emit(&mut self, edge: usize, visit: &mut dyn FnMut(Cycle<'_>)) -> Result<(), Stop> {
+    /// Hands the path closed by `edge` to the sink, unless the budget is spent.
+    fn emit<S: CycleSink + ?Sized>(&mut self, edge: usize, sink: &mut S) -> Result<(), Stop> {
         if self.budget.max_cycles.is_some_and(|max| self.cycles >= max) {
             return Err(Stop::Cycles);
         }
+        self.tick()?;
         let k = self.layers.len();
         let top = self.sums.len() - k;
         for layer in 0..k {
             self.closing[layer] = self.sums[top + layer] + self.layers[layer][edge];
         }
         self.cycles += 1;
-        visit(Cycle {
+        sink.cycle(Cycle {
             nodes: &self.path,
             weight_sums: &self.closing,
         });
@@ -251,13 +324,19 @@ impl<'g> Search<'g> {
 
     /// Johnson's UNBLOCK, with a work list instead of recursion.
     fn unblock(&mut self, v: usize) {
-        let mut work = vec![v];
+        let work = &mut self.unblocking;
+        work.clear();
+        work.push(v);
         while let Some(u) = work.pop() {
             if !self.blocked[u] {
                 continue;
             }
             self.blocked[u] = false;
-            work.append(&mut self.waiting[u]);
+            // Drained by hand: `append` goes through memmove, slow for these short lists.
+            let waiting = &mut self.waiting[u];
+            while let Some(x) = waiting.pop() {
+                work.push(x);
+            }
         }
     }
 

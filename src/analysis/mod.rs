@@ -18,7 +18,7 @@ pub mod separability;
 
 use bounds::{MinFold, Profile, StateBounds};
 use digraph::{Digraph, PointWeights, from_jacobian_values};
-use johnson::{Budget, Enumeration, Progress, enumerate};
+use johnson::{Budget, Enumeration, Progress, enumerate, enumerate_into};
 
 /// J's entries `(row, col, value)` at one operating point.
 pub type Values = Vec<(usize, usize, f64)>;
@@ -42,7 +42,7 @@ pub fn analyse(
     let (graph, weights) = from_jacobian_values(n, points);
     let layers = layers(&weights);
     let mut fold = MinFold::new(alpha, n, &weights);
-    let enumeration = enumerate(&graph, &layers, budget, &mut |c| fold.visit(c), progress);
+    let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
     CycleAnalysis {
         graph,
         enumeration,
