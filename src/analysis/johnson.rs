@@ -261,6 +261,12 @@ impl<'g> Search<'g> {
                     self.emit(edge, sink)?;
                 } else if !self.blocked[w] {
                     self.tick()?;
+                    if self.is_dead_end(w, start) {
+                        // What descending would do, without the path push and pop.
+                        self.blocked[w] = true;
+                        self.wait_on_successors(w);
+                        continue;
+                    }
                     self.frames.push(top);
                     self.descend(w, edge);
                     v = w;
@@ -290,6 +296,17 @@ impl<'g> Search<'g> {
             top.closed |= closed;
             v = self.path[depth - 1];
         }
+    }
+
+    /// Once on the path, `w` would find every successor blocked (itself included) and none of
+    /// them `start`: no cycle below it, so it stays blocked and waits. Dead ends are common
+    /// (in the heat exchanger every wall volume on the returning half of a long cycle is one),
+    /// and spotting one costs a scan of its edges only.
+    fn is_dead_end(&self, w: usize, start: usize) -> bool {
+        self.graph
+            .successors(w)
+            .iter()
+            .all(|&x| x != start && (x == w || self.blocked[x]))
     }
 
     fn descend(&mut self, w: usize, edge: usize) {
