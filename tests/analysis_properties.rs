@@ -1,9 +1,10 @@
 //! Johnson's enumeration and the bound folds against a brute-force oracle on random small
 //! digraphs, and cycle counts known in closed form.
 
-use mocca::analysis::bounds::{MinFold, Profile, cycle_bound};
+use mocca::analysis::bounds::{MinFold, Profile, StateBounds, cycle_bound};
 use mocca::analysis::digraph::{Digraph, from_jacobian_values};
 use mocca::analysis::johnson::{Budget, enumerate, enumerate_into};
+use mocca::analysis::parallel::enumerate_parallel;
 use mocca::analysis::{Values, analyse};
 use proptest::prelude::*;
 
@@ -143,11 +144,32 @@ proptest! {
         let cut = analyse(n, &[sparse(&j)], 0.5, Budget { max_cycles: Some(keep), max_time: None }, &mut |_| {});
         prop_assert_eq!(cut.enumeration.cycles, keep.min(full.enumeration.cycles));
         prop_assert_eq!(cut.enumeration.complete(), keep >= full.enumeration.cycles);
+        prop_assert_eq!(
+            cut.enumeration.starts_done + cut.enumeration.incomplete.len(),
+            cut.enumeration.starts_total
+        );
         for v in 0..n {
             if !cut.enumeration.incomplete.contains(&v) {
                 prop_assert_eq!(cut.bounds.h_bar[v], full.bounds.h_bar[v]);
             }
         }
+    }
+
+    /// Shared among threads, the start nodes still give every cycle once, and the merged
+    /// folds the very minima and counts of one thread.
+    #[test]
+    fn the_parallel_enumeration_folds_to_the_sequential_bounds(j in matrix(), threads in 2usize..5, alpha in 0.01f64..1.0) {
+        let n = j.len();
+        let (graph, weights) = from_jacobian_values(n, &[sparse(&j)]);
+        let layers = [weights[0].log_abs.as_slice()];
+        let mut one = MinFold::new(alpha, n, &weights);
+        let sequential = enumerate_into(&graph, &layers, Budget::default(), &mut one, &mut |_| {});
+        let new_fold = || MinFold::new(alpha, n, &weights);
+        let (parallel, folds) = enumerate_parallel(&graph, &layers, threads, &new_fold, &mut |_| {});
+        prop_assert_eq!(folds.len(), threads);
+        let merged = folds.into_iter().map(|f| f.bounds).reduce(StateBounds::merge).unwrap();
+        prop_assert_eq!(parallel, sequential);
+        prop_assert_eq!(merged, one.bounds);
     }
 
     /// The fold settles bounds lazily as nodes leave the search path; stopped by the budget or
@@ -234,4 +256,57 @@ fn min_fold_and_cycle_bound_agree_on_a_long_cycle_in_log_space() {
         &mut |_| {},
     );
     assert!(profile.h_bar(0.5).iter().all(|&h| close(h, expected)));
+}
+
+/// J's pattern of the counterflow heat exchanger with `n` volumes per stream (states a, w, b;
+/// 5n + n(n−1)/2 simple cycles), with assorted values.
+fn heat_exchanger_pattern(n: usize) -> Values {
+    let (a, w, b) = (|i: usize| i, |i: usize| n + i, |i: usize| 2 * n + i);
+    let value = |k: usize| -(1.0 + (k % 7) as f64 * 0.37);
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mirror = n - 1 - i;
+        for (k, (r, c)) in [
+            (a(i), a(i)),
+            (a(i), w(i)),
+            (w(i), w(i)),
+            (w(i), a(i)),
+            (w(i), b(mirror)),
+            (b(i), b(i)),
+            (b(i), w(mirror)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            out.push((r, c, value(7 * i + k)));
+        }
+        if i > 0 {
+            out.push((a(i), a(i - 1), 2.0));
+            out.push((b(i), b(i - 1), 3.0));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_large_analysis_runs_on_several_threads_with_the_sequential_result() {
+    let volumes = 100;
+    let n = 3 * volumes;
+    assert!(n >= mocca::analysis::PARALLEL_FROM_STATES);
+    let values = heat_exchanger_pattern(volumes);
+    let analysis = analyse(
+        n,
+        std::slice::from_ref(&values),
+        0.5,
+        Budget::default(),
+        &mut |_| {},
+    );
+    let (graph, weights) = from_jacobian_values(n, &[values]);
+    let layers = [weights[0].log_abs.as_slice()];
+    let mut one = MinFold::new(0.5, n, &weights);
+    let e = enumerate_into(&graph, &layers, Budget::default(), &mut one, &mut |_| {});
+    let v = volumes as u64;
+    assert_eq!(e.cycles, 5 * v + v * (v - 1) / 2);
+    assert_eq!(analysis.enumeration, e);
+    assert_eq!(analysis.bounds, one.bounds);
 }

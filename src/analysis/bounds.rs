@@ -45,6 +45,19 @@ pub struct StateBounds {
     pub cycles_through: Vec<u64>,
 }
 
+impl StateBounds {
+    /// The bounds of two disjoint sets of cycles together.
+    pub fn merge(mut self, other: StateBounds) -> StateBounds {
+        for (h, o) in self.h_bar.iter_mut().zip(other.h_bar) {
+            *h = h.min(o);
+        }
+        for (c, o) in self.cycles_through.iter_mut().zip(other.cycles_through) {
+            *c += o;
+        }
+        self
+    }
+}
+
 /// Folds cycles into [`StateBounds`] for one α. A cycle is the whole search path, so its bound
 /// and count are parked at the path's top depth and settle into a node as it leaves the path,
 /// passing on to the depth below: O(1) per cycle, however long.

@@ -54,8 +54,9 @@ pub struct Enumeration {
     pub cycles: u64,
     /// `None` when every cycle was listed.
     pub stopped: Option<Stop>,
-    /// Start nodes whose cycles were all listed, and how many start nodes there are (nodes on
-    /// some cycle).
+    /// Nodes on some cycle that are the least node of no unlisted cycle (every cycle from them
+    /// was listed), and how many nodes are on some cycle. Equal when complete; otherwise the
+    /// difference is `incomplete`.
     pub starts_done: usize,
     pub starts_total: usize,
     /// When stopped: the nodes some unlisted cycle may pass through (sorted). Every cycle
@@ -132,14 +133,17 @@ pub fn enumerate_into<S: CycleSink + ?Sized>(
                 incomplete,
             };
         }
-        starts_done += 1;
+        let rest = &component[1..];
+        let mut parts = cyclic_components(graph, rest, &mut scratch_index);
+        // The start, and the rest's nodes no longer on any cycle: none is least in an unlisted
+        // cycle.
+        let acyclic = rest.len() - parts.iter().map(Vec::len).sum::<usize>();
+        starts_done += 1 + acyclic;
         progress(Progress {
             starts_done,
             starts_total,
             cycles: search.cycles,
         });
-        let rest = &component[1..];
-        let mut parts = cyclic_components(graph, rest, &mut scratch_index);
         parts.reverse();
         pending.extend(parts);
     }
@@ -162,7 +166,7 @@ struct Frame {
 }
 
 /// The state of Johnson's circuit search, reused across start nodes.
-struct Search<'g> {
+pub(super) struct Search<'g> {
     graph: &'g Digraph,
     layers: &'g [&'g [f64]],
     /// `member[v] == stamp` when v is in the component being searched.
@@ -181,14 +185,14 @@ struct Search<'g> {
     /// Per depth, per layer: the weight sum of the path so far.
     sums: Vec<f64>,
     closing: Vec<f64>,
-    cycles: u64,
+    pub(super) cycles: u64,
     budget: Budget,
     began: Instant,
     steps: u32,
 }
 
 impl<'g> Search<'g> {
-    fn new(graph: &'g Digraph, layers: &'g [&'g [f64]], budget: Budget) -> Search<'g> {
+    pub(super) fn new(graph: &'g Digraph, layers: &'g [&'g [f64]], budget: Budget) -> Search<'g> {
         let n = graph.nodes();
         Search {
             graph,
@@ -210,7 +214,7 @@ impl<'g> Search<'g> {
     }
 
     /// Lists every cycle through `start` inside `component` (which holds `start`).
-    fn circuits_from<S: CycleSink + ?Sized>(
+    pub(super) fn circuits_from<S: CycleSink + ?Sized>(
         &mut self,
         start: usize,
         component: &[usize],

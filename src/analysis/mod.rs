@@ -11,6 +11,7 @@ pub mod digraph;
 pub mod indices;
 pub mod johnson;
 pub mod operating_point;
+pub mod parallel;
 pub mod partition;
 pub mod pcs;
 pub mod picture;
@@ -19,6 +20,7 @@ pub mod separability;
 use bounds::{MinFold, Profile, StateBounds};
 use digraph::{Digraph, PointWeights, from_jacobian_values};
 use johnson::{Budget, Enumeration, Progress, enumerate, enumerate_into};
+use parallel::enumerate_parallel;
 
 /// J's entries `(row, col, value)` at one operating point.
 pub type Values = Vec<(usize, usize, f64)>;
@@ -41,13 +43,40 @@ pub fn analyse(
 ) -> CycleAnalysis {
     let (graph, weights) = from_jacobian_values(n, points);
     let layers = layers(&weights);
-    let mut fold = MinFold::new(alpha, n, &weights);
-    let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
+    let threads = cycle_threads(n, budget);
+    let (enumeration, bounds) = if threads > 1 {
+        let new_fold = || MinFold::new(alpha, n, &weights);
+        let (enumeration, folds) =
+            enumerate_parallel(&graph, &layers, threads, &new_fold, progress);
+        let bounds = folds
+            .into_iter()
+            .map(|f| f.bounds)
+            .reduce(StateBounds::merge);
+        (enumeration, bounds.expect("one fold per thread"))
+    } else {
+        let mut fold = MinFold::new(alpha, n, &weights);
+        let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
+        (enumeration, fold.bounds)
+    };
     CycleAnalysis {
         graph,
         enumeration,
-        bounds: fold.bounds,
+        bounds,
     }
+}
+
+/// Graphs from this many states up are searched on every core: below it, starting threads
+/// costs more than it saves.
+pub const PARALLEL_FROM_STATES: usize = 256;
+
+/// How many threads an analysis uses: one when budgeted (the budget's "first k cycles" needs
+/// one order) or small, else the machine's cores (at most 8). The bounds are minima and counts,
+/// the same in any order, so the result does not depend on it.
+fn cycle_threads(n: usize, budget: Budget) -> usize {
+    if budget != Budget::default() || n < PARALLEL_FROM_STATES {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |c| c.get().min(8))
 }
 
 /// The α-independent summary of the cycles over the points, for sweeps over α.
