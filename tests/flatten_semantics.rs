@@ -193,6 +193,21 @@ end H;";
 }
 
 #[test]
+fn a_bad_override_used_in_several_places_is_reported_once_and_not_as_a_cycle() {
+    let text = "
+model H
+  parameter Integer N = 3;
+  Real a[N](each start = 1);
+  Real b[N](each start = 1);
+equation
+  for i in 1:N loop der(a[i]) = -a[i]; der(b[i]) = -b[i]; end for;
+end H;";
+    let report = flatten(text, &[("N", "abc")]).unwrap_err();
+    assert_eq!(report.matches("unknown name `abc`").count(), 1, "{report}");
+    assert!(!report.contains("depends on itself"), "{report}");
+}
+
+#[test]
 fn arrays_sum_and_matrix_vector_products_scalarise() {
     let text = "
 model A

@@ -217,8 +217,24 @@ impl<'a> Flattener<'a> {
             });
         }
         self.const_cache.insert(v, None);
+        let result = self.evaluate_binding(v, span);
+        // A failure is not a cycle: unmark it so a later use reports the failure again, not a
+        // cycle.
+        match &result {
+            Ok(value) => {
+                self.const_cache.insert(v, Some(*value));
+            }
+            Err(_) => {
+                self.const_cache.remove(&v);
+            }
+        }
+        result
+    }
+
+    /// Evaluates the binding (or the start value) of parameter or constant `v`.
+    fn evaluate_binding(&mut self, v: VarId, span: Span) -> Result<f64, Diagnostic> {
         let m = self.pending[v.0 as usize].modification.clone();
-        let result = match m
+        match m
             .binding
             .as_ref()
             .or(m.child("start").and_then(|s| s.binding.as_ref()))
@@ -253,16 +269,7 @@ impl<'a> Flattener<'a> {
                 "its value is needed here",
             )
             .with_secondary(self.dae.var(v).span, "declared without a binding")),
-        };
-        match &result {
-            Ok(value) => {
-                self.const_cache.insert(v, Some(*value));
-            }
-            Err(_) => {
-                self.const_cache.remove(&v);
-            }
         }
-        result
     }
 
     fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {

@@ -92,11 +92,22 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         // The model's other errors are most likely consequences of the missing constructs.
         return Err(outside);
     }
-    if diagnostics::has_errors(&f.diags) {
-        Err(f.diags)
+    let diags = without_repeats(f.diags);
+    if diagnostics::has_errors(&diags) {
+        Err(diags)
     } else {
-        Ok((f.dae, f.diags))
+        Ok((f.dae, diags))
     }
+}
+
+/// The diagnostics, each reported once: a value that fails to evaluate (a bad `-p` override,
+/// say) fails again at every use, with the same message at the same place.
+fn without_repeats(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = HashSet::new();
+    diags
+        .into_iter()
+        .filter(|d| seen.insert((d.message.clone(), d.primary.as_ref().map(|(s, _)| *s))))
+        .collect()
 }
 
 fn select_model(tree: &ClassTree<'_>, request: &Request<'_>) -> Result<ClassId, Diagnostic> {
