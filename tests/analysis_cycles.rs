@@ -1,7 +1,6 @@
 //! Cycle analysis (SPEC §7–9) on hand-built Jacobians, on small models written here, and on
 //! every example of SPEC §13, against values derived by hand.
 
-use std::path::Path;
 use std::process::Command;
 
 use mocca::analysis::digraph::from_dense;
@@ -10,13 +9,10 @@ use mocca::analysis::johnson::{Budget, enumerate_into};
 use mocca::analysis::operating_point::Model;
 use mocca::analysis::pcs::cycle_sets;
 use mocca::analysis::{CycleAnalysis, Values, analyse};
-use mocca::causal::{causal_form, initial_point};
-use mocca::diagnostics::render_plain;
-use mocca::frontend::flatten_sources;
-use mocca::jacobian::ode_jacobian;
-use mocca::load;
-use mocca::source::SourceMap;
-use mocca::structure;
+use mocca::causal::initial_point;
+use simulate_support::Loaded;
+
+mod simulate_support;
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 
@@ -34,53 +30,24 @@ fn assert_bounds(got: &[f64], want: &[f64]) {
     }
 }
 
-/// State names and J's values at the start values of a model given as text or an example file.
-fn jacobian_of(
-    sources: SourceMap,
-    ids: &[mocca::source::FileId],
-    params: &[(&str, &str)],
-) -> (Vec<String>, Values) {
-    let params: Vec<(String, String)> = params
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let flat = match flatten_sources(sources, ids, None, &params) {
-        Ok(flat) => flat,
-        Err((s, d)) => panic!("{}", render_plain(&s, &d)),
-    };
-    let (mut dae, _) = structure::prepare(flat.dae.clone());
-    let s =
-        structure::analyse(&dae).unwrap_or_else(|d| panic!("{}", render_plain(&flat.sources, &d)));
-    let causal = causal_form(&mut dae, &s);
-    let jacobian = ode_jacobian(&mut dae, &causal);
-    let names = causal
-        .states
-        .iter()
-        .map(|&v| dae.var(v).name.clone())
-        .collect();
+/// State names and J's values at the start values of a loaded model.
+fn jacobian_of(m: &Loaded) -> (Vec<String>, Values) {
     let model = Model {
-        dae: &dae,
-        causal: &causal,
-        jacobian: &jacobian,
+        dae: &m.dae,
+        causal: &m.causal,
+        jacobian: &m.jac,
     };
-    let mut point = initial_point(&dae).expect("start values");
+    let mut point = initial_point(&m.dae).expect("start values");
     let values = model.values_at(&mut point).expect("J at the start values");
-    (names, values)
+    (model.state_names(), values)
 }
 
 fn model_text(text: &str) -> (Vec<String>, Values) {
-    let mut sources = SourceMap::new();
-    let id = sources.add("test.mo", text);
-    jacobian_of(sources, &[id], &[])
+    jacobian_of(&simulate_support::inline(text))
 }
 
 fn example(name: &str, params: &[(&str, &str)]) -> (Vec<String>, Values) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    let mut sources = SourceMap::new();
-    let ids = load::load_paths(&mut sources, &[path]).expect("example exists");
-    jacobian_of(sources, &ids, params)
+    jacobian_of(&simulate_support::example(name, params))
 }
 
 fn cycles_at(names: &[String], values: &Values, alpha: f64) -> CycleAnalysis {

@@ -32,8 +32,15 @@ pub enum PointError {
 }
 
 impl Model<'_> {
-    fn state_name(&self, i: usize) -> &str {
+    pub fn state_name(&self, i: usize) -> &str {
         &self.dae.var(self.causal.states[i]).name
+    }
+
+    /// The states' names, in J's row order.
+    pub fn state_names(&self) -> Vec<String> {
+        (0..self.causal.states.len())
+            .map(|i| self.state_name(i).to_string())
+            .collect()
     }
 
     /// Evaluates every unknown at `point` (states, parameters and time set) and returns J's

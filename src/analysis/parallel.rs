@@ -90,12 +90,13 @@ impl Shared<'_> {
             let nodes = component.of(start, self.graph, self.reverse);
             let unbudgeted = search.circuits_from(start, nodes, &mut sink);
             debug_assert!(unbudgeted.is_ok());
-            let cycles = self.cycles.fetch_add(search.cycles - before, Relaxed);
+            let found = search.cycles - before;
+            let cycles = self.cycles.fetch_add(found, Relaxed) + found;
             let done = self.done.fetch_add(1, Relaxed) + 1;
             progress(Progress {
                 starts_done: done,
                 starts_total: self.starts.len(),
-                cycles: cycles + search.cycles - before,
+                cycles,
             });
         }
     }

@@ -104,16 +104,12 @@ pub(super) fn load(model: &ModelArgs, point: &PointArgs) -> Result<Loaded, ExitC
     let mut dae = flat.dae;
     let causal = causal_form(&mut dae, &structure);
     let jacobian = ode_jacobian(&mut dae, &causal);
-    let names = causal
-        .states
-        .iter()
-        .map(|&v| dae.var(v).name.clone())
-        .collect();
     let m = Model {
         dae: &dae,
         causal: &causal,
         jacobian: &jacobian,
     };
+    let names = m.state_names();
     let found = operating_points(&m, point);
     let (points, point_description) = match found {
         Ok(ok) => ok,
@@ -186,7 +182,7 @@ fn trajectory_diagnostic(path: &std::path::Path, e: PointError) -> Diagnostic {
 }
 
 fn point_diagnostic(m: &Model<'_>, e: PointError) -> Diagnostic {
-    let name = |i: usize| m.dae.var(m.causal.states[i]).name.clone();
+    let name = |i: usize| m.state_name(i).to_string();
     match e {
         PointError::Eval(f) => super::jacobian::failure(m.dae, &m.causal.steps, &f),
         PointError::NotFinite { row, col } => Diagnostic::error(format!(

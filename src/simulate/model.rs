@@ -17,8 +17,6 @@ use super::tape::{Groups, LoopScratch, Plan, Reg, Tape, WeakReads, compile};
 /// The steps, states and Jacobian block one part evaluates.
 #[derive(Clone, Debug)]
 pub struct Part {
-    /// Indices into the causal steps, in evaluation order.
-    pub steps: Vec<usize>,
     /// Indices into `Causal::states`.
     pub states: Vec<usize>,
     /// The Jacobian pattern in the part's own state numbering.
@@ -30,7 +28,7 @@ pub struct Part {
     implicit_columns: Vec<(usize, Vec<(usize, Reg)>)>,
     /// The `(t, x)` of the last evaluation, so a Jacobian at the same point reuses it.
     evaluated_at: Option<(f64, Vec<f64>)>,
-    /// `steps` grouped for evaluation.
+    /// The causal steps it runs, in evaluation order, grouped for evaluation.
     plan: Plan,
 }
 
@@ -109,7 +107,7 @@ impl CompiledModel {
         );
         let parts = std::iter::once(&whole)
             .chain(&layout.parts)
-            .map(|(steps, states)| make_part(&tape, jac, &codes, &der_regs, steps.clone(), states))
+            .map(|(steps, states)| make_part(&tape, jac, &codes, &der_regs, steps, states))
             .collect();
         let mut model = CompiledModel {
             regs: tape.registers(),
@@ -224,7 +222,7 @@ impl CompiledModel {
             }
             self.tangents[self.state_regs[part.states[*col]] as usize] = 1.0;
             self.tape.tangents(
-                &part.steps,
+                part.plan.steps(),
                 &mut self.regs,
                 &mut self.tangents,
                 &mut self.scratch,
@@ -264,7 +262,7 @@ fn make_part(
     jac: &OdeJacobian,
     codes: &[EntryCode],
     der_regs: &[Reg],
-    steps: Vec<usize>,
+    steps: &[usize],
     states: &[usize],
 ) -> Part {
     let mut local = vec![usize::MAX; der_regs.len()];
@@ -290,8 +288,7 @@ fn make_part(
         entries.push(*code);
     }
     Part {
-        plan: tape.plan(&steps),
-        steps,
+        plan: tape.plan(steps),
         states: states.to_vec(),
         pattern,
         entries,

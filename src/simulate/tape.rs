@@ -115,6 +115,13 @@ pub struct Plan {
     targets: Vec<Reg>,
 }
 
+impl Plan {
+    /// The steps, in evaluation order.
+    pub fn steps(&self) -> &[usize] {
+        &self.steps
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Segment {
     /// Assignments: one range of instructions, their positions in `Plan::steps` and their
