@@ -8,7 +8,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     match load_and_flatten(args) {
         Ok(flat) => {
             super::report(&flat.sources, &flat.warnings);
-            out!("{}", flat.dae.to_modelica());
+            super::print_buffered(flat.dae.modelica());
             super::leave_allocated(flat);
             ExitCode::SUCCESS
         }

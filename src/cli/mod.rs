@@ -9,12 +9,11 @@ macro_rules! outln {
     }};
 }
 
-/// `print!` that never panics (see `outln!`).
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
+/// Writes a large text through a buffer: stdout alone flushes at every line.
+fn print_buffered(text: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let _ = write!(w, "{text}").and_then(|()| w.flush());
 }
 
 mod blt;
@@ -132,8 +131,10 @@ pub(crate) fn exit_code(diags: &[Diagnostic]) -> ExitCode {
 }
 
 pub(crate) fn print_json(value: &serde_json::Value) {
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
-    );
+    use std::io::Write as _;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut w, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(w))
+        .and_then(|()| w.flush());
 }

@@ -5,10 +5,11 @@ mod balance;
 mod print;
 
 pub use balance::ComponentBalance;
+pub use print::Modelica;
 
+use crate::expr::hash::FxIndexMap;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::expr::{Display, ExprId, ExprPool, VarId};
@@ -139,7 +140,7 @@ pub struct Dae {
     pub model: String,
     pub pool: ExprPool,
     pub variables: Vec<Variable>,
-    pub index: IndexMap<String, VarId>,
+    pub index: FxIndexMap<String, VarId>,
     pub equations: Vec<Equation>,
     pub initial_equations: Vec<Equation>,
     pub assertions: Vec<Assertion>,
@@ -218,11 +219,14 @@ pub fn write_quoted_name(name: &str, out: &mut impl std::fmt::Write) -> std::fmt
         return out.write_str(name);
     }
     out.write_char('\'')?;
-    for c in name.chars() {
-        if c == '\\' || c == '\'' {
-            out.write_char('\\')?;
-        }
-        out.write_char(c)?;
+    // Written in runs between the characters that need a backslash (rarely any).
+    let mut rest = name;
+    while let Some(k) = rest.find(['\\', '\'']) {
+        out.write_str(&rest[..k])?;
+        out.write_char('\\')?;
+        out.write_str(&rest[k..=k])?;
+        rest = &rest[k + 1..];
     }
+    out.write_str(rest)?;
     out.write_char('\'')
 }

@@ -9,85 +9,109 @@ use crate::expr::VarId;
 
 impl Dae {
     pub fn to_modelica(&self) -> String {
-        let mut out = String::new();
-        let name = super::quote_name(&self.model);
-        let _ = writeln!(out, "model {name}");
-        for id in self.var_ids() {
-            let _ = writeln!(out, "  {};", self.declaration(id));
+        self.modelica().to_string()
+    }
+
+    /// The flat model as Modelica text, written straight into whatever formats it: at 10⁶
+    /// equations the text is larger than is worth building in memory first.
+    pub fn modelica(&self) -> Modelica<'_> {
+        Modelica { dae: self }
+    }
+}
+
+/// See [`Dae::modelica`].
+pub struct Modelica<'d> {
+    dae: &'d Dae,
+}
+
+impl std::fmt::Display for Modelica<'_> {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dae = self.dae;
+        let name = super::quote_name(&dae.model);
+        writeln!(out, "model {name}")?;
+        for id in dae.var_ids() {
+            out.write_str("  ")?;
+            declaration(dae, id, out)?;
+            out.write_str(";\n")?;
         }
-        self.section(&mut out, "equation", &self.equations);
-        for a in &self.assertions {
+        section(dae, out, "equation", &dae.equations)?;
+        for a in &dae.assertions {
             let level = if a.is_error {
                 ""
             } else {
                 ", AssertionLevel.warning"
             };
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  assert({}, {:?}{level});",
-                self.show(a.condition),
+                dae.display(a.condition),
                 a.message
-            );
+            )?;
         }
-        self.section(&mut out, "initial equation", &self.initial_equations);
-        let _ = writeln!(out, "end {name};");
-        out
+        section(dae, out, "initial equation", &dae.initial_equations)?;
+        writeln!(out, "end {name};")
     }
+}
 
-    fn section(&self, out: &mut String, keyword: &str, equations: &[Equation]) {
-        if equations.is_empty() && keyword != "equation" {
-            return;
-        }
-        let _ = writeln!(out, "{keyword}");
-        for eq in equations {
-            let _ = writeln!(
-                out,
-                "  {} = {};",
-                self.display(eq.lhs),
-                self.display(eq.rhs)
-            );
-        }
+fn section(
+    dae: &Dae,
+    out: &mut impl Write,
+    keyword: &str,
+    equations: &[Equation],
+) -> std::fmt::Result {
+    if equations.is_empty() && keyword != "equation" {
+        return Ok(());
     }
+    writeln!(out, "{keyword}")?;
+    for eq in equations {
+        writeln!(out, "  {} = {};", dae.display(eq.lhs), dae.display(eq.rhs))?;
+    }
+    Ok(())
+}
 
-    fn declaration(&self, id: VarId) -> String {
-        let v = self.var(id);
-        let mut prefix = String::new();
-        if v.weak {
-            prefix.push_str("weak ");
-        }
-        if v.flow {
-            prefix.push_str("flow ");
-        }
-        prefix.push_str(match v.kind {
-            VarKind::Parameter => "parameter ",
-            VarKind::Constant => "constant ",
-            VarKind::Discrete if v.ty == super::ScalarType::Real => "discrete ",
-            VarKind::Input => "input ",
-            _ => "",
-        });
-        let mut attrs = Vec::new();
-        if let Some(s) = v.start {
-            attrs.push(format!("start = {}", self.show(s)));
-        }
-        if let Some(f) = v.fixed {
-            attrs.push(format!("fixed = {f}"));
-        }
-        if let Some(n) = v.nominal {
-            attrs.push(format!("nominal = {}", self.show(n)));
-        }
-        if let Some(u) = &v.unit {
-            attrs.push(format!("unit = {u:?}"));
-        }
-        let mut text = format!("{prefix}{} {}", v.ty.name(), self.printed_name(id));
-        if !attrs.is_empty() {
-            let _ = write!(text, "({})", attrs.join(", "));
-        }
-        if let Some(b) = v.binding {
-            let _ = write!(text, " = {}", self.show(b));
-        }
-        if let Some(d) = &v.description {
-            let _ = write!(text, " {d:?}");
-        }
-        text
+fn declaration(dae: &Dae, id: VarId, out: &mut impl Write) -> std::fmt::Result {
+    let v = dae.var(id);
+    if v.weak {
+        out.write_str("weak ")?;
     }
+    if v.flow {
+        out.write_str("flow ")?;
+    }
+    out.write_str(match v.kind {
+        VarKind::Parameter => "parameter ",
+        VarKind::Constant => "constant ",
+        VarKind::Discrete if v.ty == super::ScalarType::Real => "discrete ",
+        VarKind::Input => "input ",
+        _ => "",
+    })?;
+    write!(out, "{} ", v.ty.name())?;
+    super::write_quoted_name(&v.name, out)?;
+    let mut separator = "(";
+    let mut attribute = |out: &mut dyn Write, text: std::fmt::Arguments<'_>| {
+        out.write_str(separator)?;
+        separator = ", ";
+        out.write_fmt(text)
+    };
+    if let Some(s) = v.start {
+        attribute(out, format_args!("start = {}", dae.display(s)))?;
+    }
+    if let Some(f) = v.fixed {
+        attribute(out, format_args!("fixed = {f}"))?;
+    }
+    if let Some(n) = v.nominal {
+        attribute(out, format_args!("nominal = {}", dae.display(n)))?;
+    }
+    if let Some(u) = &v.unit {
+        attribute(out, format_args!("unit = {u:?}"))?;
+    }
+    if separator != "(" {
+        out.write_str(")")?;
+    }
+    if let Some(b) = v.binding {
+        write!(out, " = {}", dae.display(b))?;
+    }
+    if let Some(d) = &v.description {
+        write!(out, " {d:?}")?;
+    }
+    Ok(())
 }

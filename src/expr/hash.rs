@@ -53,3 +53,7 @@ impl Hasher for FxHasher {
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 pub type FxHashSet<K> = std::collections::HashSet<K, FxBuild>;
+
+/// An insertion-ordered map with the fast hasher, for keys mocca makes itself (flat names,
+/// ids): iteration order is the insertion order, as with any `IndexMap`.
+pub type FxIndexMap<K, V> = indexmap::IndexMap<K, V, FxBuild>;

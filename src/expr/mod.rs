@@ -10,7 +10,10 @@ pub mod hash;
 pub use display::Display;
 pub use eval::{EvalError, Values};
 
-use hash::{FxHashMap, FxHashSet};
+use std::hash::BuildHasher;
+
+use hash::{FxBuild, FxHashMap, FxHashSet};
+use hashbrown::hash_table::{Entry, HashTable};
 
 /// Index of a flat variable (into `Dae::variables`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -262,7 +265,9 @@ impl Seen {
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
     nodes: Vec<Node>,
-    index: FxHashMap<Node, ExprId>,
+    /// Ids only, hashed and compared through `nodes`: a quarter of the size of a map keyed by
+    /// the nodes themselves, which matters when a model has millions of them.
+    index: HashTable<ExprId>,
 }
 
 impl ExprPool {
@@ -284,11 +289,22 @@ impl ExprPool {
 
     fn intern(&mut self, node: Node) -> ExprId {
         // One probe of the table for both the lookup and the insertion.
-        let nodes = &mut self.nodes;
-        *self.index.entry(node).or_insert_with(|| {
-            nodes.push(node);
-            ExprId(nodes.len() as u32 - 1)
-        })
+        let hash_of = |n: &Node| FxBuild::default().hash_one(n);
+        let nodes = &self.nodes;
+        let entry = self.index.entry(
+            hash_of(&node),
+            |&id| nodes[id.0 as usize] == node,
+            |&id| hash_of(&nodes[id.0 as usize]),
+        );
+        match entry {
+            Entry::Occupied(found) => *found.get(),
+            Entry::Vacant(slot) => {
+                let id = ExprId(self.nodes.len() as u32);
+                slot.insert(id);
+                self.nodes.push(node);
+                id
+            }
+        }
     }
 
     pub fn constant(&mut self, value: f64) -> ExprId {

@@ -1,7 +1,7 @@
 //! The class tree: every class of every loaded file, placed by its `within` clause, and name
 //! lookup through nested classes, enclosing packages and base classes.
 
-use indexmap::IndexMap;
+use crate::expr::hash::FxIndexMap;
 
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
@@ -20,7 +20,7 @@ pub struct ClassNode<'a> {
     /// `None` for the root and for packages only implied by a `within`.
     pub def: Option<&'a ClassDef>,
     pub parent: Option<ClassId>,
-    pub children: IndexMap<String, ClassId>,
+    pub children: FxIndexMap<String, ClassId>,
     /// The class's `extends` clauses (kept apart so lookup need not scan every element).
     pub extends: Vec<&'a Name>,
     /// The class's `import` clauses, consulted after its own classes (Modelica 13.2.1).
@@ -50,7 +50,7 @@ impl<'a> ClassTree<'a> {
             path: String::new(),
             def: None,
             parent: None,
-            children: IndexMap::new(),
+            children: FxIndexMap::default(),
             extends: Vec::new(),
             imports: Vec::new(),
             protected: false,
@@ -100,7 +100,7 @@ impl<'a> ClassTree<'a> {
             path,
             def,
             parent: Some(parent),
-            children: IndexMap::new(),
+            children: FxIndexMap::default(),
             extends: def.map(extends_of).unwrap_or_default(),
             imports: def.map(imports_of).unwrap_or_default(),
             protected: false,

@@ -2,10 +2,12 @@
 //! flows summing to zero with inside (+1) / outside (−1) signs, unconnected inside flows set to
 //! zero, and weak connections that keep their two sides' sets apart.
 
+use crate::expr::hash::FxIndexMap;
 use indexmap::IndexMap;
 
 use super::Flattener;
 use super::expr::Ctx;
+use super::expr::Selected;
 use super::instance::{Content, InstId, strip_quotes};
 use super::tree::Tree;
 use crate::dae::{Equation, EquationOrigin, Term, VarKind};
@@ -93,7 +95,7 @@ impl UnionFind {
 
 /// Union–find over keys, remembering their order of first appearance.
 struct Sets<K: std::hash::Hash + Eq + Copy> {
-    index: IndexMap<K, usize>,
+    index: FxIndexMap<K, usize>,
     uf: UnionFind,
     spans: Vec<Span>,
 }
@@ -101,7 +103,7 @@ struct Sets<K: std::hash::Hash + Eq + Copy> {
 impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
     fn new() -> Self {
         Sets {
-            index: IndexMap::new(),
+            index: FxIndexMap::default(),
             uf: UnionFind::default(),
             spans: Vec::new(),
         }
@@ -149,7 +151,7 @@ fn in_order_of(a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
     if a.len() != b.len() || a.iter().zip(&b).all(|(x, y)| x.rel == y.rel) {
         return b;
     }
-    let mut by_name: IndexMap<String, Leaf> = b.into_iter().map(|l| (l.rel.clone(), l)).collect();
+    let mut by_name: FxIndexMap<String, Leaf> = b.into_iter().map(|l| (l.rel.clone(), l)).collect();
     let reordered: Vec<Leaf> = a
         .iter()
         .filter_map(|x| by_name.swap_remove(&x.rel))
@@ -170,7 +172,7 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
         let first = strip_quotes(&arg.cref.parts[0].ident.name);
-        let outside = match self.insts[inst.0 as usize].elements.get(&first) {
+        let outside = match self.insts[inst.0 as usize].elements.get(first.as_ref()) {
             Some(e) => e.connector,
             None => {
                 return Err(Diagnostic::error(format!(
@@ -207,12 +209,12 @@ impl<'a> Flattener<'a> {
         let Walk { span, outside, .. } = at;
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
-        let Some(elem) = self.insts[inst.0 as usize].elements.get(&name) else {
+        let Some((slot, _, elem)) = self.insts[inst.0 as usize].elements.get_full(name.as_ref())
+        else {
             return Err(Diagnostic::error(format!("unknown connector `{name}`"))
                 .at(part.ident.span, "not declared"));
         };
-        let (dims, content, is_connector) =
-            (elem.dims.clone(), elem.content.clone(), elem.connector);
+        let (dims, is_connector) = (elem.dims.clone(), elem.connector);
         let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
         let not_connector = |what: &str| {
             Diagnostic::error(format!(
@@ -220,13 +222,12 @@ impl<'a> Flattener<'a> {
             ))
             .at(span, "not a connector")
         };
-        match content {
-            Content::Pending => Err(not_connector(&name)),
-            Content::Vars(vars) => {
+        match self.element_content(inst, slot).select(&dims, &picks) {
+            Selected::Pending => Err(not_connector(&name)),
+            Selected::Vars(selected) => {
                 if parts.len() > 1 || !is_connector {
                     return Err(not_connector(&name));
                 }
-                let selected = super::expr::select(&vars, &dims, &picks);
                 selected.map(&mut |&v| {
                     Ok(ConnEnd {
                         inst: None,
@@ -236,8 +237,7 @@ impl<'a> Flattener<'a> {
                     })
                 })
             }
-            Content::Insts(ids) => {
-                let selected = super::expr::select(&ids, &dims, &picks);
+            Selected::Insts(selected) => {
                 if parts.len() == 1 {
                     return selected.map(&mut |&id| {
                         let instance = &self.insts[id.0 as usize];
@@ -314,7 +314,7 @@ impl<'a> Flattener<'a> {
         let mut flows: Sets<FlowKey> = Sets::new();
         let mut weak_reads: Vec<(VarId, VarId, Span)> = Vec::new();
         let mut absorbed: Vec<(FlowKey, FlowKey, Span)> = Vec::new();
-        let mut roles: IndexMap<VarId, Roles> = IndexMap::new();
+        let mut roles: FxIndexMap<VarId, Roles> = FxIndexMap::default();
         let connections = std::mem::take(&mut self.connections);
         for c in &connections {
             let (la, lb) = (self.leaves(&c.a), self.leaves(&c.b));
@@ -366,7 +366,7 @@ impl<'a> Flattener<'a> {
 
     fn note_roles(
         &self,
-        roles: &mut IndexMap<VarId, Roles>,
+        roles: &mut FxIndexMap<VarId, Roles>,
         v: VarId,
         outside: bool,
         at_root: bool,
@@ -382,7 +382,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// A connection set of causal variables has at most one source (Modelica 9.3).
-    fn check_sources(&mut self, potentials: &mut Sets<VarId>, roles: &IndexMap<VarId, Roles>) {
+    fn check_sources(&mut self, potentials: &mut Sets<VarId>, roles: &FxIndexMap<VarId, Roles>) {
         for members in potentials.groups().into_values() {
             let sources: Vec<&(VarId, Span)> = members
                 .iter()

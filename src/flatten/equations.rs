@@ -199,7 +199,7 @@ impl<'a> Flattener<'a> {
         let name = super::instance::strip_quotes(&first.name.name);
         for v in values {
             let mut loops = ctx.loops.to_vec();
-            loops.push((name.clone(), v));
+            loops.push((name.to_string(), v));
             let inner = Ctx {
                 loops: &loops,
                 ..*ctx

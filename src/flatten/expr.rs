@@ -233,7 +233,7 @@ impl<'a> Flattener<'a> {
 
     /// Evaluates the binding (or the start value) of parameter or constant `v`.
     fn evaluate_binding(&mut self, v: VarId, span: Span) -> Result<f64, Diagnostic> {
-        let m = self.pending[v.0 as usize].modification.clone();
+        let m = self.modification_of(v);
         match m
             .binding
             .as_ref()
@@ -279,7 +279,9 @@ impl<'a> Flattener<'a> {
             return Ok(Tree::Leaf(self.dae.pool.constant(*v)));
         }
         if let Some(inst) = ctx.inst
-            && self.insts[inst.0 as usize].elements.contains_key(&first)
+            && self.insts[inst.0 as usize]
+                .elements
+                .contains_key(first.as_ref())
         {
             return self.walk(inst, &cref.parts, cref.span, ctx, false);
         }
@@ -309,7 +311,7 @@ impl<'a> Flattener<'a> {
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
         let instance = &self.insts[inst.0 as usize];
-        let Some(elem) = instance.elements.get(&name) else {
+        let Some((slot, _, elem)) = instance.elements.get_full(name.as_ref()) else {
             let owner = if instance.prefix.is_empty() {
                 "the model".to_string()
             } else {
@@ -328,17 +330,17 @@ impl<'a> Flattener<'a> {
                 "protected element",
             ));
         }
-        let (dims, content) = (elem.dims.clone(), elem.content.clone());
+        let dims = elem.dims.clone();
         let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
-        match content {
-            Content::Pending => Err(err(
+        match self.element_content(inst, slot).select(&dims, &picks) {
+            Selected::Pending => Err(err(
                 part.ident.span,
                 format!(
                     "`{name}` is used to size another declaration before it is itself declared"
                 ),
                 "declare it earlier",
             )),
-            Content::Vars(vars) => {
+            Selected::Vars(selected) => {
                 if parts.len() > 1 {
                     return Err(err(
                         parts[1].ident.span,
@@ -346,10 +348,9 @@ impl<'a> Flattener<'a> {
                         "not a component",
                     ));
                 }
-                let selected = select(&vars, &dims, &picks);
                 selected.map(&mut |&v| self.var_value(v, ctx, span))
             }
-            Content::Insts(ids) => {
+            Selected::Insts(selected) => {
                 if parts.len() == 1 {
                     return Err(err(
                         span,
@@ -357,7 +358,6 @@ impl<'a> Flattener<'a> {
                         "not a variable",
                     ));
                 }
-                let selected = select(&ids, &dims, &picks);
                 let nested =
                     selected.map(&mut |&child| self.walk(child, &parts[1..], span, ctx, true))?;
                 Ok(graft(nested))
@@ -450,7 +450,7 @@ impl<'a> Flattener<'a> {
         let names: Vec<String> = cref
             .parts
             .iter()
-            .map(|p| strip_quotes(&p.ident.name))
+            .map(|p| strip_quotes(&p.ident.name).into_owned())
             .collect();
         let unknown = || {
             err(
@@ -1058,6 +1058,31 @@ pub(crate) fn select<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> T
         return Tree::Node(Vec::new());
     }
     go(items, dims, picks)
+}
+
+/// What a reference selects from an element: copies of the chosen entries only, so a scalar
+/// reference allocates nothing.
+pub(crate) enum Selected {
+    Pending,
+    Vars(Tree<VarId>),
+    Insts(Tree<InstId>),
+}
+
+impl Content {
+    pub(crate) fn select(&self, dims: &[usize], picks: &[Pick]) -> Selected {
+        match self {
+            Content::Pending => Selected::Pending,
+            Content::Vars(vars) => Selected::Vars(select(vars, dims, picks)),
+            Content::Insts(ids) => Selected::Insts(select(ids, dims, picks)),
+        }
+    }
+}
+
+impl Flattener<'_> {
+    /// The content of element number `slot` of an instance.
+    pub(crate) fn element_content(&self, inst: InstId, slot: usize) -> &Content {
+        &self.insts[inst.0 as usize].elements[slot].content
+    }
 }
 
 /// Replaces each leaf (itself a tree) by its subtree.

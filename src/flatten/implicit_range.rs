@@ -64,7 +64,7 @@ impl<'a> Flattener<'a> {
         for (k, part) in u.cref.parts.iter().enumerate() {
             let elem = self.insts[inst.0 as usize]
                 .elements
-                .get(&strip_quotes(&part.ident.name))?;
+                .get(strip_quotes(&part.ident.name).as_ref())?;
             if k == u.part {
                 return elem.dims.get(u.position).copied();
             }

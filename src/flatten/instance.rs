@@ -1,10 +1,13 @@
 //! Instantiation: classes become instances with elements; builtin-typed elements become flat
 //! scalar variables (arrays scalarised), class-typed ones become child instances.
 
+use crate::expr::hash::FxIndexMap;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
+use smallvec::SmallVec;
 
 use super::Flattener;
 use super::classes::{ClassId, TypeRef};
@@ -28,7 +31,8 @@ pub struct InstId(pub u32);
 pub struct Instance<'a> {
     /// Flat name prefix (`circuit.R1`, `R[2]`; empty for the model itself).
     pub prefix: String,
-    pub elements: IndexMap<String, Elem<'a>>,
+    /// Keyed by the declared names, borrowed from the source unless quoted.
+    pub elements: FxIndexMap<Cow<'a, str>, Elem<'a>>,
     /// Equations of the class and its bases, each with the class it was written in.
     pub equations: Vec<(&'a ast::Equation, ClassId)>,
     pub initial_equations: Vec<(&'a ast::Equation, ClassId)>,
@@ -48,7 +52,7 @@ pub struct Instance<'a> {
 /// What `collect` gathers for one instance: its elements, and what its modifiers name.
 #[derive(Default)]
 struct Collected<'a> {
-    specs: IndexMap<String, ElemSpec<'a>>,
+    specs: FxIndexMap<Cow<'a, str>, ElemSpec<'a>>,
     class_mods: IndexMap<ClassId, Mod<'a>>,
     /// Every name a modifier applied to a collected class: (class, name, where written).
     modified: Vec<(ClassId, String, Option<Span>)>,
@@ -64,19 +68,22 @@ pub struct Elem<'a> {
     pub content: Content,
 }
 
+/// The ids of an element's scalars or instances: one, unless it is an array.
+pub type Ids<T> = SmallVec<[T; 1]>;
+
 #[derive(Clone, Debug)]
 pub enum Content {
     /// Not instantiated yet (seen only while sizes are being evaluated).
     Pending,
     /// Row-major scalar variables of a builtin-typed element.
-    Vars(Vec<VarId>),
+    Vars(Ids<VarId>),
     /// Row-major child instances of a class-typed element.
-    Insts(Vec<InstId>),
+    Insts(Ids<InstId>),
 }
 
 /// An element as collected from a class and its bases, before instantiation.
 struct ElemSpec<'a> {
-    name: String,
+    name: Cow<'a, str>,
     protected: bool,
     decl: &'a ComponentDecl,
     clause: &'a ast::ComponentClause,
@@ -132,7 +139,7 @@ impl<'a> Flattener<'a> {
         self.insts.push(Instance {
             owner,
             prefix,
-            elements: IndexMap::new(),
+            elements: FxIndexMap::default(),
             equations: Vec::new(),
             initial_equations: Vec::new(),
             is_connector,
@@ -189,7 +196,7 @@ impl<'a> Flattener<'a> {
     fn check_modified_names(&mut self, collected: &Collected<'a>) {
         let mut reported = HashSet::new();
         for (class, name, span) in &collected.modified {
-            let known = collected.specs.contains_key(name)
+            let known = collected.specs.contains_key(name.as_str())
                 || self.tree.member_class(*class, name, 0).is_some();
             if known || !reported.insert((name, *span)) {
                 continue;
@@ -242,7 +249,7 @@ impl<'a> Flattener<'a> {
                 ElementKind::Component(clause) => {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
-                        if let Some(first) = collected.specs.get(&name) {
+                        if let Some(first) = collected.specs.get(name.as_ref()) {
                             if !same_declaration(first, clause, decl) {
                                 self.diags.push(
                                     Diagnostic::error(format!(
@@ -314,7 +321,7 @@ impl<'a> Flattener<'a> {
         level: Level<'_, 'a>,
     ) {
         for (name, m) in &outer.children {
-            if collected.specs.contains_key(name) {
+            if collected.specs.contains_key(name.as_str()) {
                 continue;
             }
             let Some(local) = self.tree.member_class(class, name, 0) else {
@@ -512,22 +519,23 @@ impl<'a> Flattener<'a> {
 
     /// The declaration's modifier over the modification its class received in this instance
     /// (`extends A(B(x = 4))` then `B b(x = 5)`: 5 wins, and `b.x` is 4 without it).
-    fn with_class_modification(&mut self, inst: InstId, spec: &ElemSpec<'a>) -> Mod<'a> {
+    fn with_class_modification(&mut self, inst: InstId, spec: &mut ElemSpec<'a>) -> Mod<'a> {
+        let own = std::mem::take(&mut spec.modification);
         let class_mods = &self.insts[inst.0 as usize].class_mods;
         if class_mods.is_empty() {
-            return spec.modification.clone();
+            return own;
         }
         let class_mod = match self.tree.resolve(&spec.clause.type_name, spec.scope) {
             Some(TypeRef::Class(c)) => class_mods.get(&c).cloned(),
             _ => None,
         };
         match class_mod {
-            Some(m) => merge(spec.modification.clone(), m, &mut self.diags),
-            None => spec.modification.clone(),
+            Some(m) => merge(own, m, &mut self.diags),
+            None => own,
         }
     }
 
-    fn instantiate_element(&mut self, inst: InstId, spec: ElemSpec<'a>) {
+    fn instantiate_element(&mut self, inst: InstId, mut spec: ElemSpec<'a>) {
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };
@@ -543,7 +551,7 @@ impl<'a> Flattener<'a> {
                 return;
             }
         };
-        let own = self.with_class_modification(inst, &spec);
+        let own = self.with_class_modification(inst, &mut spec);
         let modification = merge(own, ty.modification, &mut self.diags);
         let dim_exprs: Vec<&'a Subscript> = spec
             .decl
@@ -557,7 +565,7 @@ impl<'a> Flattener<'a> {
         };
         let prefix = &self.insts[inst.0 as usize].prefix;
         let base = if prefix.is_empty() {
-            spec.name.clone()
+            spec.name.to_string()
         } else {
             format!("{prefix}.{}", spec.name)
         };
@@ -582,7 +590,7 @@ impl<'a> Flattener<'a> {
                 return;
             }
             TypeRef::Class(class) => {
-                let mut children = Vec::new();
+                let mut children = Ids::new();
                 for index in indices(&dims) {
                     let child_mod = modification.for_element(&index);
                     let name = format!("{base}{}", subscript_suffix(&index));
@@ -602,7 +610,7 @@ impl<'a> Flattener<'a> {
         }
         let elem = self.insts[inst.0 as usize]
             .elements
-            .get_mut(&spec.name)
+            .get_mut(spec.name.as_ref())
             .expect("placeholder inserted before instantiation");
         elem.dims = dims;
         elem.connector = ty.connector;
@@ -671,7 +679,7 @@ impl<'a> Flattener<'a> {
         modification: &Mod<'a>,
         decl: &'a ComponentDecl,
         ctx: &VarContext<'_>,
-    ) -> Vec<VarId> {
+    ) -> Ids<VarId> {
         self.check_attributes(modification);
         let is_top = self.insts[ctx.inst.0 as usize].prefix.is_empty();
         let kind = match ctx.prefixes.variability {
@@ -687,11 +695,14 @@ impl<'a> Flattener<'a> {
             },
         };
         let component = self.insts[ctx.inst.0 as usize].owner.clone();
-        let mut ids = Vec::new();
+        let mut ids = Ids::new();
         for index in indices(dims) {
             let name = format!("{base}{}", subscript_suffix(&index));
             let id = VarId(self.dae.variables.len() as u32);
-            if let Some(&first) = self.dae.index.get(&name) {
+            let (slot, first) = self.dae.index.insert_full(name.clone(), id);
+            if let Some(first) = first {
+                // Keep the first declaration under the name.
+                self.dae.index[slot] = first;
                 let first_span = self.dae.var(first).span;
                 self.diags.push(
                     Diagnostic::error(format!("`{name}` is declared twice"))
@@ -701,7 +712,7 @@ impl<'a> Flattener<'a> {
                 continue;
             }
             self.dae.variables.push(Variable {
-                name: name.clone(),
+                name,
                 kind,
                 ty: ctx.scalar,
                 binding: None,
@@ -715,11 +726,9 @@ impl<'a> Flattener<'a> {
                 span: decl.span,
                 component: component.clone(),
             });
-            self.dae.index.insert(name, id);
             self.causality.push(ctx.prefixes.causality);
-            self.pending.push(super::Pending {
-                modification: modification.for_element(&index),
-            });
+            let own = modification.for_element(&index);
+            self.pending.push((!own.is_empty()).then(|| Box::new(own)));
             ids.push(id);
         }
         ids
@@ -841,10 +850,11 @@ fn same_declaration(
 
 /// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so
 /// flat output parses back to the same names.
-pub fn strip_quotes(name: &str) -> String {
+/// Borrowed unless the name is quoted: this runs for every name reference.
+pub fn strip_quotes(name: &str) -> Cow<'_, str> {
     match name.strip_prefix('\'').and_then(|n| n.strip_suffix('\'')) {
-        Some(inner) => inner.replace("\\'", "'").replace("\\\\", "\\"),
-        None => name.to_string(),
+        Some(inner) => Cow::Owned(inner.replace("\\'", "'").replace("\\\\", "\\")),
+        None => Cow::Borrowed(name),
     }
 }
 

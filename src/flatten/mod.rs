@@ -167,16 +167,13 @@ fn overrides_mod(overrides: &[Override], model: ClassId) -> Mod<'_> {
     outer
 }
 
-/// Per variable: the merged modification holding its binding and attributes.
-pub(crate) struct Pending<'a> {
-    pub modification: Mod<'a>,
-}
-
 pub(crate) struct Flattener<'a> {
     pub tree: ClassTree<'a>,
     pub insts: Vec<Instance<'a>>,
     pub dae: Dae,
-    pub pending: Vec<Pending<'a>>,
+    /// Per variable, the merged modification holding its binding and attributes, when it has
+    /// one (most have none: boxed, so those cost a pointer).
+    pub pending: Vec<Option<Box<Mod<'a>>>>,
     /// Translation-time values of parameters (`None` while being computed: a cycle).
     pub const_cache: HashMap<VarId, Option<f64>>,
     pub diags: Vec<Diagnostic>,
@@ -197,7 +194,7 @@ impl<'a> Flattener<'a> {
     fn bindings_and_attributes(&mut self) {
         for i in 0..self.dae.variables.len() {
             let v = VarId(i as u32);
-            let m = self.pending[i].modification.clone();
+            let m = self.modification_of(v);
             if let Some(b) = &m.binding {
                 match self.bound_scalar(b) {
                     Ok(value) => self.apply_binding(v, value),
@@ -241,6 +238,14 @@ impl<'a> Flattener<'a> {
                 self.dae.variables[i].unit = Some(s.clone());
             }
         }
+    }
+
+    /// The modification variable `v` was declared with.
+    pub(crate) fn modification_of(&self, v: VarId) -> Mod<'a> {
+        self.pending[v.0 as usize]
+            .as_deref()
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn bound_scalar(&mut self, b: &Bound<'a>) -> Result<crate::expr::ExprId, Diagnostic> {

@@ -1,7 +1,7 @@
 //! Modifications as a tree keyed by element name, merged so that the outermost wins
 //! (use site over declaration over `extends` defaults).
 
-use indexmap::IndexMap;
+use crate::expr::hash::FxIndexMap;
 
 use super::expr::{Ctx, Mode};
 use super::instance::InstId;
@@ -36,7 +36,7 @@ impl Bound<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct Mod<'a> {
     pub binding: Option<Bound<'a>>,
-    pub children: IndexMap<String, Mod<'a>>,
+    pub children: FxIndexMap<String, Mod<'a>>,
     pub each: bool,
     pub is_final: bool,
     /// Where this modifier was written (for "no such element" errors).
@@ -101,6 +101,11 @@ impl<'a> Mod<'a> {
             }
         }
         out
+    }
+
+    /// Sets nothing: no binding, no attribute, no element modified.
+    pub fn is_empty(&self) -> bool {
+        self.binding.is_none() && self.children.is_empty()
     }
 
     pub fn child(&self, name: &str) -> Option<&Mod<'a>> {
