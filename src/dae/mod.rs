@@ -221,7 +221,7 @@ pub fn write_quoted_name(name: &str, out: &mut impl std::fmt::Write) -> std::fmt
     out.write_char('\'')?;
     // Written in runs between the characters that need a backslash (rarely any).
     let mut rest = name;
-    while let Some(k) = rest.find(['\\', '\'']) {
+    while let Some(k) = rest.bytes().position(|b| b == b'\\' || b == b'\'') {
         out.write_str(&rest[..k])?;
         out.write_char('\\')?;
         out.write_str(&rest[k..=k])?;

@@ -10,7 +10,7 @@ use super::expr::Ctx;
 use super::expr::Selected;
 use super::instance::{Content, InstId, strip_quotes};
 use super::tree::Tree;
-use crate::dae::{Equation, EquationOrigin, Term, VarKind};
+use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, VarId};
 use crate::source::Span;
@@ -37,10 +37,18 @@ pub struct Connection<'a> {
 }
 
 struct Leaf {
-    rel: String,
     var: VarId,
+    /// Where the name relative to the connector (`v`, `p.v`) starts in the variable's flat
+    /// name: the end of it for a connector that is itself a variable.
+    rel_from: usize,
     flow: bool,
     known: bool,
+}
+
+impl Leaf {
+    fn rel<'d>(&self, dae: &'d Dae) -> &'d str {
+        &dae.var(self.var).name[self.rel_from..]
+    }
 }
 
 /// How a causal variable was seen in connections, for the one-source rule (Modelica 9.3).
@@ -147,14 +155,14 @@ struct Walk {
 
 /// Connectors match by element name, not declaration order (Modelica 9.3): `b`'s leaves in
 /// the order of `a`'s names, when both have the same names.
-fn in_order_of(a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
-    if a.len() != b.len() || a.iter().zip(&b).all(|(x, y)| x.rel == y.rel) {
+fn in_order_of(dae: &Dae, a: &[Leaf], b: Vec<Leaf>) -> Vec<Leaf> {
+    if a.len() != b.len() || a.iter().zip(&b).all(|(x, y)| x.rel(dae) == y.rel(dae)) {
         return b;
     }
-    let mut by_name: FxIndexMap<String, Leaf> = b.into_iter().map(|l| (l.rel.clone(), l)).collect();
+    let mut by_name: FxIndexMap<&str, Leaf> = b.into_iter().map(|l| (l.rel(dae), l)).collect();
     let reordered: Vec<Leaf> = a
         .iter()
-        .filter_map(|x| by_name.swap_remove(&x.rel))
+        .filter_map(|x| by_name.swap_remove(x.rel(dae)))
         .collect();
     if by_name.is_empty() {
         reordered
@@ -282,7 +290,7 @@ impl<'a> Flattener<'a> {
             |v: VarId| matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant);
         if let Some(v) = end.var {
             return vec![Leaf {
-                rel: String::new(),
+                rel_from: self.dae.var(v).name.len(),
                 var: v,
                 flow: self.dae.var(v).flow,
                 known: known(v),
@@ -295,7 +303,7 @@ impl<'a> Flattener<'a> {
             for elem in self.insts[id.0 as usize].elements.values() {
                 match &elem.content {
                     Content::Vars(vars) => out.extend(vars.iter().map(|&v| Leaf {
-                        rel: self.dae.var(v).name[prefix_len..].to_string(),
+                        rel_from: prefix_len,
                         var: v,
                         flow: self.dae.var(v).flow,
                         known: known(v),
@@ -318,7 +326,7 @@ impl<'a> Flattener<'a> {
         let connections = std::mem::take(&mut self.connections);
         for c in &connections {
             let (la, lb) = (self.leaves(&c.a), self.leaves(&c.b));
-            let lb = in_order_of(&la, lb);
+            let lb = in_order_of(&self.dae, &la, lb);
             if let Err(d) = self.check_pairs(&la, &lb, c) {
                 self.diags.push(d);
                 continue;
@@ -461,7 +469,7 @@ impl<'a> Flattener<'a> {
             && la
                 .iter()
                 .zip(lb)
-                .all(|(x, y)| x.rel == y.rel && x.flow == y.flow);
+                .all(|(x, y)| x.rel(&self.dae) == y.rel(&self.dae) && x.flow == y.flow);
         if same {
             return Ok(());
         }
@@ -469,9 +477,9 @@ impl<'a> Flattener<'a> {
             ls.iter()
                 .map(|l| {
                     if l.flow {
-                        format!("flow {}", l.rel)
+                        format!("flow {}", l.rel(&self.dae))
                     } else {
-                        l.rel.clone()
+                        l.rel(&self.dae).to_string()
                     }
                 })
                 .collect::<Vec<_>>()
@@ -504,7 +512,10 @@ impl<'a> Flattener<'a> {
         }
         for (end, leaves) in [(&c.a, la), (&c.b, lb)] {
             for mark in &end.weak {
-                if !leaves.iter().any(|l| l.rel == strip_quotes(&mark.name)) {
+                if !leaves
+                    .iter()
+                    .any(|l| l.rel(&self.dae) == strip_quotes(&mark.name))
+                {
                     return Err(Diagnostic::error(format!(
                         "the connector has no variable `{}` to make weak",
                         mark.name
@@ -526,7 +537,7 @@ impl<'a> Flattener<'a> {
             |end: &ConnEnd<'a>, rel: &str| end.weak.iter().any(|m| strip_quotes(&m.name) == rel);
         let mut out = Vec::new();
         for (&p, &f) in pots.iter().zip(&flows) {
-            let (prel, frel) = (&la[p].rel, &la[f].rel);
+            let (prel, frel) = (la[p].rel(&self.dae), la[f].rel(&self.dae));
             let key = |leaf: &Leaf, end: &ConnEnd<'a>| (leaf.var, end.outside);
             if marked(&c.a, prel) && marked(&c.b, frel) {
                 out.push((la[p].var, lb[p].var, key(&lb[f], &c.b), key(&la[f], &c.a)));

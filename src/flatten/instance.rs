@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use smallvec::SmallVec;
 
 use super::Flattener;
@@ -43,7 +42,8 @@ pub struct Instance<'a> {
     /// `weak v` marks from this connector instance's declaration (SPEC §2.1).
     pub weak_marks: Vec<&'a Ident>,
     /// Local classes modified for this instance (`extends A(B(x = 4))`), by class.
-    pub class_mods: IndexMap<ClassId, Mod<'a>>,
+    /// Few (usually none), so a list scanned rather than a map.
+    pub class_mods: Vec<(ClassId, Mod<'a>)>,
     /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
     /// its enclosing components: its elements inherit them (Modelica 4.4.2).
     pub prefixes: TypePrefixes,
@@ -53,7 +53,7 @@ pub struct Instance<'a> {
 #[derive(Default)]
 struct Collected<'a> {
     specs: FxIndexMap<Cow<'a, str>, ElemSpec<'a>>,
-    class_mods: IndexMap<ClassId, Mod<'a>>,
+    class_mods: FxIndexMap<ClassId, Mod<'a>>,
     /// Every name a modifier applied to a collected class: (class, name, where written).
     modified: Vec<(ClassId, String, Option<Span>)>,
 }
@@ -144,7 +144,7 @@ impl<'a> Flattener<'a> {
             initial_equations: Vec::new(),
             is_connector,
             weak_marks,
-            class_mods: IndexMap::new(),
+            class_mods: Vec::new(),
             prefixes,
         });
         self.instantiating.push(class);
@@ -167,7 +167,7 @@ impl<'a> Flattener<'a> {
         let Collected {
             specs, class_mods, ..
         } = collected;
-        self.insts[id.0 as usize].class_mods = class_mods;
+        self.insts[id.0 as usize].class_mods = class_mods.into_iter().collect();
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
@@ -526,7 +526,10 @@ impl<'a> Flattener<'a> {
             return own;
         }
         let class_mod = match self.tree.resolve(&spec.clause.type_name, spec.scope) {
-            Some(TypeRef::Class(c)) => class_mods.get(&c).cloned(),
+            Some(TypeRef::Class(c)) => class_mods
+                .iter()
+                .find(|(class, _)| *class == c)
+                .map(|(_, m)| m.clone()),
             _ => None,
         };
         match class_mod {

@@ -17,7 +17,9 @@ mod types;
 mod unsupported;
 mod variability;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use crate::expr::hash::{FxHashMap, FxHashSet};
 
 use classes::{ClassId, ClassTree};
 use expr::{Ctx, Mode};
@@ -68,13 +70,13 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         insts: Vec::new(),
         dae: Dae::default(),
         pending: Vec::new(),
-        const_cache: HashMap::new(),
+        const_cache: FxHashMap::default(),
         diags,
         connections: Vec::new(),
         instantiating: Vec::new(),
         causality: Vec::new(),
-        checked_classes: HashSet::new(),
-        used_classes: HashSet::new(),
+        checked_classes: FxHashSet::default(),
+        used_classes: FxHashSet::default(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -175,7 +177,7 @@ pub(crate) struct Flattener<'a> {
     /// one (most have none: boxed, so those cost a pointer).
     pub pending: Vec<Option<Box<Mod<'a>>>>,
     /// Translation-time values of parameters (`None` while being computed: a cycle).
-    pub const_cache: HashMap<VarId, Option<f64>>,
+    pub const_cache: FxHashMap<VarId, Option<f64>>,
     pub diags: Vec<Diagnostic>,
     pub connections: Vec<connect::Connection<'a>>,
     /// The classes being instantiated, outermost first (a class inside itself is an error).
@@ -183,9 +185,9 @@ pub(crate) struct Flattener<'a> {
     /// `input`/`output` of each flat variable, by `VarId` (checked in connection sets).
     pub causality: Vec<Causality>,
     /// Classes whose kind restrictions were checked (once each, however often instantiated).
-    pub checked_classes: HashSet<ClassId>,
+    pub checked_classes: FxHashSet<ClassId>,
     /// Classes whose elements were collected: instantiated classes and their bases.
-    pub used_classes: HashSet<ClassId>,
+    pub used_classes: FxHashSet<ClassId>,
 }
 
 impl<'a> Flattener<'a> {

@@ -3,7 +3,7 @@
 //! construct). A library that uses `algorithm` in one function can still serve the models that
 //! do not call it.
 
-use std::collections::HashSet;
+use crate::expr::hash::FxHashSet;
 
 use super::classes::{ClassId, ClassTree};
 use crate::diagnostics::Diagnostic;
@@ -13,7 +13,7 @@ use crate::source::Span;
 /// class.
 pub fn relevant(
     tree: &ClassTree<'_>,
-    used: &HashSet<ClassId>,
+    used: &FxHashSet<ClassId>,
     unsupported: &[Diagnostic],
 ) -> Vec<Diagnostic> {
     unsupported
