@@ -118,12 +118,12 @@ impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
     }
 
     fn id(&mut self, key: K, span: Span) -> usize {
-        if let Some(&i) = self.index.get(&key) {
-            return i;
+        let next = self.spans.len();
+        let i = *self.index.entry(key).or_insert(next);
+        if i == next {
+            self.uf.add();
+            self.spans.push(span);
         }
-        let i = self.uf.add();
-        self.spans.push(span);
-        self.index.insert(key, i);
         i
     }
 
@@ -133,8 +133,8 @@ impl<K: std::hash::Hash + Eq + Copy> Sets<K> {
     }
 
     /// The sets, each as its members in order of appearance.
-    fn groups(&mut self) -> IndexMap<usize, Vec<(K, Span)>> {
-        let mut groups: IndexMap<usize, Vec<(K, Span)>> = IndexMap::new();
+    fn groups(&mut self) -> FxIndexMap<usize, Vec<(K, Span)>> {
+        let mut groups: FxIndexMap<usize, Vec<(K, Span)>> = FxIndexMap::default();
         let keys: Vec<(K, usize)> = self.index.iter().map(|(k, &i)| (*k, i)).collect();
         for (k, i) in keys {
             let root = self.uf.find(i);
@@ -357,8 +357,9 @@ impl<'a> Flattener<'a> {
                 Err(d) => self.diags.push(d),
             }
         }
-        self.check_sources(&mut potentials, &roles);
-        self.potential_equations(&mut potentials);
+        let potential_sets: Vec<Vec<(VarId, Span)>> = potentials.groups().into_values().collect();
+        self.check_sources(&potential_sets, &roles);
+        self.potential_equations(&potential_sets);
         self.flow_equations(&mut flows, &absorbed);
         for (pot, other, span) in weak_reads {
             let (l, r) = (self.dae.pool.var(pot), self.dae.pool.last(other));
@@ -390,8 +391,11 @@ impl<'a> Flattener<'a> {
     }
 
     /// A connection set of causal variables has at most one source (Modelica 9.3).
-    fn check_sources(&mut self, potentials: &mut Sets<VarId>, roles: &FxIndexMap<VarId, Roles>) {
-        for members in potentials.groups().into_values() {
+    fn check_sources(&mut self, sets: &[Vec<(VarId, Span)>], roles: &FxIndexMap<VarId, Roles>) {
+        if roles.is_empty() {
+            return; // no causal variable was connected
+        }
+        for members in sets {
             let sources: Vec<&(VarId, Span)> = members
                 .iter()
                 .filter(|(v, _)| roles.get(v).is_some_and(|r| r.is_source()))
@@ -552,8 +556,8 @@ impl<'a> Flattener<'a> {
         Ok(out)
     }
 
-    fn potential_equations(&mut self, potentials: &mut Sets<VarId>) {
-        for members in potentials.groups().into_values() {
+    fn potential_equations(&mut self, sets: &[Vec<(VarId, Span)>]) {
+        for members in sets {
             let (rep, _) = members[0];
             for &(other, span) in &members[1..] {
                 let (l, r) = (self.dae.pool.var(rep), self.dae.pool.var(other));

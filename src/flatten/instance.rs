@@ -168,6 +168,7 @@ impl<'a> Flattener<'a> {
             specs, class_mods, ..
         } = collected;
         self.insts[id.0 as usize].class_mods = class_mods.into_iter().collect();
+        let mut elements = FxIndexMap::with_capacity_and_hasher(specs.len(), Default::default());
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
@@ -176,10 +177,9 @@ impl<'a> Flattener<'a> {
                 connector: false,
                 content: Content::Pending,
             };
-            self.insts[id.0 as usize]
-                .elements
-                .insert(spec.name.clone(), placeholder);
+            elements.insert(spec.name.clone(), placeholder);
         }
+        self.insts[id.0 as usize].elements = elements;
         // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.
         let (scalars, rest): (Vec<_>, Vec<_>) = specs
             .into_values()
@@ -567,11 +567,7 @@ impl<'a> Flattener<'a> {
             return;
         };
         let prefix = &self.insts[inst.0 as usize].prefix;
-        let base = if prefix.is_empty() {
-            spec.name.to_string()
-        } else {
-            format!("{prefix}.{}", spec.name)
-        };
+        let base = dotted(prefix, &spec.name);
         let content = match ty.target {
             TypeRef::Builtin(scalar) => {
                 let ctx = VarContext {
@@ -596,7 +592,7 @@ impl<'a> Flattener<'a> {
                 let mut children = Ids::new();
                 for index in indices(&dims) {
                     let child_mod = modification.for_element(&index);
-                    let name = format!("{base}{}", subscript_suffix(&index));
+                    let name = element_name(&base, &index);
                     children.push(self.instantiate(
                         class,
                         name,
@@ -700,7 +696,7 @@ impl<'a> Flattener<'a> {
         let component = self.insts[ctx.inst.0 as usize].owner.clone();
         let mut ids = Ids::new();
         for index in indices(dims) {
-            let name = format!("{base}{}", subscript_suffix(&index));
+            let name = element_name(base, &index);
             let id = VarId(self.dae.variables.len() as u32);
             let (slot, first) = self.dae.index.insert_full(name.clone(), id);
             if let Some(first) = first {
@@ -819,6 +815,27 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
+}
+
+/// `prefix.name`, or `name` at top level: built directly, as it runs for every element.
+fn dotted(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        return name.to_string();
+    }
+    let mut out = String::with_capacity(prefix.len() + 1 + name.len());
+    out.push_str(prefix);
+    out.push('.');
+    out.push_str(name);
+    out
+}
+
+/// The flat name of element `index` of an array named `base` (`base` itself for a scalar).
+fn element_name(base: &str, index: &[usize]) -> String {
+    if index.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}{}", subscript_suffix(index))
+    }
 }
 
 /// The single `extends` of a class that declares nothing else (a type derived from another).
