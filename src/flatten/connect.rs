@@ -196,6 +196,9 @@ impl<'a> Flattener<'a> {
             below_component: false,
         };
         let mut ends = self.connect_walk(inst, &arg.cref.parts, at, ctx)?;
+        if arg.weak.is_none() {
+            return Ok(ends);
+        }
         let explicit: Vec<&'a Ident> = arg.weak.iter().collect();
         ends = ends
             .map::<_, ()>(&mut |end| {

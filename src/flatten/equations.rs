@@ -2,6 +2,8 @@
 //! translation-time conditions resolved (others become residual if-expressions), array
 //! equations split into scalar ones, each with its additive terms.
 
+use smallvec::SmallVec;
+
 use super::Flattener;
 use super::classes::ClassId;
 use super::connect::Connection;
@@ -73,6 +75,16 @@ impl<'a> Flattener<'a> {
                     .at(eq.span, "sizes differ"));
                 }
                 let at_root = self.insts[inst.0 as usize].prefix.is_empty();
+                if let (Tree::Leaf(x), Tree::Leaf(y)) = (&a, &b) {
+                    // The usual case, two scalar connectors: no lists to build.
+                    self.connections.push(Connection {
+                        a: x.clone(),
+                        b: y.clone(),
+                        span: eq.span,
+                        at_root,
+                    });
+                    return Ok(());
+                }
                 for (x, y) in a.leaves().into_iter().zip(b.leaves()) {
                     self.connections.push(Connection {
                         a: x,
@@ -96,11 +108,11 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
         sink: &mut Sink,
     ) -> Result<(), Diagnostic> {
-        let mut lhs_terms = Vec::new();
+        let mut lhs_terms = Terms::new();
         split_terms(lhs, 1.0, &mut lhs_terms);
-        let mut rhs_terms = Vec::new();
+        let mut rhs_terms = Terms::new();
         split_terms(rhs, -1.0, &mut rhs_terms);
-        let mut flat: Vec<(f64, Span, Val)> = Vec::new();
+        let mut flat: SmallVec<[(f64, Span, Val); 4]> = SmallVec::new();
         for (sign, term) in lhs_terms.iter().chain(&rhs_terms) {
             flat.push((*sign, term.span, self.flatten_expr(term, ctx)?));
         }
@@ -444,7 +456,10 @@ fn assert_is_error(args: &[ast::Arg]) -> Result<bool, Diagnostic> {
 }
 
 /// Splits `a + b - c` into signed terms; `sign` is +1 for the left side, −1 for the right.
-fn split_terms<'e>(e: &'e Expr, sign: f64, out: &mut Vec<(f64, &'e Expr)>) {
+/// An equation side's additive terms: few, so held inline.
+type Terms<'e> = SmallVec<[(f64, &'e Expr); 4]>;
+
+fn split_terms<'e>(e: &'e Expr, sign: f64, out: &mut Terms<'e>) {
     match &e.kind {
         ExprKind::Binary {
             op: BinOp::Add,

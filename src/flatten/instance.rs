@@ -181,11 +181,13 @@ impl<'a> Flattener<'a> {
         }
         self.insts[id.0 as usize].elements = elements;
         // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.
+        // Each element keeps its slot: the placeholders went in in the same order.
         let (scalars, rest): (Vec<_>, Vec<_>) = specs
             .into_values()
-            .partition(|s| s.decl.dims.is_empty() && s.clause.dims.is_empty());
-        for spec in scalars.into_iter().chain(rest) {
-            self.instantiate_element(id, spec);
+            .enumerate()
+            .partition(|(_, s)| s.decl.dims.is_empty() && s.clause.dims.is_empty());
+        for (slot, spec) in scalars.into_iter().chain(rest) {
+            self.instantiate_element(id, slot, spec);
         }
         self.instantiating.pop();
         id
@@ -538,7 +540,7 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    fn instantiate_element(&mut self, inst: InstId, mut spec: ElemSpec<'a>) {
+    fn instantiate_element(&mut self, inst: InstId, slot: usize, mut spec: ElemSpec<'a>) {
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };
@@ -607,10 +609,7 @@ impl<'a> Flattener<'a> {
         if ty.connector && !spec.protected && self.instantiating_kind() == Some(ClassKind::Block) {
             self.check_block_connector(&content, spec.decl);
         }
-        let elem = self.insts[inst.0 as usize]
-            .elements
-            .get_mut(spec.name.as_ref())
-            .expect("placeholder inserted before instantiation");
+        let elem = &mut self.insts[inst.0 as usize].elements[slot];
         elem.dims = dims;
         elem.connector = ty.connector;
         elem.content = content;
