@@ -261,6 +261,16 @@ impl Seen {
     }
 }
 
+/// What [`ExprPool::substitute_with`] has rewritten so far: original → result.
+#[derive(Default)]
+pub struct Substituted(FxHashMap<ExprId, ExprId>);
+
+impl Substituted {
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// The arena. Build expressions only through its constructors.
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
@@ -511,18 +521,20 @@ impl ExprPool {
         root: ExprId,
         map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
     ) -> ExprId {
-        let mut memo: FxHashMap<ExprId, ExprId> = FxHashMap::default();
-        self.substitute_memo(root, map, &mut memo)
+        self.substitute_with(root, map, &mut Substituted::default())
     }
 
-    fn substitute_memo(
+    /// [`ExprPool::substitute`] remembering what it did in `done`, so expressions sharing
+    /// subtrees (an equation's sides, its residual and its terms) are rewritten once. `done` is
+    /// valid only for one `map`.
+    pub fn substitute_with(
         &mut self,
         id: ExprId,
         map: &mut impl FnMut(&mut ExprPool, Node) -> Option<ExprId>,
-        memo: &mut FxHashMap<ExprId, ExprId>,
+        done: &mut Substituted,
     ) -> ExprId {
-        if let Some(&done) = memo.get(&id) {
-            return done;
+        if let Some(&result) = done.0.get(&id) {
+            return result;
         }
         let node = self.node(id);
         let result = match node {
@@ -530,13 +542,21 @@ impl ExprPool {
             Node::Const(_) | Node::Time => id,
             _ => {
                 let mut kids = self.children(id);
+                let mut changed = false;
                 for k in kids.items[..kids.len as usize].iter_mut() {
-                    *k = self.substitute_memo(*k, map, memo);
+                    let new = self.substitute_with(*k, map, done);
+                    changed |= new != *k;
+                    *k = new;
                 }
-                self.rebuild(node, kids.as_slice())
+                // An untouched subtree is already in simplified form: keep it as it is.
+                if changed {
+                    self.rebuild(node, kids.as_slice())
+                } else {
+                    id
+                }
             }
         };
-        memo.insert(id, result);
+        done.0.insert(id, result);
         result
     }
 

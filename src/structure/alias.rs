@@ -3,8 +3,10 @@
 //! Eliminated variables keep their place in the DAE with kind `Alias` and their defining
 //! expression, so they are still reported and printable.
 
+use smallvec::SmallVec;
+
 use crate::dae::{Dae, VarKind};
-use crate::expr::{ExprId, ExprPool, Node, VarId};
+use crate::expr::{ExprId, ExprPool, Node, Substituted, VarId};
 
 /// A variable's value in terms of its set's representative: `sign·rep + offset`.
 #[derive(Clone, Copy, Debug)]
@@ -116,27 +118,30 @@ fn one_pass(out: &mut Dae) -> bool {
         return false;
     }
     let replacement = replacements(out, &mut sets);
+    let mut done = Substituted::default();
     let mut equations = Vec::with_capacity(out.equations.len());
     for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
         if keep[e] {
-            substitute_equation(&mut out.pool, &replacement, &mut eq);
+            substitute_equation(&mut out.pool, &replacement, &mut eq, &mut done);
             equations.push(eq);
         }
     }
     out.equations = equations;
     let mut initial = std::mem::take(&mut out.initial_equations);
     for eq in &mut initial {
-        substitute_equation(&mut out.pool, &replacement, eq);
+        substitute_equation(&mut out.pool, &replacement, eq, &mut done);
     }
     out.initial_equations = initial;
     true
 }
 
 /// Rewrites an equation in terms of the representatives, if it mentions an eliminated variable.
+/// `done` is scratch, reused across equations.
 fn substitute_equation(
     pool: &mut ExprPool,
     replacement: &[Option<(ExprId, ExprId)>],
     eq: &mut crate::dae::Equation,
+    done: &mut Substituted,
 ) {
     let mut touched = false;
     pool.visit_leaves(eq.residual, |n| {
@@ -147,16 +152,19 @@ fn substitute_equation(
     if !touched {
         return;
     }
-    let apply = |pool: &mut ExprPool, e: ExprId| {
-        pool.substitute(e, &mut |_, node| match node {
+    done.clear();
+    let mut apply = |pool: &mut ExprPool, e: ExprId| {
+        let mut map = |_: &mut ExprPool, node| match node {
             Node::Var(v) => replacement[v.0 as usize].map(|(r, _)| r),
             Node::Last(v) => replacement[v.0 as usize].map(|(_, l)| l),
             _ => None,
-        })
+        };
+        pool.substitute_with(e, &mut map, done)
     };
+    // The residual first: the sides and the terms are its subtrees.
+    eq.residual = apply(pool, eq.residual);
     eq.lhs = apply(pool, eq.lhs);
     eq.rhs = apply(pool, eq.rhs);
-    eq.residual = apply(pool, eq.residual);
     for t in &mut eq.terms {
         t.expr = apply(pool, t.expr);
     }
@@ -205,52 +213,70 @@ enum Candidate {
 
 /// Recognises `±a ± b = 0` and `c·a + k = 0` over unknowns that may be eliminated (not
 /// parameters, not weak variables).
-fn classify(dae: &mut Dae, residual: ExprId) -> Option<Candidate> {
-    let mut leaves = Vec::new();
-    let pool = &dae.pool;
-    let mut other = false;
-    pool.visit_leaves(residual, |n| match n {
-        Node::Var(v) if eliminable(dae, v) => leaves.push(v),
-        Node::Var(_) | Node::Der(_) | Node::Last(_) => other = true,
-        _ => {}
-    });
-    if other || leaves.is_empty() || leaves.len() > 2 || pool.depends_on_time(residual) {
-        return None;
-    }
-    let pool = &mut dae.pool;
-    let mut coef = Vec::with_capacity(leaves.len());
-    for &v in &leaves {
-        let d = pool.diff(residual, Node::Var(v));
-        coef.push(pool.as_const(d)?);
-    }
-    let zero = pool.zero();
-    let rest = pool.substitute(residual, &mut |_, n| {
-        matches!(n, Node::Var(_)).then_some(zero)
-    });
-    let offset = pool.as_const(rest)?;
-    match (leaves.as_slice(), coef.as_slice()) {
-        (&[a, b], &[ca, cb]) if ca.abs() == 1.0 && cb.abs() == 1.0 && offset == 0.0 => {
+fn classify(dae: &Dae, residual: ExprId) -> Option<Candidate> {
+    let mut form = Affine::default();
+    form.add(dae, residual, 1.0)?;
+    match *form.terms.as_slice() {
+        [(a, ca), (b, cb)] if ca.abs() == 1.0 && cb.abs() == 1.0 && form.offset == 0.0 => {
             Some(Candidate::Pair(a, b, -cb / ca))
         }
-        (&[a], &[ca]) if ca != 0.0 => Some(Candidate::Constant(a, -offset / ca)),
+        [(a, ca)] if ca != 0.0 => Some(Candidate::Constant(a, -form.offset / ca)),
         _ => None,
+    }
+}
+
+/// `Σ c·v + offset` over at most two eliminable variables, read off an expression without
+/// building anything in the pool: every equation is classified, most are not aliases.
+#[derive(Default)]
+struct Affine {
+    terms: SmallVec<[(VarId, f64); 2]>,
+    offset: f64,
+    /// Nodes walked: a shared subtree is walked once per use (its terms count that often), so
+    /// a deep DAG is cut off rather than walked exponentially.
+    steps: usize,
+}
+
+impl Affine {
+    const MAX_STEPS: usize = 4096;
+
+    /// Adds `scale·e`; `None` when `e` is not of the form, or mentions a third variable.
+    fn add(&mut self, dae: &Dae, e: ExprId, scale: f64) -> Option<()> {
+        self.steps += 1;
+        if self.steps > Self::MAX_STEPS {
+            return None;
+        }
+        let pool = &dae.pool;
+        match pool.node(e) {
+            Node::Const(_) => self.offset += scale * pool.as_const(e)?,
+            Node::Var(v) if eliminable(dae, v) => match self.terms.iter().position(|t| t.0 == v) {
+                Some(k) => self.terms[k].1 += scale,
+                None if self.terms.len() < 2 => self.terms.push((v, scale)),
+                None => return None,
+            },
+            // Right before left: the order the variables were always met in, which decides
+            // which of a pair stays.
+            Node::Add(a, b) => {
+                self.add(dae, b, scale)?;
+                self.add(dae, a, scale)?;
+            }
+            Node::Neg(a) => self.add(dae, a, -scale)?,
+            Node::Mul(a, b) => match (pool.as_const(a), pool.as_const(b)) {
+                (Some(c), _) => self.add(dae, b, scale * c)?,
+                (_, Some(c)) => self.add(dae, a, scale * c)?,
+                _ => return None,
+            },
+            Node::Div(a, b) => match pool.as_const(b) {
+                Some(c) if c != 0.0 => self.add(dae, a, scale / c)?,
+                _ => return None,
+            },
+            // Other variables, derivatives, weak reads, time, and anything nonlinear.
+            _ => return None,
+        }
+        Some(())
     }
 }
 
 fn eliminable(dae: &Dae, v: VarId) -> bool {
     let var = dae.var(v);
     matches!(var.kind, VarKind::Algebraic | VarKind::State) && !var.weak
-}
-
-impl ExprPool {
-    fn depends_on_time(&self, e: ExprId) -> bool {
-        let mut stack = vec![e];
-        while let Some(id) = stack.pop() {
-            if self.node(id) == Node::Time {
-                return true;
-            }
-            stack.extend(self.children(id));
-        }
-        false
-    }
 }
