@@ -61,6 +61,43 @@ model M R r; C c; G g; equation connect(r.p, c.p); connect(r.n, c.n); connect(c.
     assert_eq!(jacobian_values(reduced), vec![(0, 0, -1.0)]);
 }
 
+/// Which equations are aliases: `±a ± b = 0` and `c·a + k = 0` in any arrangement of sums,
+/// constant factors and divisions by constants, and nothing nonlinear, with parameters, with
+/// derivatives or with a third variable.
+#[test]
+fn alias_elimination_recognises_affine_forms_only() {
+    let (_, dae) = flat(
+        "model A
+           parameter Real p = 3;
+           Real x(start = 1), a, b, c, d, e, f, g, h, k;
+         equation
+           der(x) = -x + a + b + c + d + e + f + g + h + k;
+           (2*a + 2*x)/2 = 0;        // a = -x
+           (k + x)/2 = 0;            // coefficients 1/2: kept
+           3*b - 6 = 0;              // b = 2
+           -(c - 2*0.5*a) = 0;       // c = a
+           d*d = 4;                  // nonlinear: kept
+           e = p;                    // a parameter: kept
+           f + g + h = 0;            // three variables: kept
+           g = sin(x);               // nonlinear: kept
+           h = 2*x;                  // coefficient 2: kept
+         end A;",
+    );
+    let reduced = alias::eliminate(dae);
+    let binding = |name: &str| {
+        let v = reduced.lookup(name).unwrap();
+        (reduced.var(v).kind == VarKind::Alias)
+            .then(|| reduced.show(reduced.var(v).binding.unwrap()))
+    };
+    assert_eq!(binding("a").as_deref(), Some("-x"));
+    assert_eq!(binding("b").as_deref(), Some("2.0"));
+    assert_eq!(binding("c").as_deref(), Some("-x"));
+    for kept in ["d", "e", "f", "g", "h", "k", "x"] {
+        assert_eq!(binding(kept), None, "{kept} is not an alias");
+    }
+    assert_eq!(reduced.equations.len(), 7);
+}
+
 #[test]
 fn blt_finds_the_algebraic_loop_and_orders_blocks() {
     let (_, dae) = flat(
