@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
@@ -11,6 +11,21 @@ use crate::causal::{EvalFailure, Step, causal_form, initial_point};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::jacobian::ode_jacobian;
+
+/// One entry of the JSON output (SPEC §14); fields in the order they are printed.
+#[derive(Serialize)]
+struct Entry {
+    col: usize,
+    expr: String,
+    row: usize,
+    value: f64,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    entries: &'a [Entry],
+    states: &'a [&'a str],
+}
 
 #[derive(Args, Debug)]
 pub struct JacobianArgs {
@@ -63,35 +78,42 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
         .iter()
         .map(|&v| dae.var(v).name.as_str())
         .collect();
-    let entries: Vec<_> = jac
+    let entries: Vec<Entry> = jac
         .entries
         .iter()
         .zip(&values)
-        .map(|(e, &(_, _, value))| {
-            let expr = e
+        .map(|(e, &(_, _, value))| Entry {
+            col: e.col,
+            expr: e
                 .expr
                 .map(|x| dae.show(x))
-                .unwrap_or_else(|| "(algebraic loop: numeric)".to_string());
-            json!({ "row": e.row, "col": e.col, "expr": expr, "value": value })
+                .unwrap_or_else(|| "(algebraic loop: numeric)".to_string()),
+            row: e.row,
+            value,
         })
         .collect();
     match args.model.format() {
-        Format::Json => super::print_json(&json!({ "states": states, "entries": entries })),
+        Format::Json => super::print_json(&Output {
+            entries: &entries,
+            states: &states,
+        }),
         Format::Text => {
-            outln!("{} states, {} nonzero entries", states.len(), entries.len());
+            use std::io::Write as _;
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = writeln!(
+                w,
+                "{} states, {} nonzero entries",
+                states.len(),
+                entries.len()
+            );
             for e in &entries {
-                let (r, c) = (
-                    e["row"].as_u64().unwrap_or(0) as usize,
-                    e["col"].as_u64().unwrap_or(0) as usize,
-                );
-                outln!(
+                let _ = writeln!(
+                    w,
                     "  d der({}) / d {}  = {:<12.6}  {}",
-                    states[r],
-                    states[c],
-                    e["value"].as_f64().unwrap_or(f64::NAN),
-                    e["expr"].as_str().unwrap_or("")
+                    states[e.row], states[e.col], e.value, e.expr
                 );
             }
+            let _ = w.flush();
         }
     }
     super::leave_allocated((flat.sources, dae, structure, causal, jac, entries));

@@ -130,7 +130,7 @@ pub(crate) fn exit_code(diags: &[Diagnostic]) -> ExitCode {
     }
 }
 
-pub(crate) fn print_json(value: &serde_json::Value) {
+pub(crate) fn print_json(value: &impl serde::Serialize) {
     use std::io::Write as _;
     let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let _ = serde_json::to_writer_pretty(&mut w, value)
