@@ -38,7 +38,10 @@ pub struct OdeJacobian {
     needed: Vec<bool>,
 }
 
-type Sens = BTreeMap<usize, Option<ExprId>>;
+/// A variable's sensitivities: (state column, `d var / d state`, `None` when only numeric
+/// through a loop), sorted by column. Mostly one or two entries, so a sorted list rather than a
+/// map.
+type Sens = Vec<(usize, Option<ExprId>)>;
 
 pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
     let column: BTreeMap<VarId, usize> = causal
@@ -51,7 +54,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
     let mut partials = vec![StepPartials::default(); causal.steps.len()];
     let mut sens: HashMap<Node, Sens> = HashMap::default();
     for (&v, &j) in &column {
-        sens.insert(Node::Var(v), BTreeMap::from([(j, Some(dae.pool.one()))]));
+        sens.insert(Node::Var(v), vec![(j, Some(dae.pool.one()))]);
     }
     for (k, step) in causal.steps.iter().enumerate() {
         if !needed[k] {
@@ -81,15 +84,17 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
                 sens.insert(leaf(*target), scaled);
             }
             Step::Loop { targets, .. } => {
-                let cols: Sens = partials[k]
+                let mut cols: Sens = partials[k]
                     .inputs
                     .iter()
                     .flat_map(|(_, l, _)| {
                         sens.get(l)
                             .into_iter()
-                            .flat_map(|s| s.keys().map(|&j| (j, None)))
+                            .flat_map(|s| s.iter().map(|&(j, _)| (j, None)))
                     })
                     .collect();
+                cols.sort_unstable_by_key(|&(j, _)| j);
+                cols.dedup_by_key(|&mut (j, _)| j);
                 for &t in targets {
                     sens.insert(leaf(t), cols.clone());
                 }
@@ -98,7 +103,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
     }
     let mut entries = Vec::new();
     for (row, &x) in causal.states.iter().enumerate() {
-        for (&col, &expr) in sens.get(&Node::Der(x)).into_iter().flatten() {
+        for &(col, expr) in sens.get(&Node::Der(x)).into_iter().flatten() {
             if expr.is_some_and(|e| dae.pool.as_const(e) == Some(0.0)) {
                 continue;
             }
@@ -184,16 +189,25 @@ fn chain(
     row: usize,
     sens: &HashMap<Node, Sens>,
 ) -> Sens {
-    let mut total: Sens = BTreeMap::new();
+    // Every (column, input) contribution, then grouped by column: a stable sort keeps each
+    // column's terms in input order, so the sums are built as they always were.
+    let mut terms: Vec<(usize, Option<ExprId>)> = Vec::new();
     for &(_, l, d) in partials.inputs.iter().filter(|(r, _, _)| *r == row) {
-        for (&j, &s) in &sens[&l] {
-            let term = s.map(|s| pool.mul(d, s));
-            let slot = total.entry(j).or_insert(Some(pool.zero()));
-            *slot = match (*slot, term) {
-                (Some(a), Some(b)) => Some(pool.add(a, b)),
-                _ => None,
-            };
+        for &(j, s) in &sens[&l] {
+            terms.push((j, s.map(|s| pool.mul(d, s))));
         }
+    }
+    terms.sort_by_key(|&(j, _)| j);
+    let mut total: Sens = Vec::new();
+    for (j, term) in terms {
+        if total.last().is_none_or(|&(last, _)| last != j) {
+            total.push((j, Some(pool.zero())));
+        }
+        let slot = &mut total.last_mut().expect("pushed above").1;
+        *slot = match (*slot, term) {
+            (Some(a), Some(b)) => Some(pool.add(a, b)),
+            _ => None,
+        };
     }
     total
 }
