@@ -217,22 +217,24 @@ impl OdeJacobian {
     pub fn values(&self, dae: &Dae, causal: &Causal, point: &Point) -> Vec<(usize, usize, f64)> {
         let pool = &dae.pool;
         let eval = |e: ExprId| pool.eval(e, point).unwrap_or(f64::NAN);
-        let mut sens: HashMap<Node, BTreeMap<usize, f64>> = HashMap::default();
+        // Per variable: (column, value) sorted by column, as `Sens` above.
+        let mut sens: HashMap<Node, Vec<(usize, f64)>> = HashMap::default();
         for (j, &v) in causal.states.iter().enumerate() {
-            sens.insert(Node::Var(v), BTreeMap::from([(j, 1.0)]));
+            sens.insert(Node::Var(v), vec![(j, 1.0)]);
         }
         for (k, step) in causal.steps.iter().enumerate() {
             if !self.needed[k] {
                 continue;
             }
             let rows = step_exprs(step).len();
-            let mut rhs: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); rows];
+            let mut rhs: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
             for &(r, l, d) in &self.partials[k].inputs {
                 let dv = eval(d);
-                for (&j, &s) in sens.get(&l).into_iter().flatten() {
-                    *rhs[r].entry(j).or_insert(0.0) += dv * s;
+                for &(j, s) in sens.get(&l).into_iter().flatten() {
+                    rhs[r].push((j, dv * s));
                 }
             }
+            let mut rhs: Vec<Vec<(usize, f64)>> = rhs.into_iter().map(sum_by_column).collect();
             match step {
                 Step::Assign { target, .. } => {
                     sens.insert(leaf(*target), rhs.swap_remove(0));
@@ -251,8 +253,10 @@ impl OdeJacobian {
                 Step::Loop {
                     targets, jacobian, ..
                 } => {
+                    let rhs: Vec<BTreeMap<usize, f64>> =
+                        rhs.into_iter().map(|r| r.into_iter().collect()).collect();
                     for (t, col) in solve_loop(targets.len(), jacobian, &rhs, &eval) {
-                        sens.insert(leaf(targets[t]), col);
+                        sens.insert(leaf(targets[t]), col.into_iter().collect());
                     }
                 }
             }
@@ -262,13 +266,29 @@ impl OdeJacobian {
             let x = self.states[e.row];
             let value = sens
                 .get(&Node::Der(x))
-                .and_then(|s| s.get(&e.col))
-                .copied()
+                .and_then(|s| {
+                    let k = s.binary_search_by_key(&e.col, |&(j, _)| j).ok()?;
+                    Some(s[k].1)
+                })
                 .unwrap_or(0.0);
             out.push((e.row, e.col, value));
         }
         out
     }
+}
+
+/// Contributions summed per column, each column's in the order given (a stable sort), so the
+/// floating-point sums are the same whatever the container.
+fn sum_by_column(mut contributions: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    contributions.sort_by_key(|&(j, _)| j);
+    let mut out: Vec<(usize, f64)> = Vec::with_capacity(contributions.len());
+    for (j, x) in contributions {
+        match out.last_mut() {
+            Some((last, sum)) if *last == j => *sum += x,
+            _ => out.push((j, 0.0 + x)),
+        }
+    }
+    out
 }
 
 /// `dY/dx = −A⁻¹ B` for a loop with `A = ∂R/∂Y` and `B` the total `∂R/∂x` (sparse columns).
