@@ -40,6 +40,15 @@ impl Step {
             Step::Loop { targets, .. } => targets.clone(),
         }
     }
+
+    /// The expressions the step evaluates: its assignment, or its residuals.
+    pub fn exprs(&self) -> &[ExprId] {
+        match self {
+            Step::Assign { expr, .. } => std::slice::from_ref(expr),
+            Step::Newton { residual, .. } => std::slice::from_ref(residual),
+            Step::Loop { residuals, .. } => residuals,
+        }
+    }
 }
 
 /// The node an unknown stands for in expressions.

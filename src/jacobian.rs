@@ -129,7 +129,7 @@ fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
             continue;
         }
         needed[k] = true;
-        for e in step_exprs(step) {
+        for &e in step.exprs() {
             pool.visit_leaves(e, |n| {
                 if matches!(n, Node::Var(_) | Node::Der(_)) {
                     wanted.insert(n);
@@ -140,20 +140,12 @@ fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
     needed
 }
 
-fn step_exprs(step: &Step) -> Vec<ExprId> {
-    match step {
-        Step::Assign { expr, .. } => vec![*expr],
-        Step::Newton { residual, .. } => vec![*residual],
-        Step::Loop { residuals, .. } => residuals.clone(),
-    }
-}
-
 /// Partials of the step's expressions with respect to every input that carries a
 /// sensitivity (states and earlier unknowns), excluding the step's own targets.
 fn step_partials(dae: &mut Dae, step: &Step, sens: &HashMap<Node, Sens>) -> StepPartials {
     let own: Vec<Node> = step.targets().into_iter().map(leaf).collect();
     let mut inputs = Vec::new();
-    for (row, e) in step_exprs(step).into_iter().enumerate() {
+    for (row, &e) in step.exprs().iter().enumerate() {
         let mut leaves = Vec::new();
         dae.pool.visit_leaves(e, |n| {
             if sens.contains_key(&n) && !own.contains(&n) {
@@ -226,7 +218,7 @@ impl OdeJacobian {
             if !self.needed[k] {
                 continue;
             }
-            let rows = step_exprs(step).len();
+            let rows = step.exprs().len();
             let mut rhs: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
             for &(r, l, d) in &self.partials[k].inputs {
                 let dv = eval(d);

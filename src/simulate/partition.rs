@@ -10,7 +10,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
-use crate::causal::{Causal, Point, Step, leaf};
+use crate::causal::{Causal, Point, leaf};
 use crate::dae::Dae;
 use crate::expr::{Node, VarId};
 use crate::jacobian::OdeJacobian;
@@ -196,7 +196,7 @@ fn input_steps(dae: &Dae, causal: &Causal, of_step: &[u32], outside: u32) -> Vec
         if of_step[k] == outside && !needed[k] {
             continue;
         }
-        for e in step_exprs(&causal.steps[k]) {
+        for &e in causal.steps[k].exprs() {
             dae.pool.visit_leaves(e, |n| {
                 if let Some(&p) = producer.get(&n) {
                     needed[p] = true;
@@ -207,14 +207,6 @@ fn input_steps(dae: &Dae, causal: &Causal, of_step: &[u32], outside: u32) -> Vec
     (0..causal.steps.len())
         .filter(|&k| of_step[k] == outside && needed[k])
         .collect()
-}
-
-fn step_exprs(step: &Step) -> Vec<crate::expr::ExprId> {
-    match step {
-        Step::Assign { expr, .. } => vec![*expr],
-        Step::Newton { residual, .. } => vec![*residual],
-        Step::Loop { residuals, .. } => residuals.clone(),
-    }
 }
 
 /// Per subsystem (and the outputs last): the weak variables it computes, as `(register,
