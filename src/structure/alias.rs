@@ -57,16 +57,24 @@ impl SignedSets {
 /// grounded becomes `v = p`); returns the reduced DAE.
 pub fn eliminate(dae: Dae) -> Dae {
     let mut out = dae;
+    let mut rewritten = vec![true; out.equations.len()];
     for _ in 0..8 {
-        if !one_pass(&mut out) {
-            break;
+        match one_pass(&mut out, &rewritten) {
+            Some(next) => rewritten = next,
+            None => break,
         }
     }
     out
 }
 
-/// One round of elimination in place; false when nothing was eliminated.
-fn one_pass(out: &mut Dae) -> bool {
+/// One round of elimination in place, looking only at the equations flagged in `rewritten`:
+/// `None` when nothing was eliminated, else which of the remaining equations it rewrote.
+///
+/// An equation the previous round left as it was cannot be eliminated now. It was kept then
+/// because it is no alias, or because both its variables are states (a state stays the root of
+/// its set, so that holds again); the other reasons to keep one — its variables already joined,
+/// or already given a constant — mean one of them was replaced, which rewrites the equation.
+fn one_pass(out: &mut Dae, rewritten: &[bool]) -> Option<Vec<bool>> {
     let n = out.variables.len();
     let mut sets = SignedSets::new(n);
     let mut is_state_root: Vec<bool> = out
@@ -76,6 +84,9 @@ fn one_pass(out: &mut Dae) -> bool {
         .collect();
     let mut keep = vec![true; out.equations.len()];
     for (e, kept) in keep.iter_mut().enumerate() {
+        if !rewritten[e] {
+            continue;
+        }
         let residual = out.equations[e].residual;
         match classify(out, residual) {
             Some(Candidate::Pair(a, b, sign)) => {
@@ -115,14 +126,20 @@ fn one_pass(out: &mut Dae) -> bool {
         }
     }
     if keep.iter().all(|&k| k) {
-        return false;
+        return None;
     }
     let replacement = replacements(out, &mut sets);
     let mut done = Substituted::default();
     let mut equations = Vec::with_capacity(out.equations.len());
+    let mut next = Vec::with_capacity(out.equations.len());
     for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
         if keep[e] {
-            substitute_equation(&mut out.pool, &replacement, &mut eq, &mut done);
+            next.push(substitute_equation(
+                &mut out.pool,
+                &replacement,
+                &mut eq,
+                &mut done,
+            ));
             equations.push(eq);
         }
     }
@@ -132,17 +149,17 @@ fn one_pass(out: &mut Dae) -> bool {
         substitute_equation(&mut out.pool, &replacement, eq, &mut done);
     }
     out.initial_equations = initial;
-    true
+    Some(next)
 }
 
-/// Rewrites an equation in terms of the representatives, if it mentions an eliminated variable.
-/// `done` is scratch, reused across equations.
+/// Rewrites an equation in terms of the representatives, if it mentions an eliminated variable
+/// (then true). `done` is scratch, reused across equations.
 fn substitute_equation(
     pool: &mut ExprPool,
     replacement: &[Option<(ExprId, ExprId)>],
     eq: &mut crate::dae::Equation,
     done: &mut Substituted,
-) {
+) -> bool {
     let mut touched = false;
     pool.visit_leaves(eq.residual, |n| {
         if let Node::Var(v) | Node::Last(v) = n {
@@ -150,7 +167,7 @@ fn substitute_equation(
         }
     });
     if !touched {
-        return;
+        return false;
     }
     done.clear();
     let mut apply = |pool: &mut ExprPool, e: ExprId| {
@@ -168,6 +185,7 @@ fn substitute_equation(
     for t in &mut eq.terms {
         t.expr = apply(pool, t.expr);
     }
+    true
 }
 
 /// For every eliminated variable: its replacement for `Var` and for `Last` reads; marks it an
