@@ -41,6 +41,9 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             &json!({ "blocks": blocks, "subsystems": structure.subsystems.len() }),
         ),
         Format::Text => {
+            use std::io::Write as _;
+            // One block per few lines and models of 10⁶ blocks: buffered, not line by line.
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
             for (k, b) in blocks.iter().enumerate() {
                 let unknowns: Vec<&str> = b["unknowns"]
                     .as_array()
@@ -48,16 +51,18 @@ pub fn run(args: &ModelArgs) -> ExitCode {
                     .flatten()
                     .filter_map(|u| u.as_str())
                     .collect();
-                outln!(
+                let _ = writeln!(
+                    w,
                     "block {:>4}  {:<6}  solve {}",
                     k + 1,
                     b["solution"].as_str().unwrap_or(""),
                     unknowns.join(", ")
                 );
                 for eq in b["equations"].as_array().into_iter().flatten() {
-                    outln!("             {}", eq.as_str().unwrap_or(""));
+                    let _ = writeln!(w, "             {}", eq.as_str().unwrap_or(""));
                 }
             }
+            let _ = w.flush();
         }
     }
     super::report(&flat.sources, &structure.warnings);
