@@ -181,27 +181,18 @@ fn chain(
     row: usize,
     sens: &HashMap<Node, Sens>,
 ) -> Sens {
-    // Every (column, input) contribution, then grouped by column: a stable sort keeps each
-    // column's terms in input order, so the sums are built as they always were.
+    // Every (column, input) contribution, then summed per column.
     let mut terms: Vec<(usize, Option<ExprId>)> = Vec::new();
     for &(_, l, d) in partials.inputs.iter().filter(|(r, _, _)| *r == row) {
         for &(j, s) in &sens[&l] {
             terms.push((j, s.map(|s| pool.mul(d, s))));
         }
     }
-    terms.sort_by_key(|&(j, _)| j);
-    let mut total: Sens = Vec::new();
-    for (j, term) in terms {
-        if total.last().is_none_or(|&(last, _)| last != j) {
-            total.push((j, Some(pool.zero())));
-        }
-        let slot = &mut total.last_mut().expect("pushed above").1;
-        *slot = match (*slot, term) {
-            (Some(a), Some(b)) => Some(pool.add(a, b)),
-            _ => None,
-        };
-    }
-    total
+    let zero = Some(pool.zero());
+    sum_by_column(terms, zero, |a, b| match (a, b) {
+        (Some(a), Some(b)) => Some(pool.add(a, b)),
+        _ => None,
+    })
 }
 
 impl OdeJacobian {
@@ -226,7 +217,10 @@ impl OdeJacobian {
                     rhs[r].push((j, dv * s));
                 }
             }
-            let mut rhs: Vec<Vec<(usize, f64)>> = rhs.into_iter().map(sum_by_column).collect();
+            let mut rhs: Vec<Vec<(usize, f64)>> = rhs
+                .into_iter()
+                .map(|r| sum_by_column(r, 0.0, |a, b| a + b))
+                .collect();
             match step {
                 Step::Assign { target, .. } => {
                     sens.insert(leaf(*target), rhs.swap_remove(0));
@@ -269,15 +263,19 @@ impl OdeJacobian {
     }
 }
 
-/// Contributions summed per column, each column's in the order given (a stable sort), so the
-/// floating-point sums are the same whatever the container.
-fn sum_by_column(mut contributions: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+/// Contributions summed per column, `zero + first + second + …` in the order given (a stable
+/// sort), so every sum — symbolic or floating-point — is built the same whatever the container.
+fn sum_by_column<T: Copy>(
+    mut contributions: Vec<(usize, T)>,
+    zero: T,
+    mut add: impl FnMut(T, T) -> T,
+) -> Vec<(usize, T)> {
     contributions.sort_by_key(|&(j, _)| j);
-    let mut out: Vec<(usize, f64)> = Vec::with_capacity(contributions.len());
+    let mut out: Vec<(usize, T)> = Vec::with_capacity(contributions.len());
     for (j, x) in contributions {
         match out.last_mut() {
-            Some((last, sum)) if *last == j => *sum += x,
-            _ => out.push((j, 0.0 + x)),
+            Some((last, sum)) if *last == j => *sum = add(*sum, x),
+            _ => out.push((j, add(zero, x))),
         }
     }
     out

@@ -42,8 +42,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         ),
         Format::Text => {
             use std::io::Write as _;
-            // One block per few lines and models of 10⁶ blocks: buffered, not line by line.
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut w = super::buffered_stdout();
             for (k, b) in blocks.iter().enumerate() {
                 let unknowns: Vec<&str> = b["unknowns"]
                     .as_array()

@@ -99,7 +99,7 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
         }),
         Format::Text => {
             use std::io::Write as _;
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut w = super::buffered_stdout();
             let _ = writeln!(
                 w,
                 "{} states, {} nonzero entries",

@@ -9,10 +9,16 @@ macro_rules! outln {
     }};
 }
 
-/// Writes a large text through a buffer: stdout alone flushes at every line.
+/// Stdout through a buffer, for long outputs: stdout alone flushes at every line. Flush it
+/// at the end; write errors (a closed pipe) are ignored like `outln!`'s.
+fn buffered_stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}
+
+/// Writes a large text through [`buffered_stdout`].
 fn print_buffered(text: impl std::fmt::Display) {
     use std::io::Write as _;
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut w = buffered_stdout();
     let _ = write!(w, "{text}").and_then(|()| w.flush());
 }
 
@@ -132,7 +138,7 @@ pub(crate) fn exit_code(diags: &[Diagnostic]) -> ExitCode {
 
 pub(crate) fn print_json(value: &impl serde::Serialize) {
     use std::io::Write as _;
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut w = buffered_stdout();
     let _ = serde_json::to_writer_pretty(&mut w, value)
         .map_err(std::io::Error::from)
         .and_then(|()| writeln!(w))

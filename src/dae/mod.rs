@@ -7,11 +7,11 @@ mod print;
 pub use balance::ComponentBalance;
 pub use print::Modelica;
 
-use crate::expr::hash::FxIndexMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::expr::hash::FxIndexMap;
 use crate::expr::{Display, ExprId, ExprPool, VarId};
 use crate::source::Span;
 

@@ -1,10 +1,9 @@
 //! The class tree: every class of every loaded file, placed by its `within` clause, and name
 //! lookup through nested classes, enclosing packages and base classes.
 
-use crate::expr::hash::FxIndexMap;
-
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
+use crate::expr::hash::FxIndexMap;
 use crate::syntax::ast::{
     ClassBody, ClassDef, ClassKind, ElementKind, Import, Name, StoredDefinition, Variability,
     Visibility,

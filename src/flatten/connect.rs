@@ -2,16 +2,15 @@
 //! flows summing to zero with inside (+1) / outside (−1) signs, unconnected inside flows set to
 //! zero, and weak connections that keep their two sides' sets apart.
 
-use crate::expr::hash::FxIndexMap;
 use indexmap::IndexMap;
 
 use super::Flattener;
-use super::expr::Ctx;
-use super::expr::Selected;
+use super::expr::{Ctx, Selected};
 use super::instance::{Content, InstId, strip_quotes};
 use super::tree::Tree;
 use crate::dae::{Dae, Equation, EquationOrigin, Term, VarKind};
 use crate::diagnostics::Diagnostic;
+use crate::expr::hash::FxIndexMap;
 use crate::expr::{ExprId, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{Causality, ConnectArg, Ident, RefPart};

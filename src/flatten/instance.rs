@@ -1,7 +1,6 @@
 //! Instantiation: classes become instances with elements; builtin-typed elements become flat
 //! scalar variables (arrays scalarised), class-typed ones become child instances.
 
-use crate::expr::hash::FxIndexMap;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,6 +17,7 @@ use super::tree::{indices, subscript_suffix};
 use crate::dae::{ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
+use crate::expr::hash::FxIndexMap;
 use crate::source::Span;
 use crate::syntax::ast::{
     self, Causality, ClassBody, ClassKind, ComponentDecl, ElementKind, Ident, Subscript,

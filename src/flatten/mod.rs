@@ -19,8 +19,6 @@ mod variability;
 
 use std::collections::HashSet;
 
-use crate::expr::hash::{FxHashMap, FxHashSet};
-
 use classes::{ClassId, ClassTree};
 use expr::{Ctx, Mode};
 use instance::{InstId, Instance};
@@ -29,6 +27,7 @@ use tree::Tree;
 
 use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, Term, VarKind};
 use crate::diagnostics::{self, Diagnostic};
+use crate::expr::hash::{FxHashMap, FxHashSet};
 use crate::expr::{Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{self, Causality, ClassKind, ExprKind, StoredDefinition};

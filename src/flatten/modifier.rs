@@ -1,11 +1,10 @@
 //! Modifications as a tree keyed by element name, merged so that the outermost wins
 //! (use site over declaration over `extends` defaults).
 
-use crate::expr::hash::FxIndexMap;
-
 use super::expr::{Ctx, Mode};
 use super::instance::InstId;
 use crate::diagnostics::Diagnostic;
+use crate::expr::hash::FxIndexMap;
 use crate::source::Span;
 use crate::syntax::ast::{self, Argument, Expr, Ident};
 

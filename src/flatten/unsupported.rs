@@ -3,10 +3,9 @@
 //! construct). A library that uses `algorithm` in one function can still serve the models that
 //! do not call it.
 
-use crate::expr::hash::FxHashSet;
-
 use super::classes::{ClassId, ClassTree};
 use crate::diagnostics::Diagnostic;
+use crate::expr::hash::FxHashSet;
 use crate::source::Span;
 
 /// The diagnostics of `unsupported` whose construct lies in a class of `used`, or outside every
