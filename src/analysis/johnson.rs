@@ -169,14 +169,17 @@ struct Frame {
 pub(super) struct Search<'g> {
     graph: &'g Digraph,
     layers: &'g [&'g [f64]],
-    /// `member[v] == stamp` when v is in the component being searched.
-    member: Vec<u64>,
-    stamp: u64,
     /// Johnson's blocked marks. Nodes outside the component are always blocked, so one test
     /// keeps the search inside it.
     blocked: Vec<bool>,
-    /// Johnson's B lists: who to unblock when v is unblocked.
-    waiting: Vec<Vec<usize>>,
+    /// Johnson's B lists, one mark per edge: `v` is in `B(w)` (to be unblocked with `w`) when
+    /// the mark of edge `v → w` equals `epoch`. B(w) only ever holds predecessors of w, so the
+    /// marks are a set without duplicates or lists to allocate, and a new epoch per start
+    /// empties them all at once.
+    waits: Vec<u32>,
+    epoch: u32,
+    /// Per node, its in-edges as (source, edge index): where UNBLOCK looks for the marks.
+    in_edges: InEdges,
     /// The work list of UNBLOCK, kept to reuse its allocation.
     unblocking: Vec<usize>,
     path: Vec<usize>,
@@ -197,10 +200,10 @@ impl<'g> Search<'g> {
         Search {
             graph,
             layers,
-            member: vec![0; n],
-            stamp: 0,
             blocked: vec![true; n],
-            waiting: vec![Vec::new(); n],
+            waits: vec![0; graph.edges()],
+            epoch: 0,
+            in_edges: InEdges::of(graph),
             unblocking: Vec::new(),
             path: Vec::new(),
             frames: Vec::new(),
@@ -220,11 +223,15 @@ impl<'g> Search<'g> {
         component: &[usize],
         sink: &mut S,
     ) -> Result<(), Stop> {
-        self.stamp += 1;
+        self.epoch = match self.epoch.checked_add(1) {
+            Some(epoch) => epoch,
+            None => {
+                self.waits.fill(0);
+                1
+            }
+        };
         for &v in component {
-            self.member[v] = self.stamp;
             self.blocked[v] = false;
-            self.waiting[v].clear();
         }
         let k = self.layers.len();
         self.path.clear();
@@ -353,20 +360,21 @@ impl<'g> Search<'g> {
                 continue;
             }
             self.blocked[u] = false;
-            // Drained by hand: `append` goes through memmove, slow for these short lists.
-            let waiting = &mut self.waiting[u];
-            while let Some(x) = waiting.pop() {
-                work.push(x);
+            for &(x, edge) in self.in_edges.of_node(u) {
+                if self.waits[edge] == self.epoch {
+                    self.waits[edge] = 0;
+                    work.push(x);
+                }
             }
         }
     }
 
     /// No cycle was closed below v: v stays blocked until one of its successors is unblocked.
+    /// (A mark on an edge leaving the component is never read: its target stays blocked.)
     fn wait_on_successors(&mut self, v: usize) {
-        for &w in self.graph.successors(v) {
-            if self.member[w] == self.stamp && !self.waiting[w].contains(&v) {
-                self.waiting[w].push(v);
-            }
+        let epoch = self.epoch;
+        for mark in &mut self.waits[self.graph.out_edges(v)] {
+            *mark = epoch;
         }
     }
 
@@ -380,6 +388,39 @@ impl<'g> Search<'g> {
             Some(limit) if self.began.elapsed() >= limit => Err(Stop::Time),
             _ => Ok(()),
         }
+    }
+}
+
+/// Each node's in-edges in compressed rows: `(source, edge index)`.
+struct InEdges {
+    offsets: Vec<usize>,
+    entries: Vec<(usize, usize)>,
+}
+
+impl InEdges {
+    fn of(graph: &Digraph) -> InEdges {
+        let n = graph.nodes();
+        let mut offsets = vec![0; n + 1];
+        for e in 0..graph.edges() {
+            offsets[graph.target(e) + 1] += 1;
+        }
+        for v in 0..n {
+            offsets[v + 1] += offsets[v];
+        }
+        let mut fill = offsets.clone();
+        let mut entries = vec![(0, 0); graph.edges()];
+        for v in 0..n {
+            for e in graph.out_edges(v) {
+                let w = graph.target(e);
+                entries[fill[w]] = (v, e);
+                fill[w] += 1;
+            }
+        }
+        InEdges { offsets, entries }
+    }
+
+    fn of_node(&self, v: usize) -> &[(usize, usize)] {
+        &self.entries[self.offsets[v]..self.offsets[v + 1]]
     }
 }
 
