@@ -4,6 +4,9 @@
 //! Every index is `None` where SPEC §8 leaves it undefined, never ±∞ or NaN: the caller says
 //! why (no finite bound, one time scale only, all bounds equal, a zero real part).
 
+use super::digraph::Digraph;
+use super::johnson::cyclic_components;
+
 /// The states ordered fast → slow: those with a finite `h̄` ascending (ties by index), then
 /// those with `h̄ = ∞` by index.
 pub fn fast_to_slow(h_bar: &[f64]) -> (Vec<usize>, Vec<usize>) {
@@ -76,13 +79,7 @@ pub fn stiffness_ratio(n: usize, entries: &[(usize, usize, f64)]) -> Result<f64,
     if n == 0 {
         return Err(RatioUndefined::NoStates);
     }
-    let mut j = faer::Mat::<f64>::zeros(n, n);
-    for &(r, c, v) in entries {
-        j[(r, c)] = v;
-    }
-    let eigenvalues = j
-        .eigenvalues()
-        .map_err(|_| RatioUndefined::EigenvaluesFailed)?;
+    let eigenvalues = spectrum(n, entries)?;
     let radius = eigenvalues.iter().map(|l| l.norm()).fold(0.0, f64::max);
     let real: Vec<f64> = eigenvalues.iter().map(|l| l.re.abs()).collect();
     let zero = real
@@ -95,6 +92,52 @@ pub fn stiffness_ratio(n: usize, entries: &[(usize, usize, f64)]) -> Result<f64,
     let max = real.iter().copied().fold(0.0, f64::max);
     let min = real.iter().copied().fold(f64::INFINITY, f64::min);
     Ok(max / min)
+}
+
+/// Every eigenvalue of the n×n matrix with these entries, with multiplicity, in no particular
+/// order. Ordered by its strongly connected components, the matrix is block triangular, and
+/// its spectrum is the union of the diagonal blocks' spectra: so each component is solved on
+/// its own (Σ size³ instead of n³, which matters for one-way coupled subsystems), and a state
+/// on no cycle contributes its diagonal entry, which is 0 there.
+fn spectrum(n: usize, entries: &[(usize, usize, f64)]) -> Result<Vec<faer::c64>, RatioUndefined> {
+    let nonzero = || entries.iter().filter(|e| e.2 != 0.0);
+    let graph = Digraph::from_edges(n, nonzero().map(|&(r, c, _)| (r, c)));
+    let components = cyclic_components(
+        &graph,
+        &(0..n).collect::<Vec<_>>(),
+        &mut vec![usize::MAX; n],
+    );
+    // Position of each state inside its component's block.
+    let mut block = vec![usize::MAX; n];
+    let mut position = vec![0; n];
+    for (k, members) in components.iter().enumerate() {
+        for (i, &v) in members.iter().enumerate() {
+            block[v] = k;
+            position[v] = i;
+        }
+    }
+    let on_no_cycle = block.iter().filter(|&&b| b == usize::MAX).count();
+    let mut eigenvalues = vec![faer::c64::new(0.0, 0.0); on_no_cycle];
+    let mut matrices: Vec<faer::Mat<f64>> = components
+        .iter()
+        .map(|members| faer::Mat::zeros(members.len(), members.len()))
+        .collect();
+    for &(r, c, v) in nonzero() {
+        if block[r] != usize::MAX && block[r] == block[c] {
+            matrices[block[r]][(position[r], position[c])] = v;
+        }
+    }
+    for m in matrices {
+        if m.nrows() == 1 {
+            eigenvalues.push(faer::c64::new(m[(0, 0)], 0.0));
+            continue;
+        }
+        let block = m
+            .eigenvalues()
+            .map_err(|_| RatioUndefined::EigenvaluesFailed)?;
+        eigenvalues.extend(block);
+    }
+    Ok(eigenvalues)
 }
 
 #[cfg(test)]
@@ -127,5 +170,63 @@ mod tests {
         // der(phi) = w: a zero eigenvalue.
         let e = stiffness_ratio(2, &[(0, 0, -1.0), (1, 0, 1.0)]);
         assert_eq!(e, Err(RatioUndefined::ZeroRealPart { eigenvalues: 1 }));
+    }
+
+    /// The eigenvalues of the whole dense matrix, the oracle for the block-wise spectrum.
+    fn dense_spectrum(n: usize, entries: &[(usize, usize, f64)]) -> Vec<faer::c64> {
+        let mut j = faer::Mat::<f64>::zeros(n, n);
+        for &(r, c, v) in entries {
+            j[(r, c)] = v;
+        }
+        j.eigenvalues().unwrap()
+    }
+
+    fn sorted(mut l: Vec<faer::c64>) -> Vec<(f64, f64)> {
+        l.sort_by(|a, b| a.re.total_cmp(&b.re).then(a.im.total_cmp(&b.im)));
+        l.into_iter().map(|z| (z.re, z.im)).collect()
+    }
+
+    #[test]
+    fn the_spectrum_by_blocks_is_the_dense_spectrum() {
+        // Three components coupled one way (0,1,2 → 3,4 → 5), an oscillator among them
+        // (3 ↔ 4 with complex eigenvalues), a state on no cycle (6, fed by 5), and an explicit
+        // zero entry that must not join two components.
+        let entries = [
+            (0, 0, -1.0),
+            (0, 1, 2.0),
+            (1, 2, -0.5),
+            (2, 0, 3.0),
+            (2, 2, -4.0),
+            (0, 3, 0.7),
+            (3, 3, -0.1),
+            (3, 4, 5.0),
+            (4, 3, -5.0),
+            (4, 4, -0.2),
+            (4, 5, 1.5),
+            (5, 5, -30.0),
+            (5, 0, 0.0),
+            (6, 5, 1.0),
+        ];
+        let by_blocks = sorted(spectrum(7, &entries).unwrap());
+        let dense = sorted(dense_spectrum(7, &entries));
+        assert_eq!(by_blocks.len(), 7);
+        for (a, b) in by_blocks.iter().zip(&dense) {
+            assert!(
+                (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                "{a:?} vs {b:?}"
+            );
+        }
+        // State 6 is an integrator of state 5: σ_R is undefined.
+        assert_eq!(
+            stiffness_ratio(7, &entries),
+            Err(RatioUndefined::ZeroRealPart { eigenvalues: 1 })
+        );
+        let with_decay: Vec<_> = entries.iter().copied().chain([(6, 6, -2.0)]).collect();
+        let dense = dense_spectrum(7, &with_decay);
+        let re: Vec<f64> = dense.iter().map(|l| l.re.abs()).collect();
+        let expected = re.iter().copied().fold(0.0, f64::max)
+            / re.iter().copied().fold(f64::INFINITY, f64::min);
+        let r = stiffness_ratio(7, &with_decay).unwrap();
+        assert!((r - expected).abs() < 1e-9 * expected, "{r} vs {expected}");
     }
 }

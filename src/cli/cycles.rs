@@ -273,15 +273,25 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
     };
     let n = loaded.names.len();
     let mut bar = ProgressBar::new("cycles");
-    let analysis = analyse(
-        n,
-        &loaded.points,
-        args.alpha,
-        args.budget.budget(),
-        &mut |p| bar.observe(p),
-    );
+    // σ_R needs every eigenvalue of J (cubic in the largest strongly connected block) and
+    // nothing from the cycles: it runs beside the enumeration instead of after it.
+    let (analysis, ratio) = std::thread::scope(|scope| {
+        let ratio =
+            scope.spawn(|| stiffness_ratio(n, &loaded.points[0]).map_err(|e| e.to_string()));
+        let analysis = analyse(
+            n,
+            &loaded.points,
+            args.alpha,
+            args.budget.budget(),
+            &mut |p| bar.observe(p),
+        );
+        let ratio = ratio
+            .join()
+            .unwrap_or_else(|_| Err("the eigenvalue computation failed".to_string()));
+        (analysis, ratio)
+    });
     bar.finish();
-    let report = Report::new(&loaded, &analysis, args);
+    let report = Report::new(&loaded, &analysis, ratio, args);
     match args.model.format() {
         Format::Json => super::print_json(&report.json(&loaded.names)),
         Format::Text => report.print(&loaded.names),
@@ -302,9 +312,13 @@ struct Report<'a> {
 }
 
 impl<'a> Report<'a> {
-    fn new(loaded: &'a Loaded, analysis: &'a CycleAnalysis, args: &CyclesArgs) -> Report<'a> {
+    fn new(
+        loaded: &'a Loaded,
+        analysis: &'a CycleAnalysis,
+        ratio: Result<f64, String>,
+        args: &CyclesArgs,
+    ) -> Report<'a> {
         let n = loaded.names.len();
-        let ratio = stiffness_ratio(n, &loaded.points[0]).map_err(|e| e.to_string());
         let partition = propose(&analysis.bounds.h_bar, args.step, args.levels);
         let all: Vec<usize> = (0..n).collect();
         let whole = cycle_sets(&analysis.graph, &all);
