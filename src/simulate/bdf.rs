@@ -193,8 +193,10 @@ struct Bdf {
     newton_tol: f64,
     coef: Coefficients,
     jac: Vec<f64>,
-    /// Whether `jac` was evaluated at the current step's prediction.
+    /// Whether `jac` was evaluated at the current step's prediction (always, when it is
+    /// constant: evaluating it again could not help Newton).
     jac_current: bool,
+    constant_jacobian: bool,
     matrix: NewtonMatrix,
     /// Whether `matrix` holds the factorization for the current `c`.
     factored: bool,
@@ -238,6 +240,7 @@ impl Bdf {
             coef: Coefficients::new(),
             jac: vec![0.0; pattern.len()],
             jac_current: false,
+            constant_jacobian: system.jacobian_is_constant(),
             matrix: NewtonMatrix::new(n, &pattern),
             factored: false,
             stats: Stats::default(),
@@ -496,7 +499,7 @@ impl Bdf {
         self.stats.steps += 1;
         self.equal_steps += 1;
         self.t = t_new;
-        self.jac_current = false;
+        self.jac_current = self.constant_jacobian;
         for c in 0..self.n {
             self.d[k + 2][c] = self.correction[c] - self.d[k + 1][c];
             self.d[k + 1][c] = self.correction[c];

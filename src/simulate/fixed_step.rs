@@ -1,6 +1,8 @@
 //! Fixed-step methods (SPEC §6) over any [`OdeSystem`]. The implicit ones solve their stage
 //! equation `Y = a + γ f(τ, Y)` by simplified Newton: the Jacobian is evaluated and
-//! `I − γ J` factored once per step, then reused by every iteration of that step.
+//! `I − γ J` factored once per step, then reused by every iteration of that step. When the
+//! Jacobian is constant (a linear model) it is evaluated and `I − γ J` factored once for the
+//! whole run: the iterates are the same as with a fresh factorization every step.
 
 use crate::causal::EvalFailure;
 
@@ -83,6 +85,9 @@ pub struct Stepper {
     delta: Vec<f64>,
     jac: Vec<f64>,
     matrix: Option<NewtonMatrix>,
+    /// The γ of the factorization in `matrix`, when that factorization holds a constant
+    /// Jacobian and may serve later steps.
+    constant_factored: Option<f64>,
 }
 
 impl Stepper {
@@ -103,6 +108,7 @@ impl Stepper {
             delta: vec![0.0; n],
             jac: vec![0.0; system.jacobian_pattern().len()],
             matrix,
+            constant_factored: None,
         }
     }
 
@@ -208,7 +214,7 @@ impl Stepper {
             let r = self.f(system, tau, &stage, Slot::K2);
             self.stage = stage;
             r?;
-            if iteration == 0 {
+            if iteration == 0 && self.constant_factored != Some(gamma) {
                 self.factor(system, tau, x, gamma)?;
             }
             // G(Y) = Y − base − γ f(τ, Y); solve (I − γ J) Δ = −G.
@@ -256,8 +262,10 @@ impl Stepper {
             .as_mut()
             .expect("implicit methods have a matrix");
         if matrix.factor(gamma, &self.jac) {
+            self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())
         } else {
+            self.constant_factored = None;
             Err(StepFailure::Singular { t })
         }
     }

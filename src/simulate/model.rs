@@ -6,8 +6,8 @@
 //! Jacobian block.
 
 use crate::causal::{Causal, EvalFailure, Point};
-use crate::dae::Dae;
-use crate::expr::{ExprId, VarId};
+use crate::dae::{Dae, VarKind};
+use crate::expr::{ExprId, Node, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::Unknown;
 
@@ -28,6 +28,8 @@ pub struct Part {
     implicit_columns: Vec<(usize, Vec<(usize, Reg)>)>,
     /// The `(t, x)` of the last evaluation, so a Jacobian at the same point reuses it.
     evaluated_at: Option<(f64, Vec<f64>)>,
+    /// Every entry depends on parameters and constants only.
+    constant_jacobian: bool,
     /// The causal steps it runs, in evaluation order, grouped for evaluation.
     plan: Plan,
 }
@@ -99,6 +101,11 @@ impl CompiledModel {
                 None => EntryCode::Implicit,
             });
         }
+        let constant: Vec<bool> = jac
+            .entries
+            .iter()
+            .map(|e| e.expr.is_some_and(|x| reads_parameters_only(dae, x)))
+            .collect();
         let state_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.var_reg(v)).collect();
         let der_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.der_reg(v)).collect();
         let whole = (
@@ -107,7 +114,13 @@ impl CompiledModel {
         );
         let parts = std::iter::once(&whole)
             .chain(&layout.parts)
-            .map(|(steps, states)| make_part(&tape, jac, &codes, &der_regs, steps, states))
+            .map(|(steps, states)| {
+                let entries = EntryInfo {
+                    codes: &codes,
+                    constant: &constant,
+                };
+                make_part(&tape, jac, entries, &der_regs, steps, states)
+            })
             .collect();
         let mut model = CompiledModel {
             regs: tape.registers(),
@@ -257,10 +270,39 @@ fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
         .collect()
 }
 
+/// Whether `root` reads no time, state, derivative, algebraic or weak value: only parameters,
+/// constants and literals, fixed for a run.
+fn reads_parameters_only(dae: &Dae, root: ExprId) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        match dae.pool.node(id) {
+            Node::Time | Node::Der(_) | Node::Last(_) => return false,
+            Node::Var(v) => {
+                if !matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) {
+                    return false;
+                }
+            }
+            _ => stack.extend(dae.pool.children(id)),
+        }
+    }
+    true
+}
+
+/// Per Jacobian entry: how its value is computed and whether it is constant.
+#[derive(Clone, Copy)]
+struct EntryInfo<'a> {
+    codes: &'a [EntryCode],
+    constant: &'a [bool],
+}
+
 fn make_part(
     tape: &Tape,
     jac: &OdeJacobian,
-    codes: &[EntryCode],
+    info: EntryInfo<'_>,
     der_regs: &[Reg],
     steps: &[usize],
     states: &[usize],
@@ -272,12 +314,14 @@ fn make_part(
     let mut pattern = Vec::new();
     let mut entries = Vec::new();
     let mut implicit: std::collections::BTreeMap<usize, Vec<(usize, Reg)>> = Default::default();
+    let mut constant_jacobian = true;
     // Entries whose column lies outside the part are weak reads, held during its step.
-    for (e, code) in jac.entries.iter().zip(codes) {
+    for ((e, code), &constant) in jac.entries.iter().zip(info.codes).zip(info.constant) {
         let (r, c) = (local[e.row], local[e.col]);
         if r == usize::MAX || c == usize::MAX {
             continue;
         }
+        constant_jacobian &= constant;
         if let EntryCode::Implicit = code {
             implicit
                 .entry(c)
@@ -294,6 +338,7 @@ fn make_part(
         entries,
         implicit_columns: implicit.into_iter().collect(),
         evaluated_at: None,
+        constant_jacobian,
     }
 }
 
@@ -319,6 +364,10 @@ impl OdeSystem for PartSystem<'_> {
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
         self.model.part_jacobian(self.p, t, x, values)
     }
+
+    fn jacobian_is_constant(&self) -> bool {
+        self.model.parts[self.p].constant_jacobian
+    }
 }
 
 /// The whole model as an ODE over `Causal::states`.
@@ -337,5 +386,9 @@ impl OdeSystem for CompiledModel {
 
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
         self.part_jacobian(0, t, x, values)
+    }
+
+    fn jacobian_is_constant(&self) -> bool {
+        self.parts[0].constant_jacobian
     }
 }

@@ -17,6 +17,12 @@ pub trait OdeSystem {
 
     /// The values of `∂f/∂x` at `(t, x)`, one per entry of [`OdeSystem::jacobian_pattern`].
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure>;
+
+    /// Whether `∂f/∂x` depends on neither `t` nor `x` (a linear model): one evaluation then
+    /// serves the whole run, and an iteration matrix stays valid while its step does.
+    fn jacobian_is_constant(&self) -> bool {
+        false
+    }
 }
 
 /// What an integration cost (SPEC §6).
