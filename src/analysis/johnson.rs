@@ -160,15 +160,91 @@ pub fn enumerate_into<S: CycleSink + ?Sized>(
 /// a cycle was closed below it.
 #[derive(Clone, Copy)]
 struct Frame {
-    next: usize,
-    end: usize,
+    next: u32,
+    end: u32,
     closed: bool,
 }
 
+/// The digraph as the circuit search walks it: no self-loops (a self-loop is a cycle only on
+/// the start node, listed apart, and elsewhere a blocked edge that every visit would test),
+/// 32-bit indices, each node's in-edges for UNBLOCK, and the edges' weights stored edge by
+/// edge so that one descent reads one place.
+struct SearchGraph {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+    /// `weights[e * layers + k]`: edge e's weight in layer k.
+    weights: Vec<f64>,
+    /// Per node, `(source, edge)` of its in-edges, in compressed rows.
+    in_offsets: Vec<u32>,
+    in_edges: Vec<(u32, u32)>,
+    /// Per node, its self-loop's weights, if it has one.
+    self_loops: Vec<Option<Vec<f64>>>,
+}
+
+impl SearchGraph {
+    fn new(graph: &Digraph, layers: &[&[f64]]) -> SearchGraph {
+        let n = graph.nodes();
+        let index = |x: usize| u32::try_from(x).expect("fewer than 2³² nodes and edges");
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::with_capacity(graph.edges());
+        let mut weights = Vec::with_capacity(graph.edges() * layers.len());
+        let mut self_loops = vec![None; n];
+        offsets.push(0);
+        for (v, self_loop) in self_loops.iter_mut().enumerate() {
+            for e in graph.out_edges(v) {
+                let edge_weights = layers.iter().map(|layer| layer[e]);
+                if graph.target(e) == v {
+                    *self_loop = Some(edge_weights.collect());
+                } else {
+                    targets.push(index(graph.target(e)));
+                    weights.extend(edge_weights);
+                }
+            }
+            offsets.push(index(targets.len()));
+        }
+        let mut in_offsets = vec![0u32; n + 1];
+        for &w in &targets {
+            in_offsets[w as usize + 1] += 1;
+        }
+        for v in 0..n {
+            in_offsets[v + 1] += in_offsets[v];
+        }
+        let mut fill = in_offsets.clone();
+        let mut in_edges = vec![(0, 0); targets.len()];
+        for v in 0..n {
+            for e in offsets[v]..offsets[v + 1] {
+                let w = targets[e as usize] as usize;
+                in_edges[fill[w] as usize] = (index(v), e);
+                fill[w] += 1;
+            }
+        }
+        SearchGraph {
+            offsets,
+            targets,
+            weights,
+            in_offsets,
+            in_edges,
+            self_loops,
+        }
+    }
+
+    fn out_edges(&self, v: usize) -> (u32, u32) {
+        (self.offsets[v], self.offsets[v + 1])
+    }
+
+    fn successors(&self, v: usize) -> &[u32] {
+        &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
+    }
+
+    fn in_edges(&self, v: usize) -> &[(u32, u32)] {
+        &self.in_edges[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
+    }
+}
+
 /// The state of Johnson's circuit search, reused across start nodes.
-pub(super) struct Search<'g> {
-    graph: &'g Digraph,
-    layers: &'g [&'g [f64]],
+pub(super) struct Search {
+    graph: SearchGraph,
+    layers: usize,
     /// Johnson's blocked marks. Nodes outside the component are always blocked, so one test
     /// keeps the search inside it.
     blocked: Vec<bool>,
@@ -178,10 +254,8 @@ pub(super) struct Search<'g> {
     /// empties them all at once.
     waits: Vec<u32>,
     epoch: u32,
-    /// Per node, its in-edges as (source, edge index): where UNBLOCK looks for the marks.
-    in_edges: InEdges,
     /// The work list of UNBLOCK, kept to reuse its allocation.
-    unblocking: Vec<usize>,
+    unblocking: Vec<u32>,
     path: Vec<usize>,
     /// One per node of `path` but the top one, whose frame is held apart.
     frames: Vec<Frame>,
@@ -194,16 +268,16 @@ pub(super) struct Search<'g> {
     steps: u32,
 }
 
-impl<'g> Search<'g> {
-    pub(super) fn new(graph: &'g Digraph, layers: &'g [&'g [f64]], budget: Budget) -> Search<'g> {
+impl Search {
+    pub(super) fn new(graph: &Digraph, layers: &[&[f64]], budget: Budget) -> Search {
         let n = graph.nodes();
+        let graph = SearchGraph::new(graph, layers);
         Search {
+            waits: vec![0; graph.targets.len()],
             graph,
-            layers,
+            layers: layers.len(),
             blocked: vec![true; n],
-            waits: vec![0; graph.edges()],
             epoch: 0,
-            in_edges: InEdges::of(graph),
             unblocking: Vec::new(),
             path: Vec::new(),
             frames: Vec::new(),
@@ -233,11 +307,10 @@ impl<'g> Search<'g> {
         for &v in component {
             self.blocked[v] = false;
         }
-        let k = self.layers.len();
         self.path.clear();
         self.frames.clear();
         self.sums.clear();
-        self.sums.resize(k, 0.0);
+        self.sums.resize(self.layers, 0.0);
         self.path.push(start);
         self.blocked[start] = true;
         let result = self.search(start, sink);
@@ -254,19 +327,24 @@ impl<'g> Search<'g> {
 
     /// The circuit search from `start`, already on the path; the top frame lives in locals.
     fn search<S: CycleSink + ?Sized>(&mut self, start: usize, sink: &mut S) -> Result<(), Stop> {
-        let graph = self.graph;
-        let mut v = start;
-        let out = graph.out_edges(start);
+        let (next, end) = self.graph.out_edges(start);
         let mut top = Frame {
-            next: out.start,
-            end: out.end,
+            next,
+            end,
             closed: false,
         };
+        // The start's self-loop comes first, as in a scan of its edges in target order: the
+        // edges to smaller nodes lead out of the component.
+        if self.graph.self_loops[start].is_some() {
+            top.closed = true;
+            self.emit_self_loop(start, sink)?;
+        }
+        let mut v = start;
         loop {
             if top.next < top.end {
                 let edge = top.next;
                 top.next += 1;
-                let w = graph.target(edge);
+                let w = self.graph.targets[edge as usize] as usize;
                 if w == start {
                     top.closed = true;
                     self.emit(edge, sink)?;
@@ -281,10 +359,10 @@ impl<'g> Search<'g> {
                     self.frames.push(top);
                     self.descend(w, edge);
                     v = w;
-                    let out = graph.out_edges(w);
+                    let (next, end) = self.graph.out_edges(w);
                     top = Frame {
-                        next: out.start,
-                        end: out.end,
+                        next,
+                        end,
                         closed: false,
                     };
                 }
@@ -292,7 +370,7 @@ impl<'g> Search<'g> {
             }
             let depth = self.path.len() - 1;
             self.path.pop();
-            self.sums.truncate(self.sums.len() - self.layers.len());
+            self.sums.truncate(self.sums.len() - self.layers);
             sink.leave(depth, v);
             if top.closed {
                 self.unblock(v);
@@ -309,22 +387,23 @@ impl<'g> Search<'g> {
         }
     }
 
-    /// Once on the path, `w` would find every successor blocked (itself included) and none of
-    /// them `start`: no cycle below it, so it stays blocked and waits. Dead ends are common
-    /// (in the heat exchanger every wall volume on the returning half of a long cycle is one),
-    /// and spotting one costs a scan of its edges only.
+    /// Once on the path, `w` would find every successor blocked and none of them `start`: no
+    /// cycle below it, so it stays blocked and waits. Dead ends are common (in the heat
+    /// exchanger every wall volume on the returning half of a long cycle is one), and spotting
+    /// one costs a scan of its edges only.
     fn is_dead_end(&self, w: usize, start: usize) -> bool {
         self.graph
             .successors(w)
             .iter()
-            .all(|&x| x != start && (x == w || self.blocked[x]))
+            .all(|&x| x as usize != start && self.blocked[x as usize])
     }
 
-    fn descend(&mut self, w: usize, edge: usize) {
-        let k = self.layers.len();
+    fn descend(&mut self, w: usize, edge: u32) {
+        let k = self.layers;
         let top = self.sums.len() - k;
-        for layer in 0..k {
-            let s = self.sums[top + layer] + self.layers[layer][edge];
+        let weights = &self.graph.weights[edge as usize * k..(edge as usize + 1) * k];
+        for (layer, &weight) in weights.iter().enumerate() {
+            let s = self.sums[top + layer] + weight;
             self.sums.push(s);
         }
         self.path.push(w);
@@ -332,16 +411,34 @@ impl<'g> Search<'g> {
     }
 
     /// Hands the path closed by `edge` to the sink, unless the budget is spent.
-    fn emit<S: CycleSink + ?Sized>(&mut self, edge: usize, sink: &mut S) -> Result<(), Stop> {
+    fn emit<S: CycleSink + ?Sized>(&mut self, edge: u32, sink: &mut S) -> Result<(), Stop> {
+        let k = self.layers;
+        let top = self.sums.len() - k;
+        let weights = &self.graph.weights[edge as usize * k..(edge as usize + 1) * k];
+        for (layer, &weight) in weights.iter().enumerate() {
+            self.closing[layer] = self.sums[top + layer] + weight;
+        }
+        self.hand_over(sink)
+    }
+
+    /// Hands the cycle `[start]` to the sink, unless the budget is spent.
+    fn emit_self_loop<S: CycleSink + ?Sized>(
+        &mut self,
+        start: usize,
+        sink: &mut S,
+    ) -> Result<(), Stop> {
+        if let Some(weights) = &self.graph.self_loops[start] {
+            self.closing.copy_from_slice(weights);
+        }
+        self.hand_over(sink)
+    }
+
+    /// The path, weighed in `closing`, to the sink.
+    fn hand_over<S: CycleSink + ?Sized>(&mut self, sink: &mut S) -> Result<(), Stop> {
         if self.budget.max_cycles.is_some_and(|max| self.cycles >= max) {
             return Err(Stop::Cycles);
         }
         self.tick()?;
-        let k = self.layers.len();
-        let top = self.sums.len() - k;
-        for layer in 0..k {
-            self.closing[layer] = self.sums[top + layer] + self.layers[layer][edge];
-        }
         self.cycles += 1;
         sink.cycle(Cycle {
             nodes: &self.path,
@@ -354,15 +451,17 @@ impl<'g> Search<'g> {
     fn unblock(&mut self, v: usize) {
         let work = &mut self.unblocking;
         work.clear();
-        work.push(v);
+        work.push(v as u32);
         while let Some(u) = work.pop() {
+            let u = u as usize;
             if !self.blocked[u] {
                 continue;
             }
             self.blocked[u] = false;
-            for &(x, edge) in self.in_edges.of_node(u) {
-                if self.waits[edge] == self.epoch {
-                    self.waits[edge] = 0;
+            for &(x, edge) in self.graph.in_edges(u) {
+                let mark = &mut self.waits[edge as usize];
+                if *mark == self.epoch {
+                    *mark = 0;
                     work.push(x);
                 }
             }
@@ -373,7 +472,8 @@ impl<'g> Search<'g> {
     /// (A mark on an edge leaving the component is never read: its target stays blocked.)
     fn wait_on_successors(&mut self, v: usize) {
         let epoch = self.epoch;
-        for mark in &mut self.waits[self.graph.out_edges(v)] {
+        let (first, end) = self.graph.out_edges(v);
+        for mark in &mut self.waits[first as usize..end as usize] {
             *mark = epoch;
         }
     }
@@ -388,39 +488,6 @@ impl<'g> Search<'g> {
             Some(limit) if self.began.elapsed() >= limit => Err(Stop::Time),
             _ => Ok(()),
         }
-    }
-}
-
-/// Each node's in-edges in compressed rows: `(source, edge index)`.
-struct InEdges {
-    offsets: Vec<usize>,
-    entries: Vec<(usize, usize)>,
-}
-
-impl InEdges {
-    fn of(graph: &Digraph) -> InEdges {
-        let n = graph.nodes();
-        let mut offsets = vec![0; n + 1];
-        for e in 0..graph.edges() {
-            offsets[graph.target(e) + 1] += 1;
-        }
-        for v in 0..n {
-            offsets[v + 1] += offsets[v];
-        }
-        let mut fill = offsets.clone();
-        let mut entries = vec![(0, 0); graph.edges()];
-        for v in 0..n {
-            for e in graph.out_edges(v) {
-                let w = graph.target(e);
-                entries[fill[w]] = (v, e);
-                fill[w] += 1;
-            }
-        }
-        InEdges { offsets, entries }
-    }
-
-    fn of_node(&self, v: usize) -> &[(usize, usize)] {
-        &self.entries[self.offsets[v]..self.offsets[v + 1]]
     }
 }
 
