@@ -124,7 +124,7 @@ pub fn integrate_bdf(
             outputs.next();
         }
     }
-    let final_state = bdf.d[0].clone();
+    let final_state = bdf.d.solution();
     observer(t1, &final_state);
     Ok(BdfOutcome {
         stats: bdf.stats,
@@ -185,8 +185,8 @@ struct Bdf {
     t: f64,
     h: f64,
     order: usize,
-    /// Scaled backward differences; `d[0]` is the current solution.
-    d: Vec<Vec<f64>>,
+    /// Scaled backward differences; difference 0 is the current solution.
+    d: Differences,
     equal_steps: usize,
     rtol: f64,
     atol: f64,
@@ -232,7 +232,7 @@ impl Bdf {
             t: t0,
             h: 0.0,
             order: 1,
-            d: vec![vec![0.0; n]; MAX_ORDER + 3],
+            d: Differences::new(n),
             equal_steps: 0,
             rtol: options.rtol,
             atol: options.atol,
@@ -252,14 +252,18 @@ impl Bdf {
             delta: vec![0.0; n],
             scale: vec![0.0; n],
         };
-        bdf.d[0].copy_from_slice(x0);
+        for (column, &x) in bdf.d.columns_mut().zip(x0) {
+            column[0] = x;
+        }
         let mut f0 = vec![0.0; n];
         Self::rhs(&mut bdf.stats, system, t0, x0, &mut f0)?;
         bdf.h = match options.first_step {
             Some(h) if h > 0.0 => h,
             _ => bdf.initial_step(system, x0, &f0)?,
         };
-        bdf.d[1] = f0.iter().map(|&v| v * bdf.h).collect();
+        for (column, &f) in bdf.d.columns_mut().zip(&f0) {
+            column[1] = f * bdf.h;
+        }
         bdf.jacobian(system, t0, x0)?;
         Ok(bdf)
     }
@@ -339,10 +343,11 @@ impl Bdf {
                 ru[i][j] = (0..=k).map(|m| r[i][m] * u[m][j]).sum();
             }
         }
-        let old: Vec<Vec<f64>> = self.d[..=k].to_vec();
-        for (j, row) in self.d[..=k].iter_mut().enumerate() {
-            for (c, value) in row.iter_mut().enumerate() {
-                *value = (0..=k).map(|i| ru[i][j] * old[i][c]).sum();
+        let mut old = [0.0; DIFFERENCES];
+        for column in self.d.columns_mut() {
+            old[..=k].copy_from_slice(&column[..=k]);
+            for (j, value) in column[..=k].iter_mut().enumerate() {
+                *value = (0..=k).map(|i| ru[i][j] * old[i]).sum();
             }
         }
         self.h *= factor;
@@ -419,12 +424,10 @@ impl Bdf {
     /// The predictor `Σ D[0..=k]` into `y`, and ψ = (Σ γ_j D[j]) / α_k, with the error scale.
     fn predict(&mut self) {
         let k = self.order;
-        for c in 0..self.n {
-            self.y[c] = (0..=k).map(|i| self.d[i][c]).sum();
-            self.psi[c] = (1..=k)
-                .map(|i| self.coef.gamma[i] * self.d[i][c])
-                .sum::<f64>()
-                / self.coef.alpha[k];
+        for (c, column) in self.d.columns().enumerate() {
+            self.y[c] = column[..=k].iter().sum();
+            self.psi[c] =
+                (1..=k).map(|i| self.coef.gamma[i] * column[i]).sum::<f64>() / self.coef.alpha[k];
         }
         self.scale_from_solution();
     }
@@ -500,20 +503,18 @@ impl Bdf {
         self.equal_steps += 1;
         self.t = t_new;
         self.jac_current = self.constant_jacobian;
-        for c in 0..self.n {
-            self.d[k + 2][c] = self.correction[c] - self.d[k + 1][c];
-            self.d[k + 1][c] = self.correction[c];
-        }
-        for i in (0..=k).rev() {
-            for c in 0..self.n {
-                self.d[i][c] += self.d[i + 1][c];
+        for (column, &correction) in self.d.columns_mut().zip(&self.correction) {
+            column[k + 2] = correction - column[k + 1];
+            column[k + 1] = correction;
+            for i in (0..=k).rev() {
+                column[i] += column[i + 1];
             }
         }
         if self.equal_steps < k + 1 {
             return;
         }
         let error_of = |order: usize, bdf: &Bdf| {
-            bdf.coef.error[order] * Self::norm(&bdf.d[order + 1], &bdf.scale)
+            bdf.coef.error[order] * Self::norm(&bdf.d.difference(order + 1), &bdf.scale)
         };
         let lower = if k > 1 {
             error_of(k - 1, self)
@@ -542,16 +543,58 @@ impl Bdf {
     /// The interpolating polynomial of the last step at `t` (between the previous and the
     /// current time).
     fn interpolate(&self, t: f64) -> Vec<f64> {
-        let mut y = self.d[0].clone();
-        let mut p = 1.0;
-        for j in 0..self.order {
+        let mut p = [0.0; DIFFERENCES];
+        let mut product = 1.0;
+        for (j, pj) in p.iter_mut().enumerate().take(self.order) {
             let shift = self.t - self.h * j as f64;
-            p *= (t - shift) / (self.h * (j as f64 + 1.0));
-            for (c, value) in y.iter_mut().enumerate() {
-                *value += self.d[j + 1][c] * p;
-            }
+            product *= (t - shift) / (self.h * (j as f64 + 1.0));
+            *pj = product;
         }
-        y
+        self.d
+            .columns()
+            .map(|column| {
+                let mut value = column[0];
+                for j in 0..self.order {
+                    value += column[j + 1] * p[j];
+                }
+                value
+            })
+            .collect()
+    }
+}
+
+/// Differences 0 ..= MAX_ORDER + 2 of every state.
+const DIFFERENCES: usize = MAX_ORDER + 3;
+
+/// The backward differences, stored state by state: each state's differences are adjacent
+/// (one cache line), so predicting, rescaling and updating stream through memory once.
+struct Differences {
+    values: Vec<f64>,
+}
+
+impl Differences {
+    fn new(n: usize) -> Differences {
+        Differences {
+            values: vec![0.0; n * DIFFERENCES],
+        }
+    }
+
+    fn columns(&self) -> std::slice::ChunksExact<'_, f64> {
+        self.values.chunks_exact(DIFFERENCES)
+    }
+
+    fn columns_mut(&mut self) -> std::slice::ChunksExactMut<'_, f64> {
+        self.values.chunks_exact_mut(DIFFERENCES)
+    }
+
+    /// Difference `i` of every state.
+    fn difference(&self, i: usize) -> Vec<f64> {
+        self.columns().map(|column| column[i]).collect()
+    }
+
+    /// The current solution (difference 0).
+    fn solution(&self) -> Vec<f64> {
+        self.difference(0)
     }
 }
 
