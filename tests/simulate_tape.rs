@@ -129,3 +129,14 @@ fn tape_equals_reference_through_loops_and_scalar_newton() {
     );
     check("Loopy", &m, 20);
 }
+
+/// The interpreter reads registers unchecked; a register file too small for the tape must stop
+/// it with a panic before it reads or writes out of bounds.
+#[test]
+#[should_panic(expected = "a register file smaller than its tape")]
+fn a_register_file_smaller_than_the_tape_is_refused() {
+    let m = example("heat_exchanger.mo", &[]);
+    let start = initial_point(&m.dae).expect("parameters evaluate");
+    let model = CompiledModel::new(&m.dae, &m.causal, &m.jac, &start, &Layout::whole(&m.causal));
+    model.tape.run_setup(&mut [0.0; 2]);
+}

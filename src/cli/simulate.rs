@@ -147,6 +147,13 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             PartitionArg::Weak => Partition::Weak,
         },
     };
+    // The trajectory is kept only for `--out` and `--compare`: recording every state at every
+    // step costs as much as a cheap model's evaluation.
+    let recorded: &[Unknown] = if args.out.is_some() || reference.is_some() {
+        &outputs
+    } else {
+        &[]
+    };
     let bar = progress_bar(steps);
     let clock = Instant::now();
     let model = Model {
@@ -156,14 +163,14 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         jac: &jac,
     };
     let result = match fixed {
-        Some(_) => run::simulate(model, &start, &options, &outputs, |done| {
+        Some(_) => run::simulate(model, &start, &options, recorded, |done| {
             if let Some(bar) = &bar
                 && done % 64 == 0
             {
                 bar.set_position(done);
             }
         }),
-        None => run::simulate_bdf(model, &start, &options, &outputs),
+        None => run::simulate_bdf(model, &start, &options, recorded),
     };
     let method_name = fixed.map_or("bdf", Method::name);
     let wall = clock.elapsed().as_secs_f64();

@@ -138,7 +138,11 @@ enum Segment {
 /// The compiled program and the initial register file.
 #[derive(Clone, Debug)]
 pub struct Tape {
-    pub instrs: Vec<Instr>,
+    /// Private, and never changed after [`compile`]: `bound` vouches for every register they
+    /// name, which lets the interpreter skip its bounds checks.
+    instrs: Vec<Instr>,
+    /// One more than the largest register any instruction names.
+    bound: usize,
     pub steps: Vec<CompiledStep>,
     /// Code over parameters and constants only, run once.
     pub setup: Range<usize>,
@@ -500,6 +504,7 @@ pub fn compile(
         dae,
         tape: Tape {
             instrs: Vec::new(),
+            bound: 0,
             steps: Vec::with_capacity(causal.steps.len()),
             setup: 0..0,
             extra: Vec::with_capacity(extra.len()),
@@ -527,7 +532,35 @@ pub fn compile(
     }
     let setup = std::mem::take(&mut c.setup_code);
     c.tape.setup = c.append(setup);
+    c.tape.bound = c
+        .tape
+        .instrs
+        .iter()
+        .flat_map(registers_named)
+        .max()
+        .map_or(0, |r| r as usize + 1);
     c.tape
+}
+
+/// The registers an instruction reads or writes.
+fn registers_named(i: &Instr) -> impl Iterator<Item = Reg> {
+    let (d, a, b, c) = match *i {
+        Instr::Add(d, a, b)
+        | Instr::Mul(d, a, b)
+        | Instr::Div(d, a, b)
+        | Instr::Pow(d, a, b)
+        | Instr::Call2(_, d, a, b)
+        | Instr::Cmp(_, d, a, b)
+        | Instr::And(d, a, b)
+        | Instr::Or(d, a, b) => (d, a, b, None),
+        Instr::Neg(d, a)
+        | Instr::PowI(d, a, _)
+        | Instr::Call(_, d, a)
+        | Instr::Not(d, a)
+        | Instr::Copy(d, a) => (d, a, a, None),
+        Instr::Select(d, c, a, b) => (d, a, b, Some(c)),
+    };
+    [d, a, b].into_iter().chain(c)
 }
 
 /// Newton settings of the steps, the same as the reference evaluator's.
@@ -562,7 +595,28 @@ impl Tape {
 
     /// Runs the setup code (after parameters are loaded into their registers).
     pub fn run_setup(&self, regs: &mut [f64]) {
-        run(&self.instrs[self.setup.clone()], regs);
+        self.exec(self.setup.clone(), regs);
+    }
+
+    /// Runs the instructions `code` on `regs`.
+    fn exec(&self, code: Range<usize>, regs: &mut [f64]) {
+        assert!(
+            regs.len() >= self.bound,
+            "a register file smaller than its tape"
+        );
+        // SAFETY: every register the tape's instructions name is below `bound` (computed once
+        // they were all compiled, and they never change), and `regs` holds that many.
+        unsafe { run(&self.instrs[code], regs) }
+    }
+
+    /// The tangent pass of the instructions `code` (see [`run_tangent`]).
+    fn exec_tangent(&self, code: Range<usize>, regs: &[f64], tan: &mut [f64]) {
+        assert!(
+            regs.len() >= self.bound && tan.len() >= self.bound,
+            "a register file smaller than its tape"
+        );
+        // SAFETY: as in `exec`, for both register files.
+        unsafe { run_tangent(&self.instrs[code], regs, tan) }
     }
 
     /// Groups `steps` for [`Tape::run_plan`]: consecutive assignments whose code is contiguous
@@ -618,7 +672,7 @@ impl Tape {
                     steps,
                     targets,
                 } => {
-                    run(&self.instrs[code.clone()], regs);
+                    self.exec(code.clone(), regs);
                     let written = &plan.targets[targets.clone()];
                     if written.iter().all(|&t| regs[t as usize].is_finite()) {
                         continue;
@@ -647,7 +701,7 @@ impl Tape {
         scratch: &mut LoopScratch,
     ) -> Result<(), EvalFailure> {
         let step = &self.steps[k];
-        run(&self.instrs[step.pre.clone()], regs);
+        self.exec(step.pre.clone(), regs);
         let converged = match &step.code {
             StepCode::Assign => true,
             StepCode::Newton {
@@ -685,11 +739,11 @@ impl Tape {
     ) -> bool {
         let (t, r, d) = (target as usize, residual as usize, derivative as usize);
         for _ in 0..NEWTON_MAX {
-            run(&self.instrs[iter.clone()], regs);
+            self.exec(iter.clone(), regs);
             if regs[r].abs() <= NEWTON_TOL * (1.0 + regs[t].abs()) {
                 return true;
             }
-            run(&self.instrs[deriv.clone()], regs);
+            self.exec(deriv.clone(), regs);
             if regs[d] == 0.0 || !regs[d].is_finite() || !regs[r].is_finite() {
                 return false;
             }
@@ -711,7 +765,7 @@ impl Tape {
     ) -> bool {
         let n = targets.len();
         for _ in 0..NEWTON_MAX {
-            run(&self.instrs[iter.clone()], regs);
+            self.exec(iter.clone(), regs);
             let scale = 1.0
                 + targets
                     .iter()
@@ -723,7 +777,7 @@ impl Tape {
             {
                 return true;
             }
-            run(&self.instrs[deriv.clone()], regs);
+            self.exec(deriv.clone(), regs);
             if !self.factor_loop(regs, scratch, n, jacobian) {
                 return false;
             }
@@ -767,7 +821,7 @@ impl Tape {
     ) {
         for &k in steps {
             let step = &self.steps[k];
-            run_tangent(&self.instrs[step.pre.clone()], regs, tan);
+            self.exec_tangent(step.pre.clone(), regs, tan);
             match &step.code {
                 StepCode::Assign => {}
                 StepCode::Newton {
@@ -778,10 +832,10 @@ impl Tape {
                     deriv,
                 } => {
                     tan[*target as usize] = 0.0;
-                    run_tangent(&self.instrs[iter.clone()], regs, tan);
-                    run(&self.instrs[deriv.clone()], regs);
+                    self.exec_tangent(iter.clone(), regs, tan);
+                    self.exec(deriv.clone(), regs);
                     tan[*target as usize] = -tan[*residual as usize] / regs[*derivative as usize];
-                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                    self.exec_tangent(iter.clone(), regs, tan);
                 }
                 StepCode::Loop {
                     targets,
@@ -793,8 +847,8 @@ impl Tape {
                     for &t in targets {
                         tan[t as usize] = 0.0;
                     }
-                    run_tangent(&self.instrs[iter.clone()], regs, tan);
-                    run(&self.instrs[deriv.clone()], regs);
+                    self.exec_tangent(iter.clone(), regs, tan);
+                    self.exec(deriv.clone(), regs);
                     let n = targets.len();
                     let factored = self.factor_loop(regs, scratch, n, jacobian);
                     for (i, &r) in residuals.iter().enumerate() {
@@ -808,7 +862,7 @@ impl Tape {
                     for (i, &t) in targets.iter().enumerate() {
                         tan[t as usize] = scratch.rhs[i];
                     }
-                    run_tangent(&self.instrs[iter.clone()], regs, tan);
+                    self.exec_tangent(iter.clone(), regs, tan);
                 }
             }
         }
@@ -816,7 +870,7 @@ impl Tape {
 
     pub fn run_extra(&self, i: usize, regs: &mut [f64]) -> f64 {
         let (code, r) = &self.extra[i];
-        run(&self.instrs[code.clone()], regs);
+        self.exec(code.clone(), regs);
         regs[*r as usize]
     }
 }
@@ -825,36 +879,33 @@ fn truth(x: bool) -> f64 {
     if x { 1.0 } else { 0.0 }
 }
 
-/// The interpreter loop.
-pub fn run(code: &[Instr], r: &mut [f64]) {
+/// The interpreter loop. Unchecked register access: the bounds checks (two or three per
+/// instruction) cost a third of the evaluation of a large explicit model.
+///
+/// # Safety
+/// Every register an instruction of `code` names is below `r.len()`.
+unsafe fn run(code: &[Instr], r: &mut [f64]) {
+    let p = r.as_mut_ptr();
+    // SAFETY (both): the caller vouches that every register index is in bounds, and `r` is
+    // not used otherwise while `p` is.
+    let get = |i: Reg| unsafe { *p.add(i as usize) };
+    let set = |i: Reg, x: f64| unsafe { *p.add(i as usize) = x };
     for &i in code {
         match i {
-            Instr::Add(d, a, b) => r[d as usize] = r[a as usize] + r[b as usize],
-            Instr::Mul(d, a, b) => r[d as usize] = r[a as usize] * r[b as usize],
-            Instr::Neg(d, a) => r[d as usize] = -r[a as usize],
-            Instr::Div(d, a, b) => r[d as usize] = r[a as usize] / r[b as usize],
-            Instr::Pow(d, a, b) => r[d as usize] = r[a as usize].powf(r[b as usize]),
-            Instr::PowI(d, a, k) => r[d as usize] = r[a as usize].powi(k),
-            Instr::Call(f, d, a) => r[d as usize] = f.apply(r[a as usize]),
-            Instr::Call2(f, d, a, b) => r[d as usize] = f.apply(r[a as usize], r[b as usize]),
-            Instr::Select(d, c, a, b) => {
-                r[d as usize] = if r[c as usize] != 0.0 {
-                    r[a as usize]
-                } else {
-                    r[b as usize]
-                }
-            }
-            Instr::Cmp(op, d, a, b) => {
-                r[d as usize] = truth(op.apply(r[a as usize], r[b as usize]))
-            }
-            Instr::And(d, a, b) => {
-                r[d as usize] = truth(r[a as usize] != 0.0 && r[b as usize] != 0.0)
-            }
-            Instr::Or(d, a, b) => {
-                r[d as usize] = truth(r[a as usize] != 0.0 || r[b as usize] != 0.0)
-            }
-            Instr::Not(d, a) => r[d as usize] = truth(r[a as usize] == 0.0),
-            Instr::Copy(d, a) => r[d as usize] = r[a as usize],
+            Instr::Add(d, a, b) => set(d, get(a) + get(b)),
+            Instr::Mul(d, a, b) => set(d, get(a) * get(b)),
+            Instr::Neg(d, a) => set(d, -get(a)),
+            Instr::Div(d, a, b) => set(d, get(a) / get(b)),
+            Instr::Pow(d, a, b) => set(d, get(a).powf(get(b))),
+            Instr::PowI(d, a, k) => set(d, get(a).powi(k)),
+            Instr::Call(f, d, a) => set(d, f.apply(get(a))),
+            Instr::Call2(f, d, a, b) => set(d, f.apply(get(a), get(b))),
+            Instr::Select(d, c, a, b) => set(d, if get(c) != 0.0 { get(a) } else { get(b) }),
+            Instr::Cmp(op, d, a, b) => set(d, truth(op.apply(get(a), get(b)))),
+            Instr::And(d, a, b) => set(d, truth(get(a) != 0.0 && get(b) != 0.0)),
+            Instr::Or(d, a, b) => set(d, truth(get(a) != 0.0 || get(b) != 0.0)),
+            Instr::Not(d, a) => set(d, truth(get(a) == 0.0)),
+            Instr::Copy(d, a) => set(d, get(a)),
         }
     }
 }
@@ -881,35 +932,41 @@ fn func_derivative(f: Func, x: f64) -> f64 {
 }
 
 /// Forward-mode pass: the tangent of each instruction's result from its arguments' values
-/// (already computed in `r`) and tangents.
-fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
+/// (already computed in `r`) and tangents. Unchecked register access, as in [`run`].
+///
+/// # Safety
+/// Every register an instruction of `code` names is below `r.len()` and `t.len()`.
+unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
+    let (rp, tp) = (r.as_ptr(), t.as_mut_ptr());
+    // SAFETY (all three): the caller vouches for the indices; `r` and `t` are distinct slices
+    // and `t` is not used otherwise while `tp` is.
+    let r = |i: Reg| unsafe { *rp.add(i as usize) };
+    let t = |i: Reg| unsafe { *tp.add(i as usize) };
+    let set = |i: Reg, x: f64| unsafe { *tp.add(i as usize) = x };
     for &i in code {
         let (d, dt) = match i {
-            Instr::Add(d, a, b) => (d, t[a as usize] + t[b as usize]),
-            Instr::Mul(d, a, b) => (
-                d,
-                t[a as usize] * r[b as usize] + r[a as usize] * t[b as usize],
-            ),
-            Instr::Neg(d, a) => (d, -t[a as usize]),
+            Instr::Add(d, a, b) => (d, t(a) + t(b)),
+            Instr::Mul(d, a, b) => (d, t(a) * r(b) + r(a) * t(b)),
+            Instr::Neg(d, a) => (d, -t(a)),
             Instr::Div(d, a, b) => {
-                let (x, y) = (r[a as usize], r[b as usize]);
-                (d, (t[a as usize] * y - x * t[b as usize]) / (y * y))
+                let (x, y) = (r(a), r(b));
+                (d, (t(a) * y - x * t(b)) / (y * y))
             }
             Instr::Pow(d, a, b) => {
-                let (x, y) = (r[a as usize], r[b as usize]);
-                let mut dt = y * x.powf(y - 1.0) * t[a as usize];
-                if t[b as usize] != 0.0 {
-                    dt += x.powf(y) * x.ln() * t[b as usize];
+                let (x, y) = (r(a), r(b));
+                let mut dt = y * x.powf(y - 1.0) * t(a);
+                if t(b) != 0.0 {
+                    dt += x.powf(y) * x.ln() * t(b);
                 }
                 (d, dt)
             }
             Instr::PowI(d, a, k) => {
-                let x = r[a as usize];
-                (d, k as f64 * x.powi(k - 1) * t[a as usize])
+                let x = r(a);
+                (d, k as f64 * x.powi(k - 1) * t(a))
             }
-            Instr::Call(f, d, a) => (d, func_derivative(f, r[a as usize]) * t[a as usize]),
+            Instr::Call(f, d, a) => (d, func_derivative(f, r(a)) * t(a)),
             Instr::Call2(f, d, a, b) => {
-                let (x, y, dx, dy) = (r[a as usize], r[b as usize], t[a as usize], t[b as usize]);
+                let (x, y, dx, dy) = (r(a), r(b), t(a), t(b));
                 let dt = match f {
                     Func2::Atan2 => (y * dx - x * dy) / (x * x + y * y),
                     Func2::Min => {
@@ -929,19 +986,12 @@ fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
                 };
                 (d, dt)
             }
-            Instr::Select(d, c, a, b) => (
-                d,
-                if r[c as usize] != 0.0 {
-                    t[a as usize]
-                } else {
-                    t[b as usize]
-                },
-            ),
+            Instr::Select(d, c, a, b) => (d, if r(c) != 0.0 { t(a) } else { t(b) }),
             Instr::Cmp(_, d, ..) | Instr::And(d, ..) | Instr::Or(d, ..) | Instr::Not(d, _) => {
                 (d, 0.0)
             }
-            Instr::Copy(d, a) => (d, t[a as usize]),
+            Instr::Copy(d, a) => (d, t(a)),
         };
-        t[d as usize] = dt;
+        set(d, dt);
     }
 }
