@@ -13,7 +13,7 @@
 //! step during its iteration, or a weak read of a value computed later) is recomputed where it
 //! is needed. Nodes over parameters and constants only go into a setup program run once.
 
-use std::collections::HashMap;
+use crate::expr::hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
@@ -298,7 +298,7 @@ impl Compiler<'_> {
     /// its register.
     fn emit(&mut self, root: ExprId, s: &mut StepEmit) -> Reg {
         let mut stack = vec![(root, false)];
-        let mut done: HashMap<ExprId, (Reg, Class)> = HashMap::new();
+        let mut done: HashMap<ExprId, (Reg, Class)> = HashMap::default();
         while let Some((e, expanded)) = stack.pop() {
             if done.contains_key(&e) {
                 continue;
@@ -379,7 +379,7 @@ impl Compiler<'_> {
             inputs,
             pre: Vec::new(),
             pending: Vec::new(),
-            local: HashMap::new(),
+            local: HashMap::default(),
         };
         let targets: Vec<Reg> = step
             .targets()
@@ -464,7 +464,7 @@ impl Compiler<'_> {
             inputs,
             pre: Vec::new(),
             pending: Vec::new(),
-            local: HashMap::new(),
+            local: HashMap::default(),
         };
         let r = self.emit(e, &mut s);
         let mut code = s.pre;
@@ -515,9 +515,9 @@ pub fn compile(
             max_loop: 0,
         },
         setup_code: Vec::new(),
-        setup_nodes: HashMap::new(),
-        constants: HashMap::new(),
-        finals: vec![HashMap::new(); group_count as usize],
+        setup_nodes: HashMap::default(),
+        constants: HashMap::default(),
+        finals: vec![HashMap::default(); group_count as usize],
         solved: vec![false; base],
         is_unknown,
     };
