@@ -5,7 +5,7 @@ use mocca::analysis::bounds::{MinFold, Profile, StateBounds, cycle_bound};
 use mocca::analysis::digraph::{Digraph, from_jacobian_values};
 use mocca::analysis::johnson::{Budget, enumerate, enumerate_into};
 use mocca::analysis::parallel::enumerate_parallel;
-use mocca::analysis::{Values, analyse};
+use mocca::analysis::{Values, analyse, profile};
 use proptest::prelude::*;
 
 /// Every simple cycle, each listed once starting from its least node, by trying every path of
@@ -309,4 +309,25 @@ fn a_large_analysis_runs_on_several_threads_with_the_sequential_result() {
     assert_eq!(e.cycles, 5 * v + v * (v - 1) / 2);
     assert_eq!(analysis.enumeration, e);
     assert_eq!(analysis.bounds, one.bounds);
+}
+
+#[test]
+fn a_large_profile_runs_on_several_threads_with_the_sequential_result() {
+    let volumes = 100;
+    let n = 3 * volumes;
+    let values = heat_exchanger_pattern(volumes);
+    let points = std::slice::from_ref(&values);
+    let (_, parallel, summary) = profile(n, points, Budget::default(), &mut |_| {});
+    // A budget that is never reached keeps the search on one thread.
+    let one_thread = Budget {
+        max_cycles: Some(u64::MAX),
+        max_time: None,
+    };
+    let (_, sequential, expected) = profile(n, points, one_thread, &mut |_| {});
+    assert_eq!(parallel.cycles, sequential.cycles);
+    assert!(parallel.complete() && sequential.complete());
+    assert_eq!(summary, expected);
+    for alpha in [0.1, 0.5, 1.0] {
+        assert_eq!(summary.h_bar(alpha), expected.h_bar(alpha));
+    }
 }

@@ -174,6 +174,23 @@ impl Profile {
         }
     }
 
+    /// The summary of two disjoint sets of cycles together.
+    pub fn merge(mut self, other: Profile) -> Profile {
+        for (a, b) in self.self_negative.iter_mut().zip(other.self_negative) {
+            *a = a.max(b);
+        }
+        for (a, b) in self.self_positive.iter_mut().zip(other.self_positive) {
+            *a = a.max(b);
+        }
+        for (a, b) in self.cycles_through.iter_mut().zip(other.cycles_through) {
+            *a += b;
+        }
+        for (mine, theirs) in self.longer.iter_mut().zip(other.longer) {
+            *mine = merge_by_length(std::mem::take(mine), theirs);
+        }
+        self
+    }
+
     /// `h̄_i(α)` for every state.
     pub fn h_bar(&self, alpha: f64) -> Vec<f64> {
         (0..self.longer.len())
@@ -189,6 +206,41 @@ impl Profile {
     }
 }
 
+/// Two lists sorted by length as one, the larger log-product where both have a length.
+fn merge_by_length(a: Vec<(usize, f64)>, b: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    let mut merged: Vec<(usize, f64)> = a.into_iter().chain(b).collect();
+    merged.sort_by_key(|&(len, _)| len);
+    merged.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = kept.1.max(later.1);
+        }
+        same
+    });
+    merged
+}
+
+/// Folds cycles into a [`Profile`], one per enumeration thread.
+pub struct ProfileFold<'w> {
+    points: &'w [PointWeights],
+    pub profile: Profile,
+}
+
+impl<'w> ProfileFold<'w> {
+    pub fn new(n: usize, points: &'w [PointWeights]) -> ProfileFold<'w> {
+        ProfileFold {
+            points,
+            profile: Profile::new(n),
+        }
+    }
+}
+
+impl CycleSink for ProfileFold<'_> {
+    fn cycle(&mut self, cycle: Cycle<'_>) {
+        self.profile.visit(cycle, self.points);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +253,17 @@ mod tests {
         // α^(1/2) |0.25|^(−1/2) = sqrt(2)
         let b = cycle_bound(0.5, 2, 0.25f64.ln(), 0.0);
         assert!((b - 2f64.sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn merged_profiles_keep_every_length_and_the_larger_product() {
+        let a = vec![(2, 1.0), (4, -3.0), (7, 0.5)];
+        let b = vec![(3, 2.0), (4, -1.0), (9, 0.0)];
+        assert_eq!(
+            merge_by_length(a, b),
+            vec![(2, 1.0), (3, 2.0), (4, -1.0), (7, 0.5), (9, 0.0)]
+        );
+        assert_eq!(merge_by_length(Vec::new(), vec![(3, 2.0)]), vec![(3, 2.0)]);
     }
 
     #[test]

@@ -17,9 +17,9 @@ pub mod pcs;
 pub mod picture;
 pub mod separability;
 
-use bounds::{MinFold, Profile, StateBounds};
+use bounds::{MinFold, Profile, ProfileFold, StateBounds};
 use digraph::{Digraph, PointWeights, from_jacobian_values};
-use johnson::{Budget, Enumeration, Progress, enumerate, enumerate_into};
+use johnson::{Budget, Enumeration, Progress, enumerate_into};
 use parallel::enumerate_parallel;
 
 /// J's entries `(row, col, value)` at one operating point.
@@ -88,15 +88,21 @@ pub fn profile(
 ) -> (Digraph, Enumeration, Profile) {
     let (graph, weights) = from_jacobian_values(n, points);
     let layers = layers(&weights);
-    let mut summary = Profile::new(n);
-    let enumeration = enumerate(
-        &graph,
-        &layers,
-        budget,
-        &mut |c| summary.visit(c, &weights),
-        progress,
-    );
-    (graph, enumeration, summary)
+    let threads = cycle_threads(n, budget);
+    if threads > 1 {
+        let new_fold = || ProfileFold::new(n, &weights);
+        let (enumeration, folds) =
+            enumerate_parallel(&graph, &layers, threads, &new_fold, progress);
+        let summary = folds
+            .into_iter()
+            .map(|f| f.profile)
+            .reduce(Profile::merge)
+            .expect("one fold per thread");
+        return (graph, enumeration, summary);
+    }
+    let mut fold = ProfileFold::new(n, &weights);
+    let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
+    (graph, enumeration, fold.profile)
 }
 
 fn layers(weights: &[PointWeights]) -> Vec<&[f64]> {
