@@ -172,6 +172,21 @@ mod tests {
         assert_eq!(e, Err(RatioUndefined::ZeroRealPart { eigenvalues: 1 }));
     }
 
+    #[test]
+    fn a_one_way_chain_has_its_diagonal_as_spectrum_exactly() {
+        // der(x1) = −x1, der(xi) = x(i−1) − 2 xi: lower bidiagonal, eigenvalue −2 of
+        // multiplicity 399. A dense Schur form of the whole matrix perturbs such a defective
+        // eigenvalue by about ε^(1/399) (it gave σ_R = 2.00004); one block per state gives
+        // the diagonal itself.
+        let n = 400;
+        let mut entries = vec![(0, 0, -1.0)];
+        for i in 1..n {
+            entries.push((i, i - 1, 1.0));
+            entries.push((i, i, -2.0));
+        }
+        assert_eq!(stiffness_ratio(n, &entries), Ok(2.0));
+    }
+
     /// The eigenvalues of the whole dense matrix, the oracle for the block-wise spectrum.
     fn dense_spectrum(n: usize, entries: &[(usize, usize, f64)]) -> Vec<faer::c64> {
         let mut j = faer::Mat::<f64>::zeros(n, n);
