@@ -285,6 +285,13 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
             args.budget.budget(),
             &mut |p| bar.observe(p),
         );
+        let starts = analysis.enumeration.starts_total as u64;
+        while !ratio.is_finished() {
+            bar.update(starts, starts, || {
+                "start nodes; eigenvalues of J for σ_R".into()
+            });
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let ratio = ratio
             .join()
             .unwrap_or_else(|_| Err("the eigenvalue computation failed".to_string()));
