@@ -274,6 +274,28 @@ fn a_cycle_budget_is_reported() {
 }
 
 #[test]
+fn a_time_budget_also_bounds_the_wait_for_the_stiffness_ratio() {
+    // 900 states in one strongly connected block: σ_R's dense eigenvalues take far longer
+    // than the millisecond allowed, so it is reported as not computed instead of awaited.
+    let (json, code) = mocca(&[
+        "cycles",
+        "examples/heat_exchanger.mo",
+        "-p",
+        "N=300",
+        "--budget-seconds",
+        "0.001",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["complete"], false);
+    assert!(v["stiffness_ratio"].is_null());
+    let why = v["stiffness_ratio_undefined"].as_str().expect("a reason");
+    assert!(why.contains("time budget"), "{why}");
+}
+
+#[test]
 fn bad_usage_exits_2_and_model_errors_exit_1() {
     assert_eq!(
         mocca(&["cycles", "examples/dc_motor.mo", "--alpha", "-1"]).1,

@@ -273,30 +273,33 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
     };
     let n = loaded.names.len();
     let mut bar = ProgressBar::new("cycles");
+    let budget = args.budget.budget();
+    let deadline = budget.max_time.map(|limit| Instant::now() + limit);
     // σ_R needs every eigenvalue of J (cubic in the largest strongly connected block) and
-    // nothing from the cycles: it runs beside the enumeration instead of after it.
-    let (analysis, ratio) = std::thread::scope(|scope| {
-        let ratio =
-            scope.spawn(|| stiffness_ratio(n, &loaded.points[0]).map_err(|e| e.to_string()));
-        let analysis = analyse(
-            n,
-            &loaded.points,
-            args.alpha,
-            args.budget.budget(),
-            &mut |p| bar.observe(p),
-        );
-        let starts = analysis.enumeration.starts_total as u64;
-        while !ratio.is_finished() {
-            bar.update(starts, starts, || {
-                "start nodes; eigenvalues of J for σ_R".into()
-            });
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let ratio = ratio
-            .join()
-            .unwrap_or_else(|_| Err("the eigenvalue computation failed".to_string()));
-        (analysis, ratio)
+    // nothing from the cycles: it runs beside the enumeration instead of after it, on a thread
+    // of its own that a time budget may leave behind.
+    let values = loaded.points[0].clone();
+    let ratio = std::thread::spawn(move || stiffness_ratio(n, &values).map_err(|e| e.to_string()));
+    let analysis = analyse(n, &loaded.points, args.alpha, budget, &mut |p| {
+        bar.observe(p)
     });
+    let starts = analysis.enumeration.starts_total as u64;
+    let ratio = loop {
+        if ratio.is_finished() {
+            break ratio
+                .join()
+                .unwrap_or_else(|_| Err("the eigenvalue computation failed".to_string()));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break Err(
+                "not computed within the time budget (σ_R needs every eigenvalue of J)".to_string(),
+            );
+        }
+        bar.update(starts, starts, || {
+            "start nodes; eigenvalues of J for σ_R".into()
+        });
+        std::thread::sleep(Duration::from_millis(50));
+    };
     bar.finish();
     let report = Report::new(&loaded, &analysis, ratio, args);
     match args.model.format() {
