@@ -10,7 +10,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use crate::causal::{EvalFailure, Step, causal_form, initial_point};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
-use crate::jacobian::ode_jacobian;
+use crate::jacobian::{OdeJacobian, ode_jacobian};
 
 /// One entry of the JSON output (SPEC §14); fields in the order they are printed.
 #[derive(Serialize)]
@@ -72,7 +72,18 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
     if let Err(f) = causal.evaluate(&dae.pool, &mut point) {
         return fail(&flat.sources, &failure(&dae, &causal.steps, &f));
     }
-    let values = jac.values(&dae, &causal, &point);
+    // The entries' text and their values read the model only: one thread each.
+    let (values, texts) = std::thread::scope(|scope| {
+        let texts = std::thread::Builder::new()
+            .stack_size(super::STACK_BYTES)
+            .spawn_scoped(scope, || entry_texts(&dae, &jac));
+        let values = jac.values(&dae, &causal, &point);
+        let texts = match texts {
+            Ok(handle) => handle.join().ok(),
+            Err(_) => None,
+        };
+        (values, texts.unwrap_or_else(|| entry_texts(&dae, &jac)))
+    });
     let states: Vec<&str> = causal
         .states
         .iter()
@@ -82,12 +93,10 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
         .entries
         .iter()
         .zip(&values)
-        .map(|(e, &(_, _, value))| Entry {
+        .zip(texts)
+        .map(|((e, &(_, _, value)), expr)| Entry {
             col: e.col,
-            expr: e
-                .expr
-                .map(|x| dae.show(x))
-                .unwrap_or_else(|| "(algebraic loop: numeric)".to_string()),
+            expr,
             row: e.row,
             value,
         })
@@ -157,4 +166,16 @@ pub(crate) fn failure(dae: &Dae, steps: &[Step], f: &EvalFailure) -> Diagnostic 
         d = d.with_secondary(dae.equations[e].span, "in the same block");
     }
     d
+}
+
+/// Each entry's expression as text.
+fn entry_texts(dae: &Dae, jac: &OdeJacobian) -> Vec<String> {
+    jac.entries
+        .iter()
+        .map(|e| {
+            e.expr
+                .map(|x| dae.show(x))
+                .unwrap_or_else(|| "(algebraic loop: numeric)".to_string())
+        })
+        .collect()
 }

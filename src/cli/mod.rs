@@ -92,6 +92,12 @@ pub struct InputArgs {
     pub format: Format,
 }
 
+/// The stack of the thread a command runs on, and of any thread it starts that walks
+/// expressions. Expression trees of big models are deep (a ground node joining 10⁵ components
+/// is a sum of 10⁵ terms) and the passes over them recurse; a generous stack keeps them safe.
+/// Only the pages actually used are committed.
+pub const STACK_BYTES: usize = 4 << 30;
+
 /// Runs the parsed command line; the exit code is 0 on success, 1 when the input is wrong.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
