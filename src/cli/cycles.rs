@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -219,6 +220,8 @@ pub(super) struct ProgressBar {
 }
 
 const PROGRESS_DELAY: Duration = Duration::from_millis(500);
+/// How often a wait refreshes the progress bar.
+const PROGRESS_TICK: Duration = Duration::from_millis(100);
 
 impl ProgressBar {
     pub fn new(label: &'static str) -> ProgressBar {
@@ -279,26 +282,34 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
     // nothing from the cycles: it runs beside the enumeration instead of after it, on a thread
     // of its own that a time budget may leave behind.
     let values = loaded.points[0].clone();
-    let ratio = std::thread::spawn(move || stiffness_ratio(n, &values).map_err(|e| e.to_string()));
+    let (sender, ratio) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(stiffness_ratio(n, &values).map_err(|e| e.to_string()));
+    });
     let analysis = analyse(n, &loaded.points, args.alpha, budget, &mut |p| {
         bar.observe(p)
     });
     let starts = analysis.enumeration.starts_total as u64;
     let ratio = loop {
-        if ratio.is_finished() {
-            break ratio
-                .join()
-                .unwrap_or_else(|_| Err("the eigenvalue computation failed".to_string()));
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break Err(
-                "not computed within the time budget (σ_R needs every eigenvalue of J)".to_string(),
-            );
-        }
-        bar.update(starts, starts, || {
-            "start nodes; eigenvalues of J for σ_R".into()
+        let wait = deadline.map_or(PROGRESS_TICK, |d| {
+            d.saturating_duration_since(Instant::now())
+                .min(PROGRESS_TICK)
         });
-        std::thread::sleep(Duration::from_millis(50));
+        match ratio.recv_timeout(wait) {
+            Ok(ratio) => break ratio,
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err("the eigenvalue computation failed".to_string());
+            }
+            Err(RecvTimeoutError::Timeout) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                break Err(
+                    "not computed within the time budget (σ_R needs every eigenvalue of J)"
+                        .to_string(),
+                );
+            }
+            Err(RecvTimeoutError::Timeout) => bar.update(starts, starts, || {
+                "start nodes; eigenvalues of J for σ_R".into()
+            }),
+        }
     };
     bar.finish();
     let report = Report::new(&loaded, &analysis, ratio, args);
