@@ -19,13 +19,14 @@
 //! `cargo bench --bench cycles` (see BENCHMARKS.md; `benches/networkx_cycles.py` is the
 //! reference).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use mocca::allocator::Allocator;
 use mocca::analysis::digraph::from_jacobian_values;
 use mocca::analysis::johnson::{Budget, enumerate};
 use mocca::analysis::operating_point::Model;
@@ -39,8 +40,8 @@ use mocca::structure;
 
 const ALPHA: f64 = 0.5;
 
-/// The system allocator, counting live bytes and their peak while `TRACKING` is set (one
-/// relaxed load per call otherwise, so the timings are unaffected).
+/// The allocator the `mocca` binary runs with, counting live bytes and their peak while
+/// `TRACKING` is set (one relaxed load per call otherwise, so the timings are unaffected).
 struct Counting;
 
 static TRACKING: AtomicBool = AtomicBool::new(false);
@@ -54,7 +55,7 @@ fn grew(bytes: isize) {
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
+        let p = unsafe { Allocator.alloc(layout) };
         if TRACKING.load(Relaxed) && !p.is_null() {
             grew(layout.size() as isize);
         }
@@ -62,14 +63,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
+        unsafe { Allocator.dealloc(ptr, layout) };
         if TRACKING.load(Relaxed) {
             LIVE.fetch_sub(layout.size() as isize, Relaxed);
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        let p = unsafe { Allocator.realloc(ptr, layout, new_size) };
         if TRACKING.load(Relaxed) && !p.is_null() {
             grew(new_size as isize - layout.size() as isize);
         }
@@ -77,8 +78,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+mocca::install_allocator!(Counting = Counting);
 
 /// A graph to analyse: states and J's values at one point, and its known cycle count.
 struct Case {

@@ -11,6 +11,9 @@ use mocca::source::SourceMap;
 use mocca::structure;
 use mocca::syntax::{lexer::Lexer, parse_file};
 
+// The allocator the `mocca` binary runs with.
+mocca::install_allocator!();
+
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 
 fn lex_and_parse(c: &mut Criterion) {

@@ -18,6 +18,9 @@ use mocca::simulate::run::{Model, Options, Partition, simulate};
 use mocca::source::SourceMap;
 use mocca::structure;
 
+// The allocator the `mocca` binary runs with.
+mocca::install_allocator!();
+
 fn heat_exchanger(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heat_exchanger.mo");
     let mut group = c.benchmark_group("simulate_heat_exchanger_implicit_euler_h0.1_100s");

@@ -3,6 +3,7 @@
 //! The pipeline, one module per stage (see ARCHITECTURE.md):
 //! text → [`syntax`] (tokens, AST) → …
 
+pub mod allocator;
 pub mod analysis;
 pub mod causal;
 pub mod cli;

@@ -1,3 +1,5 @@
+mocca::install_allocator!();
+
 use std::process::ExitCode;
 
 use clap::Parser;

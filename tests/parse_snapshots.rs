@@ -258,3 +258,104 @@ fn typical_mistakes() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// Puts blanks around every `.` that joins two identifiers (`a.b` → `a . b`), leaving numbers,
+/// global names (`.A`) and element-wise operators (`.*`) alone.
+fn spaced_dots(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let joins = c == '.'
+            && i > 0
+            && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_')
+            && chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
+        if joins {
+            out.push_str(" . ");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Every identifier in a composition's connect equations, with the text its span covers.
+fn connect_parts(def: &mocca::syntax::ast::StoredDefinition, text: &str) -> Vec<(String, String)> {
+    use mocca::syntax::ast::{ClassBody, EquationKind};
+    let mut out = Vec::new();
+    for class in &def.classes {
+        let ClassBody::Long(comp) = &class.body else {
+            continue;
+        };
+        for eq in &comp.equations {
+            if let EquationKind::Connect { a, b } = &eq.kind {
+                for part in a.cref.parts.iter().chain(&b.cref.parts) {
+                    let span = part.ident.span;
+                    let covered = text[span.start as usize..span.end as usize].to_string();
+                    out.push((part.ident.name.clone(), covered));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `a.b.c` without blanks is one token (most references are written so, and the parse is
+/// faster for it); the tree must be the one the spaced form gives, every part spanning its
+/// own text.
+#[test]
+fn dotted_names_without_blanks_parse_as_spaced_ones() {
+    let compact = r#"package P
+  import A.B.{c, d};
+  import A.B.*;
+  import E = A.B.C;
+  model M "uses pins"
+    extends Lib.Base(p.start = 1, q.r.s(fixed = true));
+    Lib.Pin p, n;
+    .Lib.Real x = a.b.c[1, 2] + Lib.f(a.b[1].c, weak.x, 1.5, y.z.*2);
+    Real w[2] = {a.b, c.d[end]};
+  equation
+    der(x.y) = Lib.Math.sin(time) + a.'q r'.s.t;
+  end M;
+end P;
+model Q
+  Lib.Pin a, b;
+equation
+  connect(a.pin, b.inner_2.p);
+  connect(a.p[2].q.r, b._x(weak v));
+  connect(a.weak, b.c(weak tau));
+end Q;
+"#;
+    let spaced = spaced_dots(compact);
+    assert_ne!(compact, spaced, "the test exercises the dotted token");
+    let compact_ast = ast(compact);
+    let spaced_ast = ast(&spaced);
+    assert_eq!(
+        serde_json::to_value(&compact_ast).unwrap(),
+        serde_json::to_value(&spaced_ast).unwrap()
+    );
+    for (ast, text) in [(&compact_ast, compact), (&spaced_ast, spaced.as_str())] {
+        let parts = connect_parts(ast, text);
+        assert_eq!(parts.len(), 15, "{parts:?}");
+        for (name, covered) in parts {
+            assert_eq!(name, covered);
+        }
+    }
+}
+
+#[test]
+fn a_keyword_inside_a_dotted_name_is_reported_at_its_part() {
+    let reference = diagnostics("model M\n  Real x = a.end.b;\nend M;\n");
+    assert!(
+        reference.contains("`end` is a keyword, not a name") && reference.contains("bad.mo:2:14"),
+        "{reference}"
+    );
+    let class_name = diagnostics("model M\n  extends Lib.weak;\nend M;\n");
+    assert!(
+        class_name.contains("`weak` is a keyword, not a name"),
+        "{class_name}"
+    );
+    // `weak` may name a component, so it may be part of a reference.
+    assert_eq!(diagnostics("model M\n  Real x = a.weak;\nend M;\n"), "");
+}

@@ -5,12 +5,80 @@ use lalrpop_util::ParseError;
 use crate::diagnostics::Diagnostic;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
-use crate::syntax::lexer::{LexError, LexErrorKind, Tok};
+use crate::syntax::lexer::{LexError, LexErrorKind, Tok, is_keyword};
 
 pub fn ident(file: FileId, name: &str, l: usize, r: usize) -> Ident {
     Ident {
         name: name.to_string(),
         span: Span::new(file, l, r),
+    }
+}
+
+/// Calls `each` with the parts of a `DOTTED` token (`a.b.c` without blanks) starting at byte
+/// `start`, each with its own span. A keyword among them (`a.end`) is reported, as a separate
+/// `.` token would have been; `weak` may name a component but not a class.
+fn dotted_parts(
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+    text: &str,
+    start: usize,
+    weak_allowed: bool,
+    mut each: impl FnMut(Ident),
+) {
+    let mut l = start;
+    for part in text.split('.') {
+        let r = l + part.len();
+        let reserved = could_be_keyword(part) && is_keyword(part);
+        if reserved && !(weak_allowed && part == "weak") {
+            diags.push(
+                Diagnostic::error(format!("`{part}` is a keyword, not a name"))
+                    .at(
+                        Span::new(file, l, r),
+                        "a keyword cannot be part of a dotted name",
+                    )
+                    .with_note(format!("quote it to use it as a name: `'{part}'`")),
+            );
+        }
+        each(ident(file, part, l, r));
+        l = r + 1;
+    }
+}
+
+/// Every keyword is lowercase letters only and at least two long: the cheap test that spares
+/// most parts (`R1`, `p`) the lexer.
+fn could_be_keyword(part: &str) -> bool {
+    part.len() >= 2 && part.bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// Appends the parts of a class or package name written as one `DOTTED` token.
+pub fn dotted_name(
+    parts: &mut Vec<Ident>,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+    text: &str,
+    start: usize,
+) {
+    dotted_parts(file, diags, text, start, false, |ident| parts.push(ident));
+}
+
+/// Appends the parts of a reference written as one `DOTTED` token; `subscripts` belong to
+/// its last part (`a.b[2]`).
+pub fn dotted_reference(
+    parts: &mut Vec<RefPart>,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+    text: &str,
+    start: usize,
+    subscripts: Option<Vec<Subscript>>,
+) {
+    dotted_parts(file, diags, text, start, true, |ident| {
+        parts.push(RefPart {
+            ident,
+            subscripts: Vec::new(),
+        })
+    });
+    if let (Some(last), Some(subscripts)) = (parts.last_mut(), subscripts) {
+        last.subscripts = subscripts;
     }
 }
 
@@ -125,6 +193,9 @@ pub fn check_end_name(diags: &mut Vec<Diagnostic>, name: &Ident, end: &Ident) {
     }
 }
 
+/// The shortest text an equation or a declaration usually takes, for [`Arena::for_text`].
+const BYTES_PER_VALUE: usize = 48;
+
 /// The index of a value in an [`Arena`].
 pub type Slot = u32;
 
@@ -142,6 +213,18 @@ pub struct Arena {
 }
 
 impl Arena {
+    /// An arena with room for the values a text of `bytes` is likely to hold (one per 48
+    /// bytes, about a line of Modelica), so that a large file's values are not copied each
+    /// time their vectors double; unused room is never touched.
+    pub fn for_text(bytes: usize) -> Arena {
+        let likely = bytes / BYTES_PER_VALUE;
+        Arena {
+            equations: Vec::with_capacity(likely),
+            elements: Vec::with_capacity(likely),
+            declarations: Vec::with_capacity(likely),
+        }
+    }
+
     /// Stores an equation; its description and span are set through [`Arena::equation_mut`].
     pub fn equation(&mut self, kind: EquationKind) -> Slot {
         self.equations.push(Equation {

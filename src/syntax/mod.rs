@@ -50,7 +50,7 @@ pub fn parse_file(sources: &SourceMap, file: FileId) -> ParsedFile {
         file,
         &mut recovered,
         &mut diagnostics,
-        &mut Arena::default(),
+        &mut Arena::for_text(text.len()),
         &mut lexer,
     );
     let mut syntax: Vec<Diagnostic> = lexer
@@ -201,7 +201,7 @@ fn expectation(expected: &[String]) -> String {
     let mut words: Vec<String> = Vec::new();
     for raw in expected {
         let word = match raw.as_str() {
-            "IDENT" | "QIDENT" => "identifier".to_string(),
+            "IDENT" | "QIDENT" | "DOTTED" => "identifier".to_string(),
             "INTEGER" | "REAL" => "number".to_string(),
             "STRING" => "string".to_string(),
             // `end` as a subscript is a legal but unhelpful suggestion.
