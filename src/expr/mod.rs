@@ -14,6 +14,7 @@ use std::hash::BuildHasher;
 
 use hash::{FxBuild, FxHashMap, FxHashSet};
 use hashbrown::hash_table::{Entry, HashTable};
+use smallvec::{SmallVec, smallvec};
 
 /// Index of a flat variable (into `Dae::variables`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,6 +23,11 @@ pub struct VarId(pub u32);
 /// Index of an expression node in an [`ExprPool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ExprId(u32);
+
+impl ExprId {
+    /// No node: a placeholder in tables indexed by something else.
+    const NONE: ExprId = ExprId(u32::MAX);
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Func {
@@ -275,9 +281,31 @@ impl Substituted {
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
     nodes: Vec<Node>,
-    /// Ids only, hashed and compared through `nodes`: a quarter of the size of a map keyed by
-    /// the nodes themselves, which matters when a model has millions of them.
-    index: HashTable<ExprId>,
+    /// Ids with 32 bits of their node's hash, compared through `nodes`: a third of the size of
+    /// a map keyed by the nodes themselves, which matters when a model has millions of them.
+    /// The stored hash lets the table grow without reading every node again (a cache miss
+    /// each, at that size).
+    index: HashTable<Interned>,
+    /// `Var(v)` at index `v` once interned ([`ExprId::NONE`] before), and the constants 0 and
+    /// 1: the leaves built most often (about half of all constructions), found without a
+    /// probe of the table.
+    vars: Vec<ExprId>,
+    zero_and_one: [Option<ExprId>; 2],
+}
+
+/// An entry of the interning table.
+#[derive(Clone, Copy, Debug)]
+struct Interned {
+    id: ExprId,
+    hash: u32,
+}
+
+impl Interned {
+    /// The table's 64-bit hash from the stored 32: the low bits pick the bucket and the top
+    /// seven are the table's tag, so both halves carry all 32.
+    fn table_hash(hash: u32) -> u64 {
+        (u64::from(hash) << 32) | u64::from(hash)
+    }
 }
 
 impl ExprPool {
@@ -299,18 +327,18 @@ impl ExprPool {
 
     fn intern(&mut self, node: Node) -> ExprId {
         // One probe of the table for both the lookup and the insertion.
-        let hash_of = |n: &Node| FxBuild::default().hash_one(n);
+        let hash = FxBuild::default().hash_one(node) as u32;
         let nodes = &self.nodes;
         let entry = self.index.entry(
-            hash_of(&node),
-            |&id| nodes[id.0 as usize] == node,
-            |&id| hash_of(&nodes[id.0 as usize]),
+            Interned::table_hash(hash),
+            |e| e.hash == hash && nodes[e.id.0 as usize] == node,
+            |e| Interned::table_hash(e.hash),
         );
         match entry {
-            Entry::Occupied(found) => *found.get(),
+            Entry::Occupied(found) => found.get().id,
             Entry::Vacant(slot) => {
                 let id = ExprId(self.nodes.len() as u32);
-                slot.insert(id);
+                slot.insert(Interned { id, hash });
                 self.nodes.push(node);
                 id
             }
@@ -318,8 +346,19 @@ impl ExprPool {
     }
 
     pub fn constant(&mut self, value: f64) -> ExprId {
-        let value = if value == 0.0 { 0.0 } else { value };
-        self.intern(Node::Const(value.to_bits()))
+        let common = if value == 0.0 {
+            0
+        } else if value == 1.0 {
+            1
+        } else {
+            return self.intern(Node::Const(value.to_bits()));
+        };
+        if let Some(id) = self.zero_and_one[common] {
+            return id;
+        }
+        let id = self.intern(Node::Const((common as f64).to_bits()));
+        self.zero_and_one[common] = Some(id);
+        id
     }
 
     pub fn as_const(&self, id: ExprId) -> Option<f64> {
@@ -338,7 +377,18 @@ impl ExprPool {
     }
 
     pub fn var(&mut self, v: VarId) -> ExprId {
-        self.intern(Node::Var(v))
+        let at = v.0 as usize;
+        if let Some(&id) = self.vars.get(at)
+            && id != ExprId::NONE
+        {
+            return id;
+        }
+        let id = self.intern(Node::Var(v));
+        if at >= self.vars.len() {
+            self.vars.resize(at + 1, ExprId::NONE);
+        }
+        self.vars[at] = id;
+        id
     }
 
     pub fn der(&mut self, v: VarId) -> ExprId {
@@ -503,7 +553,7 @@ impl ExprPool {
     /// each node once.
     pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
         let mut seen = Seen::default();
-        let mut stack = vec![root];
+        let mut stack: SmallVec<[ExprId; 16]> = smallvec![root];
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
                 continue;
@@ -580,5 +630,40 @@ impl ExprPool {
             Node::Or(..) => self.or(kids[0], kids[1]),
             Node::Not(_) => self.not(kids[0]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The leaves served from `vars` and `zero_and_one` are the nodes the table holds: a
+    /// rebuild through the table finds the same ids, whichever way a leaf was made first.
+    #[test]
+    fn cached_leaves_are_the_interned_nodes() {
+        let mut pool = ExprPool::new();
+        let late = pool.var(VarId(40));
+        let through_table = pool.rebuild(Node::Var(VarId(3)), &[]);
+        assert_eq!(pool.var(VarId(3)), through_table);
+        assert_eq!(pool.var(VarId(40)), late);
+        assert_eq!(pool.rebuild(Node::Var(VarId(40)), &[]), late);
+        assert_ne!(pool.var(VarId(0)), late);
+
+        let one = pool.rebuild(Node::Const(1f64.to_bits()), &[]);
+        assert_eq!(pool.one(), one);
+        assert_eq!(pool.constant(1.0), one);
+        let zero = pool.zero();
+        assert_eq!(pool.constant(-0.0), zero);
+        assert_eq!(pool.rebuild(Node::Const(0f64.to_bits()), &[]), zero);
+        assert_eq!(pool.as_const(zero), Some(0.0));
+        assert_ne!(pool.constant(2.0), one);
+
+        let x = pool.var(VarId(3));
+        let sum = pool.add(x, one);
+        assert_eq!(pool.add(x, one), sum, "hash-consed");
+        let nodes = pool.len();
+        pool.var(VarId(40));
+        pool.one();
+        assert_eq!(pool.len(), nodes, "no node made twice");
     }
 }
