@@ -193,7 +193,7 @@ pub fn check_end_name(diags: &mut Vec<Diagnostic>, name: &Ident, end: &Ident) {
     }
 }
 
-/// The shortest text an equation or a declaration usually takes, for [`Arena::for_text`].
+/// About the text one equation or declaration takes (a short line), for [`Arena::for_text`].
 const BYTES_PER_VALUE: usize = 48;
 
 /// The index of a value in an [`Arena`].
