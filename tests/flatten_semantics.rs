@@ -567,3 +567,20 @@ fn modifiers_must_name_elements_and_may_not_reach_protected_classes() {
     .unwrap_err();
     assert!(protected.contains("class `B` is protected"), "{protected}");
 }
+
+/// A parameter is fixed for the run, so its binding may not read `time` (nor a state), and
+/// the error points at the parameter.
+#[test]
+fn a_parameter_bound_to_time_or_a_state_is_an_error() {
+    let text = "model M\n  parameter Real p = 2 * time;\n  Real x(start = 1);\nequation\n  der(x) = -p * x;\nend M;\n";
+    let err = flatten(text, &[]).expect_err("time in a parameter binding");
+    assert!(
+        err.contains("the value of parameter `p` depends on the continuous `time`")
+            && err.contains("test.mo:2:"),
+        "{err}"
+    );
+    let state = text.replace("2 * time", "2 * x");
+    let err = flatten(&state, &[]).expect_err("a state in a parameter binding");
+    assert!(err.contains("depends on the"), "{err}");
+    assert!(flatten(&text.replace("2 * time", "2"), &[]).is_ok());
+}

@@ -549,8 +549,8 @@ impl ExprPool {
         Kids { items, len }
     }
 
-    /// Calls `visit` on every variable-like leaf (`Var`, `Der`, `Last`) reachable from `root`,
-    /// each node once.
+    /// Calls `visit` on every leaf that is not a literal (`Var`, `Der`, `Last`, `Time`)
+    /// reachable from `root`, each node once.
     pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
         let mut seen = Seen::default();
         let mut stack: SmallVec<[ExprId; 16]> = smallvec![root];
@@ -559,7 +559,7 @@ impl ExprPool {
                 continue;
             }
             match self.node(id) {
-                leaf @ (Node::Var(_) | Node::Der(_) | Node::Last(_)) => visit(leaf),
+                leaf @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time) => visit(leaf),
                 _ => stack.extend(self.children(id)),
             }
         }
