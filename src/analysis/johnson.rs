@@ -239,6 +239,12 @@ impl SearchGraph {
     fn in_edges(&self, v: usize) -> &[(u32, u32)] {
         &self.in_edges[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
     }
+
+    /// Edge `edge`'s weight in each of the `layers` layers.
+    fn weights(&self, edge: u32, layers: usize) -> &[f64] {
+        let first = edge as usize * layers;
+        &self.weights[first..first + layers]
+    }
 }
 
 /// The state of Johnson's circuit search, reused across start nodes.
@@ -401,7 +407,7 @@ impl Search {
     fn descend(&mut self, w: usize, edge: u32) {
         let k = self.layers;
         let top = self.sums.len() - k;
-        let weights = &self.graph.weights[edge as usize * k..(edge as usize + 1) * k];
+        let weights = self.graph.weights(edge, k);
         for (layer, &weight) in weights.iter().enumerate() {
             let s = self.sums[top + layer] + weight;
             self.sums.push(s);
@@ -414,7 +420,7 @@ impl Search {
     fn emit<S: CycleSink + ?Sized>(&mut self, edge: u32, sink: &mut S) -> Result<(), Stop> {
         let k = self.layers;
         let top = self.sums.len() - k;
-        let weights = &self.graph.weights[edge as usize * k..(edge as usize + 1) * k];
+        let weights = self.graph.weights(edge, k);
         for (layer, &weight) in weights.iter().enumerate() {
             self.closing[layer] = self.sums[top + layer] + weight;
         }

@@ -273,23 +273,12 @@ fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
 /// Whether `root` reads no time, state, derivative, algebraic or weak value: only parameters,
 /// constants and literals, fixed for a run.
 fn reads_parameters_only(dae: &Dae, root: ExprId) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        match dae.pool.node(id) {
-            Node::Time | Node::Der(_) | Node::Last(_) => return false,
-            Node::Var(v) => {
-                if !matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) {
-                    return false;
-                }
-            }
-            _ => stack.extend(dae.pool.children(id)),
-        }
-    }
-    true
+    let mut fixed = true;
+    dae.pool.visit_leaves(root, |leaf| {
+        fixed &= matches!(leaf, Node::Var(v)
+            if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant));
+    });
+    fixed
 }
 
 /// Per Jacobian entry: how its value is computed and whether it is constant.
