@@ -584,3 +584,69 @@ fn a_parameter_bound_to_time_or_a_state_is_an_error() {
     assert!(err.contains("depends on the"), "{err}");
     assert!(flatten(&text.replace("2 * time", "2"), &[]).is_ok());
 }
+
+#[test]
+fn names_in_a_base_class_see_its_bases_but_not_the_classes_extending_it() {
+    // C ← B ← M: B's equation reads C's `c`; M's reads all three.
+    let chain = "model C Real c; end C;\nmodel B extends C; Real b; equation b = 2 * c; end B;\nmodel M extends B; Real m; equation m = b + c; c = 1; end M;\n";
+    let dae = flatten(chain, &[]).expect("bases are visible");
+    assert_eq!(equations(&dae), ["b = 2.0 * c", "m = b + c", "c = 1.0"]);
+    // C's binding reads M's `m`: not visible from C (Modelica 7.1).
+    let upward = "model C Real c = m; end C;\nmodel M extends C; Real m = 1; end M;\n";
+    let err = flatten(upward, &[]).expect_err("a base reads the derived class");
+    assert!(
+        err.contains("`m` is declared in `M`, which extends `C`") && err.contains("test.mo:1:18"),
+        "{err}"
+    );
+    // The same through `connect` in a base class.
+    let connect = format!(
+        "{PIN_LIB}model Half Pin a; equation connect(a, b); end Half;\nmodel Whole extends Half; Pin b; end Whole;\n"
+    );
+    let err = flatten(&connect, &[]).expect_err("a base connects a derived connector");
+    assert!(err.contains("unknown connector `b`"), "{err}");
+}
+
+#[test]
+fn identical_declarations_in_several_bases_are_one_element_visible_from_each() {
+    // OMC's DuplicateElementsValid2 in small: `x` declared identically in A, B and M.
+    let text = "model A Real x = 1; Real z = x; end A;\nmodel B Real z = x; Real x = 1; end B;\nmodel M extends A; extends B; Real x = 1; end M;\n";
+    let dae = flatten(text, &[]).expect("identical duplicates merge");
+    assert_eq!(dae.unknowns(), 2);
+    assert_eq!(equations(&dae), ["x = 1.0", "z = x"]);
+}
+
+#[test]
+fn only_constants_are_found_in_enclosing_classes() {
+    // B's `x` finds A's continuous `x` first, which hides the outer constant (Modelica 5.3.1).
+    let text = "model Top\n  constant Real x = 4;\n  model A\n    Real x = 3;\n    model B Real y = x; end B;\n    B b;\n  end A;\n  A a;\nend Top;\n";
+    let err = flatten(text, &[]).expect_err("a variable from an enclosing class");
+    assert!(
+        err.contains("`x` is found in the enclosing class `Top.A`, where it is not a constant")
+            && err.contains("test.mo:5:22"),
+        "{err}"
+    );
+    // With A's `x` a constant, B reads it (3, not Top's 4).
+    let dae = flatten(&text.replace("Real x = 3", "constant Real x = 3"), &[]).unwrap();
+    assert!(
+        equations(&dae).contains(&"'a.b.y' = 3.0".to_string()),
+        "{:?}",
+        equations(&dae)
+    );
+}
+
+#[test]
+fn time_belongs_to_models_and_blocks_not_to_connectors_or_records() {
+    let connector = "connector C Real x = time; flow Real f; end C;\nmodel M C c; end M;\n";
+    let err = flatten(connector, &[]).expect_err("time in a connector");
+    assert!(
+        err.contains("`time` is not available in a connector") && err.contains("test.mo:1:22"),
+        "{err}"
+    );
+    let record = "record R Real x = time; end R;\nmodel M R r; end M;\n";
+    let err = flatten(record, &[]).expect_err("time in a record");
+    assert!(err.contains("`time` is not available in a record"), "{err}");
+    // A modifier written in the model may bind a connector's variable to `time`.
+    let from_model = "connector C Real x; flow Real f; end C;\nmodel M C c(x = time); end M;\n";
+    let dae = flatten(from_model, &[]).expect("time written in the model");
+    assert_eq!(equations(&dae), ["'c.x' = time", "'c.f' = 0.0"]);
+}

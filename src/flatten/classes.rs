@@ -298,6 +298,20 @@ impl<'a> ClassTree<'a> {
     }
 
     /// A class named `name` inside `class`, directly or through its base classes.
+    /// Whether `class` itself (not its bases) declares a component `name`.
+    pub fn declares_component(&self, class: ClassId, name: &str) -> bool {
+        let Some(ClassBody::Long(comp)) = self.node(class).def.map(|d| &d.body) else {
+            return false;
+        };
+        comp.elements.iter().any(|e| match &e.kind {
+            ElementKind::Component(clause) => clause
+                .components
+                .iter()
+                .any(|d| super::instance::strip_quotes(&d.name.name) == name),
+            _ => false,
+        })
+    }
+
     pub fn member_class(&self, class: ClassId, name: &str, depth: usize) -> Option<ClassId> {
         if let Some(&c) = self.node(class).children.get(name) {
             return Some(c);

@@ -179,9 +179,10 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
         let first = strip_quotes(&arg.cref.parts[0].ident.name);
-        let outside = match self.insts[inst.0 as usize].elements.get(first.as_ref()) {
+        let element = self.insts[inst.0 as usize].elements.get(first.as_ref());
+        let outside = match element.filter(|e| self.sees(ctx.class, &first, e)) {
             Some(e) => e.connector,
-            None => {
+            _ => {
                 return Err(Diagnostic::error(format!(
                     "unknown connector `{}`",
                     arg.cref.dotted()

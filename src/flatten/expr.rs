@@ -12,8 +12,8 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::{CmpOp, ExprId, Func, Func2, Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{
-    Arg, BinOp, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, RefPart, Subscript, UnOp,
-    Variability, Visibility,
+    Arg, BinOp, ClassBody, ClassKind, ComponentRef, ElementKind, Expr, ExprKind, RefPart,
+    Subscript, UnOp, Variability, Visibility,
 };
 
 pub type Val = Tree<ExprId>;
@@ -278,24 +278,59 @@ impl<'a> Flattener<'a> {
         if plain && let Some((_, v)) = ctx.loops.iter().rev().find(|(n, _)| *n == first) {
             return Ok(Tree::Leaf(self.dae.pool.constant(*v)));
         }
+        // The class declaring `first`, when the instance has it.
+        let mut hidden_in = None;
         if let Some(inst) = ctx.inst
-            && self.insts[inst.0 as usize]
-                .elements
-                .contains_key(first.as_ref())
+            && let Some(elem) = self.insts[inst.0 as usize].elements.get(first.as_ref())
         {
-            return self.walk(inst, &cref.parts, cref.span, ctx, false);
+            if self.sees(ctx.class, &first, elem) {
+                return self.walk(inst, &cref.parts, cref.span, ctx, false);
+            }
+            hidden_in = Some(elem.declared_in);
         }
         if first == "time" && cref.parts.len() == 1 {
-            return match ctx.mode {
-                Mode::Symbolic => Ok(Tree::Leaf(self.dae.pool.time())),
-                Mode::Constant => Err(err(
-                    cref.span,
-                    "`time` is not known at translation time",
-                    "not a constant",
-                )),
-            };
+            return self.time(cref.span, ctx);
         }
-        self.class_constant(cref, ctx)
+        self.class_constant(cref, ctx).map_err(|e| match hidden_in {
+            // Declared by a class extending the one the name is written in.
+            Some(derived) => err(
+                cref.parts[0].ident.span,
+                format!(
+                    "`{first}` is declared in `{}`, which extends `{}`: names written in a base class do not see the elements of the classes extending it",
+                    self.tree.node(derived).path,
+                    self.tree.node(ctx.class).path
+                ),
+                "not visible here",
+            ),
+            None => e,
+        })
+    }
+
+    /// The builtin `time`: a variable of models and blocks only (Modelica 3.6.7), unknown at
+    /// translation time.
+    fn time(&mut self, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let kind = self.tree.node(ctx.class).def.map(|d| d.kind);
+        if let Some(
+            kind @ (ClassKind::Connector | ClassKind::ExpandableConnector | ClassKind::Record),
+        ) = kind
+        {
+            return Err(err(
+                span,
+                format!(
+                    "`time` is not available in a {}: only models and blocks have it",
+                    kind.keyword()
+                ),
+                "not defined here",
+            ));
+        }
+        match ctx.mode {
+            Mode::Symbolic => Ok(Tree::Leaf(self.dae.pool.time())),
+            Mode::Constant => Err(err(
+                span,
+                "`time` is not known at translation time",
+                "not a constant",
+            )),
+        }
     }
 
     /// Follows `a.b[i].c` through instances to variables; past the first part the names are
@@ -491,13 +526,28 @@ impl<'a> Flattener<'a> {
                 let ElementKind::Component(clause) = &element.kind else {
                     continue;
                 };
-                if clause.prefixes.variability != Variability::Constant
-                    && clause.prefixes.variability != Variability::Parameter
-                {
-                    continue;
-                }
+                let evaluable = matches!(
+                    clause.prefixes.variability,
+                    Variability::Constant | Variability::Parameter
+                );
                 for decl in &clause.components {
                     if strip_quotes(&decl.name.name) != names[k] {
+                        continue;
+                    }
+                    if !evaluable {
+                        if k == 0 && class != ctx.class {
+                            // The nearest enclosing declaration hides any further out.
+                            return Err(err(
+                                cref.span,
+                                format!(
+                                    "`{}` is found in the enclosing class `{}`, where it is not a constant: only constants can be used from an enclosing class",
+                                    names[0],
+                                    self.tree.node(class).path
+                                ),
+                                "not a constant",
+                            )
+                            .with_secondary(decl.span, "declared here"));
+                        }
                         continue;
                     }
                     if k > 0 && element.visibility == Visibility::Protected {

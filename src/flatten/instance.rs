@@ -60,6 +60,10 @@ struct Collected<'a> {
 
 pub struct Elem<'a> {
     pub decl: &'a ComponentDecl,
+    /// The class that declares it (the first, when bases declare it identically): the
+    /// instance's class or one of its bases. Names written in a class see only its own
+    /// elements and those of its bases (Modelica 5.6.1, 7.1).
+    pub declared_in: ClassId,
     /// Declared protected, or inherited through a protected `extends` (Modelica 4.1).
     pub protected: bool,
     pub dims: Vec<usize>,
@@ -172,6 +176,7 @@ impl<'a> Flattener<'a> {
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
+                declared_in: spec.scope,
                 protected: spec.protected,
                 dims: Vec::new(),
                 connector: false,
@@ -191,6 +196,30 @@ impl<'a> Flattener<'a> {
         }
         self.instantiating.pop();
         id
+    }
+
+    /// Whether names written in class `from` see `elem`: a class sees its own elements and
+    /// those of its bases, transitively (Modelica 5.6.1, 7.1), not those of a class extending
+    /// it.
+    pub(crate) fn sees(&self, from: ClassId, name: &str, elem: &Elem<'_>) -> bool {
+        if elem.declared_in == from {
+            return true;
+        }
+        // `from` and its bases; the element is visible when one of them is the class that
+        // declared it, or declares it too (identical duplicates are one element).
+        // Inheritance graphs are small: inline lists, no allocation.
+        let mut stack: SmallVec<[ClassId; 8]> = SmallVec::from_elem(from, 1);
+        let mut seen: SmallVec<[ClassId; 8]> = SmallVec::new();
+        while let Some(class) = stack.pop() {
+            if class == elem.declared_in || self.tree.declares_component(class, name) {
+                return true;
+            }
+            if !seen.contains(&class) {
+                seen.push(class);
+                stack.extend(self.bases.get(&class).into_iter().flatten().copied());
+            }
+        }
+        false
     }
 
     /// Every name a modifier touches must be an element (or a local class) of the class it
@@ -372,6 +401,10 @@ impl<'a> Flattener<'a> {
         match resolved {
             Some(TypeRef::Class(base)) if base != class => {
                 let base = self.long_class(base);
+                let bases = self.bases.entry(class).or_default();
+                if !bases.contains(&base) {
+                    bases.push(base);
+                }
                 let ext_mod = ext
                     .modification
                     .as_ref()

@@ -76,6 +76,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         causality: Vec::new(),
         checked_classes: FxHashSet::default(),
         used_classes: FxHashSet::default(),
+        bases: FxHashMap::default(),
     };
     f.dae.model = f.tree.node(model).name.clone();
     let outer = overrides_mod(request.overrides, model);
@@ -187,6 +188,9 @@ pub(crate) struct Flattener<'a> {
     pub checked_classes: FxHashSet<ClassId>,
     /// Classes whose elements were collected: instantiated classes and their bases.
     pub used_classes: FxHashSet<ClassId>,
+    /// Per class, the classes it extends (as long classes), from the `extends` met while
+    /// collecting.
+    pub bases: FxHashMap<ClassId, Vec<ClassId>>,
 }
 
 impl<'a> Flattener<'a> {
