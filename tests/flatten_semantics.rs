@@ -650,3 +650,31 @@ fn time_belongs_to_models_and_blocks_not_to_connectors_or_records() {
     let dae = flatten(from_model, &[]).expect("time written in the model");
     assert_eq!(equations(&dae), ["'c.x' = time", "'c.f' = 0.0"]);
 }
+
+#[test]
+fn a_local_class_inherited_twice_must_be_the_same_definition() {
+    let differing = "model Base model A Real x = 2; end A; end Base;\nmodel M model A Real x = 3; end A; extends Base; A a; end M;\n";
+    let err = flatten(differing, &[]).expect_err("two different local classes `A`");
+    assert!(
+        err.contains("class `A` is declared twice with different definitions")
+            && err.contains("test.mo:1:18"),
+        "{err}"
+    );
+    // The same text in both places is one class (Modelica 7.1).
+    let same = differing.replace("x = 3", "x = 2");
+    let dae = flatten(&same, &[]).expect("identical local classes");
+    assert_eq!(equations(&dae), ["'a.x' = 2.0"]);
+}
+
+#[test]
+fn a_type_extending_a_predefined_type_has_no_protected_section() {
+    let text =
+        "type T\n  extends Real;\nprotected\n  model M end M;\nend T;\nmodel U T t = 1; end U;\n";
+    let err = flatten(text, &[]).expect_err("a protected element in a type");
+    assert!(
+        err.contains("a type cannot have protected elements") && err.contains("test.mo:4:3"),
+        "{err}"
+    );
+    let public = text.replace("protected\n", "");
+    assert!(flatten(&public, &[]).is_ok());
+}

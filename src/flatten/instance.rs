@@ -56,6 +56,9 @@ struct Collected<'a> {
     class_mods: FxIndexMap<ClassId, Mod<'a>>,
     /// Every name a modifier applied to a collected class: (class, name, where written).
     modified: Vec<(ClassId, String, Option<Span>)>,
+    /// Local classes of the class and its bases, by name: two of one name must be identical
+    /// (Modelica 7.1).
+    local_classes: FxIndexMap<Cow<'a, str>, &'a ast::ClassDef>,
 }
 
 pub struct Elem<'a> {
@@ -329,7 +332,8 @@ impl<'a> Flattener<'a> {
                         );
                     }
                 }
-                ElementKind::Class(_) | ElementKind::Import(_) | ElementKind::Unsupported => {}
+                ElementKind::Class(def) => self.collect_local_class(def, collected),
+                ElementKind::Import(_) | ElementKind::Unsupported => {}
             }
         }
         self.collect_class_modifications(class, outer, collected, level);
@@ -340,6 +344,25 @@ impl<'a> Flattener<'a> {
         inst_mut
             .initial_equations
             .extend(comp.initial_equations.iter().map(|e| (e, class)));
+    }
+
+    /// Records a local class; one of the same name met before (through another base) must be
+    /// the same declaration.
+    fn collect_local_class(&mut self, def: &'a ast::ClassDef, collected: &mut Collected<'a>) {
+        let name = strip_quotes(&def.name.name);
+        let Some(&first) = collected.local_classes.get(name.as_ref()) else {
+            collected.local_classes.insert(name, def);
+            return;
+        };
+        if !same_class(first, def) {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "class `{name}` is declared twice with different definitions (through inheritance)"
+                ))
+                .at(def.name.span, "this definition")
+                .with_secondary(first.name.span, "differs from this one"),
+            );
+        }
     }
 
     /// Modifiers naming a local class rather than a component (`extends A(B(x = 4))`) modify
@@ -530,6 +553,9 @@ impl<'a> Flattener<'a> {
                 ClassBody::Long(comp) => match type_extension(comp) {
                     // `type MyReal extends Real; end MyReal;` is the builtin type, modified.
                     Some(ext) if def.kind == ClassKind::Type => {
+                        if self.checked_classes.insert(c) {
+                            self.diags.extend(restrictions::check_type(def, comp));
+                        }
                         let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
                         if let Some(m) = &ext.modification {
                             let type_mod = Mod::from_ast(m, inst, c, &mut self.diags);
@@ -898,6 +924,13 @@ fn same_declaration(
         serde_json::to_string(&(&c.prefixes, &c.type_name, &c.dims, d)).unwrap_or_default()
     };
     text(first.clause, first.decl) == text(clause, decl)
+}
+
+/// Two class definitions are the same declaration: one node, or equal but for their places.
+fn same_class(first: &ast::ClassDef, other: &ast::ClassDef) -> bool {
+    std::ptr::eq(first, other)
+        || serde_json::to_string(first).unwrap_or_default()
+            == serde_json::to_string(other).unwrap_or_default()
 }
 
 /// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so

@@ -4,7 +4,7 @@
 
 use super::classes::builtin;
 use crate::diagnostics::Diagnostic;
-use crate::syntax::ast::{ClassBody, ClassDef, ClassKind, ElementKind, Visibility};
+use crate::syntax::ast::{ClassBody, ClassDef, ClassKind, Composition, ElementKind, Visibility};
 
 /// The restrictions a class of this kind violates, checked once per instantiated class.
 pub(crate) fn check_class(def: &ClassDef) -> Vec<Diagnostic> {
@@ -78,6 +78,20 @@ pub(crate) fn check_class(def: &ClassDef) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// A `type` extending a predefined type is that type, modified (Modelica 4.6): it has no
+/// protected section.
+pub(crate) fn check_type(def: &ClassDef, comp: &Composition) -> Option<Diagnostic> {
+    let element = comp
+        .elements
+        .iter()
+        .find(|e| e.visibility == Visibility::Protected)?;
+    Some(
+        Diagnostic::error("a type cannot have protected elements")
+            .at(element.span, "a protected element")
+            .with_secondary(def.name.span, "in this type"),
+    )
 }
 
 /// A partial class is incomplete by declaration (Modelica 4.4.1): only a base class or a
