@@ -678,3 +678,39 @@ fn a_type_extending_a_predefined_type_has_no_protected_section() {
     let public = text.replace("protected\n", "");
     assert!(flatten(&public, &[]).is_ok());
 }
+
+/// The warnings of a model that flattens.
+fn warnings(text: &str) -> String {
+    let mut sources = SourceMap::new();
+    let id = sources.add("test.mo", text);
+    match flatten_sources(sources, &[id], None, &[]) {
+        Ok(flat) => render_plain(&flat.sources, &flat.warnings),
+        Err((sources, diags)) => panic!("{}", render_plain(&sources, &diags)),
+    }
+}
+
+#[test]
+fn an_unbalanced_connector_is_warned_about_with_its_counts() {
+    // The compliance suite's SizeNestedInvalid: 3 pins (3 v, 3 i) and `x`: 4 potentials, 3 flows.
+    let nested = "connector Pin Real v; flow Real i; end Pin;\nconnector Plug parameter Integer m = 3; Pin p[m]; Real x; end Plug;\nmodel M Plug p(p.v = {1, 2, 3}, x = 4); end M;\n";
+    let w = warnings(nested);
+    assert!(
+        w.contains("connector `Plug` is unbalanced here: 4 potential and 3 flow variables")
+            && w.contains("test.mo:3:14"),
+        "{w}"
+    );
+    // Without `x` it balances, with m = 2 as with the default; inputs and parameters do not count.
+    let balanced = nested.replace(" Real x;", " input Real x;");
+    assert_eq!(warnings(&balanced), "");
+    assert_eq!(
+        warnings(
+            &balanced
+                .replace("m = 3", "m = 2")
+                .replace("{1, 2, 3}", "{1, 2}")
+        ),
+        ""
+    );
+    // A potential-only connector (OMC's ConnectorBalance1).
+    let w = warnings("connector C = Real;\nmodel M C c = 1; end M;\n");
+    assert!(w.contains("1 potential and 0 flow variables"), "{w}");
+}

@@ -668,6 +668,9 @@ impl<'a> Flattener<'a> {
         if ty.connector && !spec.protected && self.instantiating_kind() == Some(ClassKind::Block) {
             self.check_block_connector(&content, spec.decl);
         }
+        if ty.connector && !self.insts[inst.0 as usize].is_connector {
+            self.check_connector_balance(&content, &spec, ty.target);
+        }
         let elem = &mut self.insts[inst.0 as usize].elements[slot];
         elem.dims = dims;
         elem.connector = ty.connector;
@@ -796,40 +799,77 @@ impl<'a> Flattener<'a> {
         self.tree.node(class).def.map(|d| d.kind)
     }
 
+    /// A connector has as many flow variables as potential ones, the variables that are neither
+    /// parameter, constant, input, output nor flow (Modelica 9.3.1), counting the scalars of
+    /// its nested connectors and arrays. Checked on each outermost connector component, whose
+    /// sizes are known; expandable connectors are exempt. A warning, as OpenModelica gives:
+    /// models with such connectors are common and still translate.
+    fn check_connector_balance(&mut self, content: &Content, spec: &ElemSpec<'a>, target: TypeRef) {
+        if let TypeRef::Class(class) = target
+            && self.tree.node(class).def.map(|d| d.kind) == Some(ClassKind::ExpandableConnector)
+        {
+            return;
+        }
+        let (mut flows, mut potentials) = (0usize, 0usize);
+        for v in self.scalars_of(content) {
+            let var = self.dae.var(v);
+            let causal = self.causality[v.0 as usize] != Causality::None;
+            let fixed = matches!(var.kind, VarKind::Parameter | VarKind::Constant);
+            if var.flow {
+                flows += 1;
+            } else if !causal && !fixed {
+                potentials += 1;
+            }
+        }
+        if flows != potentials {
+            let ty = spec.clause.type_name.dotted();
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "connector `{ty}` is unbalanced here: {potentials} potential and {flows} flow variables; a connector should have as many of each (inputs, outputs, parameters and constants aside)"
+                ))
+                .at(spec.decl.span, "this connector"),
+            );
+        }
+    }
+
     /// A block's public connectors carry only inputs and outputs (Modelica 4.7): a block is a
     /// causal unit, so no flows and no undirected variables.
     fn check_block_connector(&mut self, content: &Content, decl: &ComponentDecl) {
+        for v in self.scalars_of(content) {
+            let var = self.dae.var(v);
+            let undirected = self.causality[v.0 as usize] == Causality::None
+                && matches!(var.kind, VarKind::Algebraic | VarKind::Discrete);
+            if var.flow || undirected {
+                let name = var.name.clone();
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "`{name}` is a public connector variable of a block, so it must be `input` or `output`{}",
+                        if var.flow { " (and not `flow`)" } else { "" }
+                    ))
+                    .at(decl.span, "in this block's connector"),
+                );
+                return;
+            }
+        }
+    }
+
+    /// The scalar variables of an element, through its nested instances.
+    fn scalars_of(&self, content: &Content) -> Vec<VarId> {
+        let mut scalars = Vec::new();
         let mut stack = vec![content.clone()];
         while let Some(c) = stack.pop() {
             match c {
-                Content::Vars(vars) => {
-                    for v in vars {
-                        let var = self.dae.var(v);
-                        let undirected = self.causality[v.0 as usize] == Causality::None
-                            && matches!(var.kind, VarKind::Algebraic | VarKind::Discrete);
-                        if var.flow || undirected {
-                            let name = var.name.clone();
-                            self.diags.push(
-                                Diagnostic::error(format!(
-                                    "`{name}` is a public connector variable of a block, so it must be `input` or `output`{}",
-                                    if self.dae.var(v).flow { " (and not `flow`)" } else { "" }
-                                ))
-                                .at(decl.span, "in this block's connector"),
-                            );
-                            return;
-                        }
-                    }
-                }
+                Content::Vars(vars) => scalars.extend(vars),
                 Content::Insts(ids) => {
                     for id in ids {
-                        for e in self.insts[id.0 as usize].elements.values() {
-                            stack.push(e.content.clone());
-                        }
+                        let elements = self.insts[id.0 as usize].elements.values();
+                        stack.extend(elements.map(|e| e.content.clone()));
                     }
                 }
                 Content::Pending => {}
             }
         }
+        scalars
     }
 
     /// Prefixes the component's type cannot take (`flow` on a model, `parameter` on a block…).
