@@ -6,6 +6,7 @@ mod diff;
 mod display;
 mod eval;
 pub mod hash;
+mod table;
 
 pub use display::Display;
 pub use eval::{EvalError, Values};
@@ -13,7 +14,6 @@ pub use eval::{EvalError, Values};
 use std::hash::BuildHasher;
 
 use hash::{FxBuild, FxHashMap, FxHashSet};
-use hashbrown::hash_table::{Entry, HashTable};
 use smallvec::{SmallVec, smallvec};
 
 /// Index of a flat variable (into `Dae::variables`).
@@ -285,27 +285,12 @@ pub struct ExprPool {
     /// a map keyed by the nodes themselves, which matters when a model has millions of them.
     /// The stored hash lets the table grow without reading every node again (a cache miss
     /// each, at that size).
-    index: HashTable<Interned>,
+    index: table::InternTable,
     /// `Var(v)` at index `v` once interned ([`ExprId::NONE`] before), and the constants 0 and
     /// 1: the leaves built most often (about half of all constructions), found without a
     /// probe of the table.
     vars: Vec<ExprId>,
     zero_and_one: [Option<ExprId>; 2],
-}
-
-/// An entry of the interning table.
-#[derive(Clone, Copy, Debug)]
-struct Interned {
-    id: ExprId,
-    hash: u32,
-}
-
-impl Interned {
-    /// The table's 64-bit hash from the stored 32: the low bits pick the bucket and the top
-    /// seven are the table's tag, so both halves carry all 32.
-    fn table_hash(hash: u32) -> u64 {
-        (u64::from(hash) << 32) | u64::from(hash)
-    }
 }
 
 impl ExprPool {
@@ -329,18 +314,15 @@ impl ExprPool {
         // One probe of the table for both the lookup and the insertion.
         let hash = FxBuild::default().hash_one(node) as u32;
         let nodes = &self.nodes;
-        let entry = self.index.entry(
-            Interned::table_hash(hash),
-            |e| e.hash == hash && nodes[e.id.0 as usize] == node,
-            |e| Interned::table_hash(e.hash),
-        );
-        match entry {
-            Entry::Occupied(found) => found.get().id,
-            Entry::Vacant(slot) => {
-                let id = ExprId(self.nodes.len() as u32);
-                slot.insert(Interned { id, hash });
+        let new = ExprId(nodes.len() as u32);
+        match self
+            .index
+            .find_or_insert(hash, |id| nodes[id.0 as usize] == node, new)
+        {
+            table::Interned::Found(id) => id,
+            table::Interned::Inserted => {
                 self.nodes.push(node);
-                id
+                new
             }
         }
     }
