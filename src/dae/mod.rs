@@ -7,11 +7,13 @@ mod print;
 pub use balance::ComponentBalance;
 pub use print::Modelica;
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::expr::hash::FxIndexMap;
+use crate::expr::hash::FxBuild;
+use crate::expr::table::IdTable;
 use crate::expr::{Display, ExprId, ExprPool, VarId};
 use crate::source::Span;
 
@@ -139,8 +141,11 @@ pub struct Assertion {
 pub struct Dae {
     pub model: String,
     pub pool: ExprPool,
+    /// Add through [`Dae::add_variable`], which indexes the name.
     pub variables: Vec<Variable>,
-    pub index: FxIndexMap<String, VarId>,
+    /// The variables by flat name, hashed where the names live (in `variables`), so no name is
+    /// stored twice.
+    names: IdTable,
     pub equations: Vec<Equation>,
     pub initial_equations: Vec<Equation>,
     pub assertions: Vec<Assertion>,
@@ -156,7 +161,22 @@ impl Dae {
     }
 
     pub fn lookup(&self, name: &str) -> Option<VarId> {
-        self.index.get(name).copied()
+        let variables = &self.variables;
+        self.names
+            .find(name_hash(name), |v| variables[v as usize].name == name)
+            .map(VarId)
+    }
+
+    /// Adds `var` under its name, or returns the variable that already has that name.
+    pub fn add_variable(&mut self, var: Variable) -> Result<VarId, VarId> {
+        let id = VarId(self.variables.len() as u32);
+        let variables = &self.variables;
+        let hash = name_hash(&var.name);
+        self.names
+            .find_or_insert(hash, |v| variables[v as usize].name == var.name, id.0)
+            .map_err(VarId)?;
+        self.variables.push(var);
+        Ok(id)
     }
 
     pub fn count(&self, kind: VarKind) -> usize {
@@ -229,4 +249,8 @@ pub fn write_quoted_name(name: &str, out: &mut impl std::fmt::Write) -> std::fmt
     }
     out.write_str(rest)?;
     out.write_char('\'')
+}
+
+fn name_hash(name: &str) -> u32 {
+    FxBuild::default().hash_one(name) as u32
 }

@@ -6,7 +6,7 @@ mod diff;
 mod display;
 mod eval;
 pub mod hash;
-mod table;
+pub(crate) mod table;
 
 pub use display::Display;
 pub use eval::{EvalError, Values};
@@ -285,7 +285,7 @@ pub struct ExprPool {
     /// a map keyed by the nodes themselves, which matters when a model has millions of them.
     /// The stored hash lets the table grow without reading every node again (a cache miss
     /// each, at that size).
-    index: table::InternTable,
+    index: table::IdTable,
     /// `Var(v)` at index `v` once interned ([`ExprId::NONE`] before), and the constants 0 and
     /// 1: the leaves built most often (about half of all constructions), found without a
     /// probe of the table.
@@ -317,10 +317,10 @@ impl ExprPool {
         let new = ExprId(nodes.len() as u32);
         match self
             .index
-            .find_or_insert(hash, |id| nodes[id.0 as usize] == node, new)
+            .find_or_insert(hash, |id| nodes[id as usize] == node, new.0)
         {
-            table::Interned::Found(id) => id,
-            table::Interned::Inserted => {
+            Err(found) => ExprId(found),
+            Ok(()) => {
                 self.nodes.push(node);
                 new
             }

@@ -757,22 +757,8 @@ impl<'a> Flattener<'a> {
         let component = self.insts[ctx.inst.0 as usize].owner.clone();
         let mut ids = Ids::new();
         for index in indices(dims) {
-            let name = element_name(base, &index);
-            let id = VarId(self.dae.variables.len() as u32);
-            let (slot, first) = self.dae.index.insert_full(name.clone(), id);
-            if let Some(first) = first {
-                // Keep the first declaration under the name.
-                self.dae.index[slot] = first;
-                let first_span = self.dae.var(first).span;
-                self.diags.push(
-                    Diagnostic::error(format!("`{name}` is declared twice"))
-                        .at(decl.span, "second declaration")
-                        .with_secondary(first_span, "first declaration"),
-                );
-                continue;
-            }
-            self.dae.variables.push(Variable {
-                name,
+            let variable = Variable {
+                name: element_name(base, &index),
                 kind,
                 ty: ctx.scalar,
                 binding: None,
@@ -785,7 +771,20 @@ impl<'a> Flattener<'a> {
                 description: decl.description.clone(),
                 span: decl.span,
                 component: component.clone(),
-            });
+            };
+            let id = match self.dae.add_variable(variable) {
+                Ok(id) => id,
+                Err(first) => {
+                    // The first declaration keeps the name.
+                    let first = self.dae.var(first);
+                    self.diags.push(
+                        Diagnostic::error(format!("`{}` is declared twice", first.name))
+                            .at(decl.span, "second declaration")
+                            .with_secondary(first.span, "first declaration"),
+                    );
+                    continue;
+                }
+            };
             self.causality.push(ctx.prefixes.causality);
             let own = modification.for_element(&index);
             self.pending.push((!own.is_empty()).then(|| Box::new(own)));

@@ -91,10 +91,8 @@ fn pure_state_constraint(dae: &Dae, e: usize) -> Option<Vec<VarId>> {
 /// Adds the variable `der(x)` that replaces `der(x)` everywhere once `x` is no longer a state.
 fn add_dummy(dae: &mut Dae, x: VarId) -> VarId {
     let var = dae.var(x);
-    let dummy = VarId(dae.variables.len() as u32);
-    let name = format!("der({})", var.name);
-    dae.variables.push(Variable {
-        name: name.clone(),
+    let dummy_var = Variable {
+        name: format!("der({})", var.name),
         kind: VarKind::Algebraic,
         binding: None,
         start: None,
@@ -105,8 +103,16 @@ fn add_dummy(dae: &mut Dae, x: VarId) -> VarId {
         flow: false,
         description: Some(format!("dummy derivative of {}", var.name)),
         ..var.clone()
-    });
-    dae.index.insert(name, dummy);
+    };
+    let dummy = match dae.add_variable(dummy_var.clone()) {
+        Ok(id) => id,
+        // A quoted user name `'der(x)'` has it: the dummy is added without a name in the
+        // index, where the user's variable keeps it.
+        Err(_) => {
+            dae.variables.push(dummy_var);
+            VarId(dae.variables.len() as u32 - 1)
+        }
+    };
     let replacement = dae.pool.var(dummy);
     for eq in dae
         .equations
