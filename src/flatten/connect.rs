@@ -220,7 +220,7 @@ impl<'a> Flattener<'a> {
         let Walk { span, outside, .. } = at;
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
-        let Some((slot, _, elem)) = self.insts[inst.0 as usize].elements.get_full(name.as_ref())
+        let Some((slot, elem)) = self.insts[inst.0 as usize].elements.get_full(name.as_ref())
         else {
             return Err(Diagnostic::error(format!("unknown connector `{name}`"))
                 .at(part.ident.span, "not declared"));

@@ -346,7 +346,7 @@ impl<'a> Flattener<'a> {
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
         let instance = &self.insts[inst.0 as usize];
-        let Some((slot, _, elem)) = instance.elements.get_full(name.as_ref()) else {
+        let Some((slot, elem)) = instance.elements.get_full(name.as_ref()) else {
             let owner = if instance.prefix.is_empty() {
                 "the model".to_string()
             } else {

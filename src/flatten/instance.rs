@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 
 use super::Flattener;
 use super::classes::{ClassId, TypeRef};
+use super::elements::ElementMap;
 use super::inheritance;
 use super::modifier::{Mod, merge};
 use super::prefixes;
@@ -31,7 +32,7 @@ pub struct Instance<'a> {
     /// Flat name prefix (`circuit.R1`, `R[2]`; empty for the model itself).
     pub prefix: String,
     /// Keyed by the declared names, borrowed from the source unless quoted.
-    pub elements: FxIndexMap<Cow<'a, str>, Elem<'a>>,
+    pub elements: ElementMap<'a, Elem<'a>>,
     /// Equations of the class and its bases, each with the class it was written in.
     pub equations: Vec<(&'a ast::Equation, ClassId)>,
     pub initial_equations: Vec<(&'a ast::Equation, ClassId)>,
@@ -146,7 +147,7 @@ impl<'a> Flattener<'a> {
         self.insts.push(Instance {
             owner,
             prefix,
-            elements: FxIndexMap::default(),
+            elements: ElementMap::default(),
             equations: Vec::new(),
             initial_equations: Vec::new(),
             is_connector,
@@ -175,7 +176,7 @@ impl<'a> Flattener<'a> {
             specs, class_mods, ..
         } = collected;
         self.insts[id.0 as usize].class_mods = class_mods.into_iter().collect();
-        let mut elements = FxIndexMap::with_capacity_and_hasher(specs.len(), Default::default());
+        let mut elements = ElementMap::with_capacity(specs.len());
         for spec in specs.values() {
             let placeholder = Elem {
                 decl: spec.decl,
@@ -185,7 +186,7 @@ impl<'a> Flattener<'a> {
                 connector: false,
                 content: Content::Pending,
             };
-            elements.insert(spec.name.clone(), placeholder);
+            elements.push(spec.name.clone(), placeholder);
         }
         self.insts[id.0 as usize].elements = elements;
         // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.

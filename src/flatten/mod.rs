@@ -4,6 +4,7 @@
 
 mod classes;
 mod connect;
+mod elements;
 mod equations;
 mod expr;
 mod implicit_range;
