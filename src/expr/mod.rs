@@ -240,9 +240,8 @@ impl IntoIterator for Kids {
     }
 }
 
-/// Nodes already visited in one walk: most expressions are small, so a short inline list
-/// serves until it fills, then a hash set.
-#[derive(Default)]
+/// Nodes already visited in one walk: most expressions are small, so a short list serves
+/// until it fills, then a hash set.
 struct Seen {
     few: Vec<ExprId>,
     many: FxHashSet<ExprId>,
@@ -250,6 +249,16 @@ struct Seen {
 
 impl Seen {
     const FEW: usize = 32;
+
+    /// With room for the short list at once: one allocation per walk instead of the three
+    /// or four of a list growing from empty, for millions of walks (one per equation and
+    /// pass).
+    fn new() -> Seen {
+        Seen {
+            few: Vec::with_capacity(Self::FEW),
+            many: FxHashSet::default(),
+        }
+    }
 
     /// False when `id` was seen before.
     fn insert(&mut self, id: ExprId) -> bool {
@@ -272,8 +281,18 @@ impl Seen {
 pub struct Substituted(FxHashMap<ExprId, ExprId>);
 
 impl Substituted {
+    /// Entries a cleared map keeps room for; beyond that it starts again empty.
+    const KEPT_CAPACITY: usize = 256;
+
+    /// Forgets what was rewritten. A hash map's `clear` writes over all its slots, so after
+    /// one large expression (a flow sum over a whole connection set) every later clear, one
+    /// per small equation, would cost the large size again.
     pub fn clear(&mut self) {
-        self.0.clear();
+        if self.0.capacity() > Self::KEPT_CAPACITY {
+            self.0 = FxHashMap::default();
+        } else {
+            self.0.clear();
+        }
     }
 }
 
@@ -534,7 +553,7 @@ impl ExprPool {
     /// Calls `visit` on every leaf that is not a literal (`Var`, `Der`, `Last`, `Time`)
     /// reachable from `root`, each node once.
     pub fn visit_leaves(&self, root: ExprId, mut visit: impl FnMut(Node)) {
-        let mut seen = Seen::default();
+        let mut seen = Seen::new();
         let mut stack: SmallVec<[ExprId; 16]> = smallvec![root];
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
