@@ -209,21 +209,27 @@ impl<'a> Flattener<'a> {
         if elem.declared_in == from {
             return true;
         }
-        // `from` and its bases; the element is visible when one of them is the class that
-        // declared it, or declares it too (identical duplicates are one element).
-        // Inheritance graphs are small: inline lists, no allocation.
-        let mut stack: SmallVec<[ClassId; 8]> = SmallVec::from_elem(from, 1);
+        let lineage = self.lineage(from);
+        // The class that declared it is `from` or a base; failing that, one of them declares
+        // it too (identical duplicates are one element). The second test scans declarations,
+        // so it runs only when the first fails, which is rare.
+        lineage.contains(&elem.declared_in)
+            || lineage
+                .iter()
+                .any(|&class| self.tree.declares_component(class, name))
+    }
+
+    /// `class` and its bases, transitively. Inheritance graphs are small: an inline list.
+    fn lineage(&self, class: ClassId) -> SmallVec<[ClassId; 8]> {
         let mut seen: SmallVec<[ClassId; 8]> = SmallVec::new();
+        let mut stack: SmallVec<[ClassId; 8]> = SmallVec::from_elem(class, 1);
         while let Some(class) = stack.pop() {
-            if class == elem.declared_in || self.tree.declares_component(class, name) {
-                return true;
-            }
             if !seen.contains(&class) {
                 seen.push(class);
                 stack.extend(self.bases.get(&class).into_iter().flatten().copied());
             }
         }
-        false
+        seen
     }
 
     /// Every name a modifier touches must be an element (or a local class) of the class it
