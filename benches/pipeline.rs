@@ -5,7 +5,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mocca::causal::causal_form;
 use mocca::frontend::flatten_sources;
-use mocca::generate::{rc_chain, rc_chain_stages_for};
+use mocca::generate::{rc_chain, rc_chain_in_template, rc_chain_stages_for};
 use mocca::jacobian::ode_jacobian;
 use mocca::source::SourceMap;
 use mocca::structure;
@@ -49,6 +49,18 @@ fn flatten_and_structure(c: &mut Criterion) {
                 .dae
         };
         group.bench_function(BenchmarkId::new("flatten", equations), |b| b.iter(flatten));
+        // The same model with its source and ground inherited: a million-element class
+        // naming elements of its base (a lookup that must not scan the class).
+        if equations <= 100_000 {
+            let templated = rc_chain_in_template(rc_chain_stages_for(equations));
+            group.bench_function(BenchmarkId::new("flatten-inherited", equations), |b| {
+                b.iter(|| {
+                    let mut sources = SourceMap::new();
+                    let id = sources.add("chain.mo", templated.clone());
+                    flatten_sources(sources, &[id], None, &[]).is_ok()
+                })
+            });
+        }
         let dae = flatten();
         group.bench_function(BenchmarkId::new("structure+jacobian", equations), |b| {
             b.iter(|| {
