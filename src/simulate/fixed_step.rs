@@ -223,7 +223,7 @@ impl Stepper {
             }
             let matrix = self
                 .matrix
-                .as_ref()
+                .as_mut()
                 .expect("implicit methods have a matrix");
             matrix.solve(&mut self.delta);
             let mut converged = true;

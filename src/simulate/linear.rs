@@ -8,8 +8,10 @@
 //! per row), so past a few dozen states the sparse LU's cost, which grows with the fill rather
 //! than with `n³`, is the smaller one.
 
-use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_lu};
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+use faer::{Conj, Par};
 
 /// Above this many unknowns, the sparse LU.
 pub const DENSE_LIMIT: usize = 64;
@@ -99,13 +101,17 @@ impl DenseLu {
     }
 }
 
-/// faer's sparse LU on a fixed pattern.
+/// faer's sparse LU on a fixed pattern. The numeric factors and the scratch space are kept
+/// and refilled: a BDF run refactors at every change of step size (hundreds of times).
 struct SparseLu {
     symbolic: SymbolicSparseColMat<usize>,
     argsort: Argsort<usize>,
     analysis: SymbolicLu<usize>,
     values: Vec<f64>,
-    lu: Option<Lu<usize, f64>>,
+    numeric: NumericLu<usize, f64>,
+    /// `numeric` holds the factors of the last successful factorization.
+    factored: bool,
+    scratch: MemBuffer,
 }
 
 /// Solves `(I − γ J) x = b` for a Jacobian on a fixed pattern.
@@ -141,8 +147,12 @@ impl NewtonMatrix {
             .collect();
         let (symbolic, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &pairs)
             .expect("a pattern of in-range indices");
-        let analysis =
-            SymbolicLu::try_new(symbolic.as_ref()).expect("symbolic LU of a square pattern");
+        let analysis = factorize_symbolic_lu(symbolic.as_ref(), Default::default())
+            .expect("symbolic LU of a square pattern");
+        let scratch = MemBuffer::new(StackReq::any_of(&[
+            analysis.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+            analysis.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ]));
         NewtonMatrix {
             n,
             entry_slot: (0..pattern.len()).collect(),
@@ -152,7 +162,9 @@ impl NewtonMatrix {
                 argsort,
                 analysis,
                 values: vec![0.0; pairs.len()],
-                lu: None,
+                numeric: NumericLu::new(),
+                factored: false,
+                scratch,
             })),
         }
     }
@@ -182,6 +194,7 @@ impl NewtonMatrix {
                 for &slot in &self.diagonal_slot {
                     s.values[slot] = 1.0;
                 }
+                s.factored = false;
                 if s.values.iter().any(|x| !x.is_finite()) {
                     return false;
                 }
@@ -190,21 +203,35 @@ impl NewtonMatrix {
                 else {
                     return false;
                 };
-                s.lu = Lu::try_new_with_symbolic(s.analysis.clone(), m.as_ref()).ok();
-                s.lu.is_some()
+                s.factored = s
+                    .analysis
+                    .factorize_numeric_lu(
+                        &mut s.numeric,
+                        m.as_ref(),
+                        Par::Seq,
+                        MemStack::new(&mut s.scratch),
+                        Default::default(),
+                    )
+                    .is_ok();
+                s.factored
             }
         }
     }
 
     /// Solves with the last factorization, in place.
-    pub fn solve(&self, b: &mut [f64]) {
-        match &self.kind {
+    pub fn solve(&mut self, b: &mut [f64]) {
+        match &mut self.kind {
             Kind::Dense(lu) => lu.solve(b),
             Kind::Sparse(s) => {
-                if let Some(lu) = &s.lu {
-                    use faer::linalg::solvers::Solve;
+                if s.factored {
                     let rhs = faer::MatMut::from_column_major_slice_mut(b, self.n, 1);
-                    lu.solve_in_place(rhs);
+                    // `factored`: `numeric` holds factors computed from `analysis`.
+                    LuRef::new_unchecked(&s.analysis, &s.numeric).solve_in_place_with_conj(
+                        Conj::No,
+                        rhs,
+                        Par::Seq,
+                        MemStack::new(&mut s.scratch),
+                    );
                 }
             }
         }
