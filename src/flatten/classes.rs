@@ -297,21 +297,22 @@ impl<'a> ClassTree<'a> {
         self.composite(start, name).ok()
     }
 
-    /// A class named `name` inside `class`, directly or through its base classes.
     /// Whether `class` itself (not its bases) declares a component `name`.
     pub fn declares_component(&self, class: ClassId, name: &str) -> bool {
-        let Some(ClassBody::Long(comp)) = self.node(class).def.map(|d| &d.body) else {
+        let Some(def) = self.node(class).def else {
             return false;
         };
-        comp.elements.iter().any(|e| match &e.kind {
-            ElementKind::Component(clause) => clause
-                .components
-                .iter()
-                .any(|d| super::instance::strip_quotes(&d.name.name) == name),
-            _ => false,
-        })
+        let clauses = elements_of(def, |kind| match kind {
+            ElementKind::Component(clause) => Some(clause),
+            _ => None,
+        });
+        clauses
+            .iter()
+            .flat_map(|clause| &clause.components)
+            .any(|d| super::instance::strip_quotes(&d.name.name) == name)
     }
 
+    /// A class named `name` inside `class`, directly or through its base classes.
     pub fn member_class(&self, class: ClassId, name: &str, depth: usize) -> Option<ClassId> {
         if let Some(&c) = self.node(class).children.get(name) {
             return Some(c);

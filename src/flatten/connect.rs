@@ -182,7 +182,7 @@ impl<'a> Flattener<'a> {
         let element = self.insts[inst.0 as usize].elements.get(first.as_ref());
         let outside = match element.filter(|e| self.sees(ctx.class, &first, e)) {
             Some(e) => e.connector,
-            _ => {
+            None => {
                 return Err(Diagnostic::error(format!(
                     "unknown connector `{}`",
                     arg.cref.dotted()

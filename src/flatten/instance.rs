@@ -963,20 +963,26 @@ fn same_declaration(
     clause: &ast::ComponentClause,
     decl: &ComponentDecl,
 ) -> bool {
-    if std::ptr::eq(first.decl, decl) {
-        return true;
-    }
-    let text = |c: &ast::ComponentClause, d: &ComponentDecl| {
-        serde_json::to_string(&(&c.prefixes, &c.type_name, &c.dims, d)).unwrap_or_default()
-    };
-    text(first.clause, first.decl) == text(clause, decl)
+    std::ptr::eq(first.decl, decl)
+        || same_text(
+            &(
+                &first.clause.prefixes,
+                &first.clause.type_name,
+                &first.clause.dims,
+                first.decl,
+            ),
+            &(&clause.prefixes, &clause.type_name, &clause.dims, decl),
+        )
 }
 
 /// Two class definitions are the same declaration: one node, or equal but for their places.
 fn same_class(first: &ast::ClassDef, other: &ast::ClassDef) -> bool {
-    std::ptr::eq(first, other)
-        || serde_json::to_string(first).unwrap_or_default()
-            == serde_json::to_string(other).unwrap_or_default()
+    std::ptr::eq(first, other) || same_text(first, other)
+}
+
+/// Equal syntax trees, compared without source positions (the AST's JSON skips spans).
+fn same_text<T: serde::Serialize>(a: &T, b: &T) -> bool {
+    serde_json::to_string(a).unwrap_or_default() == serde_json::to_string(b).unwrap_or_default()
 }
 
 /// Flat names use the text of quoted identifiers without the quotes (`'R1.v'` → `R1.v`), so
