@@ -174,9 +174,11 @@ struct SearchGraph {
     targets: Vec<u32>,
     /// `weights[e * layers + k]`: edge e's weight in layer k.
     weights: Vec<f64>,
-    /// Per node, `(source, edge)` of its in-edges, in compressed rows.
+    /// Per node, the sources of its in-edges, in compressed rows ("in-slots").
     in_offsets: Vec<u32>,
-    in_edges: Vec<(u32, u32)>,
+    sources: Vec<u32>,
+    /// Per out-edge, its in-slot.
+    in_slot: Vec<u32>,
     /// Per node, its self-loop's weights, if it has one.
     self_loops: Vec<Option<Vec<f64>>>,
 }
@@ -210,11 +212,13 @@ impl SearchGraph {
             in_offsets[v + 1] += in_offsets[v];
         }
         let mut fill = in_offsets.clone();
-        let mut in_edges = vec![(0, 0); targets.len()];
+        let mut sources = vec![0; targets.len()];
+        let mut in_slot = vec![0; targets.len()];
         for v in 0..n {
             for e in offsets[v]..offsets[v + 1] {
                 let w = targets[e as usize] as usize;
-                in_edges[fill[w] as usize] = (index(v), e);
+                sources[fill[w] as usize] = index(v);
+                in_slot[e as usize] = fill[w];
                 fill[w] += 1;
             }
         }
@@ -223,7 +227,8 @@ impl SearchGraph {
             targets,
             weights,
             in_offsets,
-            in_edges,
+            sources,
+            in_slot,
             self_loops,
         }
     }
@@ -236,8 +241,9 @@ impl SearchGraph {
         &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
     }
 
-    fn in_edges(&self, v: usize) -> &[(u32, u32)] {
-        &self.in_edges[self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize]
+    /// The in-slots of `v`'s in-edges.
+    fn in_slots(&self, v: usize) -> std::ops::Range<usize> {
+        self.in_offsets[v] as usize..self.in_offsets[v + 1] as usize
     }
 
     /// Edge `edge`'s weight in each of the `layers` layers.
@@ -247,19 +253,47 @@ impl SearchGraph {
     }
 }
 
+/// A node that may be entered.
+const FREE: u8 = 0;
+/// Johnson's blocked mark: no path to the start avoiding the search path, until unblocked.
+const BLOCKED: u8 = 1;
+/// On the search path.
+const ON_PATH: u8 = 2;
+
+/// A dead end whose successors are all on the search path is left free (not blocked and
+/// waiting) when it has at most this many successors: testing it again is a scan this short,
+/// and blocking it would cost marks on its edges and an UNBLOCK cascade when the path moves.
+const LAZY_DEAD_END_DEGREE: usize = 4;
+
+/// What entering a free node would find.
+enum Prospect {
+    /// Some successor is free or the start: enter.
+    Open,
+    /// Every successor is blocked or on the path: block it and wait.
+    Dead,
+    /// Every successor is on the path and there are few: skip it, leave it free.
+    DeadWhileOnPath,
+}
+
 /// The state of Johnson's circuit search, reused across start nodes.
 pub(super) struct Search {
     graph: SearchGraph,
     layers: usize,
-    /// Johnson's blocked marks. Nodes outside the component are always blocked, so one test
+    /// Per node: [`FREE`], [`BLOCKED`] (Johnson's blocked mark) or [`ON_PATH`] (blocked too, as
+    /// Johnson's path nodes are). Nodes outside the component are always blocked, so one test
     /// keeps the search inside it.
-    blocked: Vec<bool>,
+    state: Vec<u8>,
     /// Johnson's B lists, one mark per edge: `v` is in `B(w)` (to be unblocked with `w`) when
     /// the mark of edge `v → w` equals `epoch`. B(w) only ever holds predecessors of w, so the
     /// marks are a set without duplicates or lists to allocate, and a new epoch per start
-    /// empties them all at once.
+    /// empties them all at once. Marks are stored by in-slot, so UNBLOCK reads w's in a row.
     waits: Vec<u32>,
     epoch: u32,
+    /// Per node: whether it was last seen a dead end (nothing found below it). Only such
+    /// nodes are tested before being entered; the others, usually open again, are entered
+    /// directly, and a dead end among them is found by the search below it, as Johnson finds
+    /// every dead end. A hint: either value gives the same cycles.
+    seen_dead: Vec<bool>,
     /// The work list of UNBLOCK, kept to reuse its allocation.
     unblocking: Vec<u32>,
     path: Vec<usize>,
@@ -282,7 +316,8 @@ impl Search {
             waits: vec![0; graph.targets.len()],
             graph,
             layers: layers.len(),
-            blocked: vec![true; n],
+            state: vec![BLOCKED; n],
+            seen_dead: vec![true; n],
             epoch: 0,
             unblocking: Vec::new(),
             path: Vec::new(),
@@ -311,14 +346,14 @@ impl Search {
             }
         };
         for &v in component {
-            self.blocked[v] = false;
+            self.state[v] = FREE;
         }
         self.path.clear();
         self.frames.clear();
         self.sums.clear();
         self.sums.resize(self.layers, 0.0);
         self.path.push(start);
-        self.blocked[start] = true;
+        self.state[start] = ON_PATH;
         let result = self.search(start, sink);
         if result.is_err() {
             for (depth, &v) in self.path.iter().enumerate().rev() {
@@ -326,7 +361,7 @@ impl Search {
             }
         }
         for &v in component {
-            self.blocked[v] = true;
+            self.state[v] = BLOCKED;
         }
         result
     }
@@ -354,13 +389,19 @@ impl Search {
                 if w == start {
                     top.closed = true;
                     self.emit(edge, sink)?;
-                } else if !self.blocked[w] {
+                } else if self.state[w] == FREE {
                     self.tick()?;
-                    if self.is_dead_end(w, start) {
-                        // What descending would do, without the path push and pop.
-                        self.blocked[w] = true;
-                        self.wait_on_successors(w);
-                        continue;
+                    if self.seen_dead[w] {
+                        match self.prospect(w, start) {
+                            Prospect::Open => self.seen_dead[w] = false,
+                            Prospect::Dead => {
+                                // What descending would do, without the path push and pop.
+                                self.state[w] = BLOCKED;
+                                self.wait_on_successors(w);
+                                continue;
+                            }
+                            Prospect::DeadWhileOnPath => continue,
+                        }
                     }
                     self.frames.push(top);
                     self.descend(w, edge);
@@ -381,6 +422,9 @@ impl Search {
             if top.closed {
                 self.unblock(v);
             } else {
+                self.block_lazy_dead_ends(v, start);
+                self.seen_dead[v] = true;
+                self.state[v] = BLOCKED;
                 self.wait_on_successors(v);
             }
             let Some(parent) = self.frames.pop() else {
@@ -393,15 +437,41 @@ impl Search {
         }
     }
 
-    /// Once on the path, `w` would find every successor blocked and none of them `start`: no
-    /// cycle below it, so it stays blocked and waits. Dead ends are common (in the heat
-    /// exchanger every wall volume on the returning half of a long cycle is one), and spotting
-    /// one costs a scan of its edges only.
-    fn is_dead_end(&self, w: usize, start: usize) -> bool {
-        self.graph
-            .successors(w)
-            .iter()
-            .all(|&x| x as usize != start && self.blocked[x as usize])
+    /// Whether the free node `w` is worth entering. Once on the path, a dead end would find
+    /// every successor blocked and none of them `start`: no cycle below it. Dead ends are
+    /// common (in the heat exchanger every wall volume on the returning half of a long cycle is
+    /// one, its two neighbours on the path), and spotting one costs a scan of its edges only.
+    fn prospect(&self, w: usize, start: usize) -> Prospect {
+        let successors = self.graph.successors(w);
+        let mut all_on_path = true;
+        for &x in successors {
+            let x = x as usize;
+            if x == start || self.state[x] == FREE {
+                return Prospect::Open;
+            }
+            all_on_path &= self.state[x] == ON_PATH;
+        }
+        if all_on_path && successors.len() <= LAZY_DEAD_END_DEGREE {
+            Prospect::DeadWhileOnPath
+        } else {
+            Prospect::Dead
+        }
+    }
+
+    /// `v` leaves the path without a cycle below it and is about to wait on its successors.
+    /// A successor left free as a dead end while its successors were on the path is blocked
+    /// now, as Johnson would have, so that UNBLOCK reaches `v` through it. (No unblocking ran
+    /// since v entered the path, for it would have closed v, so every free successor but the
+    /// start is such a node, its successors still on the path.)
+    fn block_lazy_dead_ends(&mut self, v: usize, start: usize) {
+        let (first, end) = self.graph.out_edges(v);
+        for edge in first..end {
+            let w = self.graph.targets[edge as usize] as usize;
+            if w != start && self.state[w] == FREE {
+                self.state[w] = BLOCKED;
+                self.wait_on_successors(w);
+            }
+        }
     }
 
     fn descend(&mut self, w: usize, edge: u32) {
@@ -413,7 +483,7 @@ impl Search {
             self.sums.push(s);
         }
         self.path.push(w);
-        self.blocked[w] = true;
+        self.state[w] = ON_PATH;
     }
 
     /// Hands the path closed by `edge` to the sink, unless the budget is spent.
@@ -453,23 +523,35 @@ impl Search {
         Ok(())
     }
 
-    /// Johnson's UNBLOCK, with a work list instead of recursion.
+    /// Johnson's UNBLOCK of `v`, leaving the path, with a work list instead of recursion.
+    /// Only blocked nodes are unblocked in the cascade: one on the path stays there.
     fn unblock(&mut self, v: usize) {
-        let work = &mut self.unblocking;
-        work.clear();
-        work.push(v as u32);
-        while let Some(u) = work.pop() {
+        self.state[v] = FREE;
+        // Usually nothing waits on v: settle that without the work list.
+        let slots = self.graph.in_slots(v);
+        if self.waits[slots.clone()]
+            .iter()
+            .all(|&mark| mark != self.epoch)
+        {
+            return;
+        }
+        self.unblocking.clear();
+        self.release_waiting(v);
+        while let Some(u) = self.unblocking.pop() {
             let u = u as usize;
-            if !self.blocked[u] {
-                continue;
+            if self.state[u] == BLOCKED {
+                self.state[u] = FREE;
+                self.release_waiting(u);
             }
-            self.blocked[u] = false;
-            for &(x, edge) in self.graph.in_edges(u) {
-                let mark = &mut self.waits[edge as usize];
-                if *mark == self.epoch {
-                    *mark = 0;
-                    work.push(x);
-                }
+        }
+    }
+
+    /// Clears the marks of the nodes waiting on `u` and puts them on UNBLOCK's work list.
+    fn release_waiting(&mut self, u: usize) {
+        for slot in self.graph.in_slots(u) {
+            if self.waits[slot] == self.epoch {
+                self.waits[slot] = 0;
+                self.unblocking.push(self.graph.sources[slot]);
             }
         }
     }
@@ -477,10 +559,9 @@ impl Search {
     /// No cycle was closed below v: v stays blocked until one of its successors is unblocked.
     /// (A mark on an edge leaving the component is never read: its target stays blocked.)
     fn wait_on_successors(&mut self, v: usize) {
-        let epoch = self.epoch;
         let (first, end) = self.graph.out_edges(v);
-        for mark in &mut self.waits[first as usize..end as usize] {
-            *mark = epoch;
+        for &slot in &self.graph.in_slot[first as usize..end as usize] {
+            self.waits[slot as usize] = self.epoch;
         }
     }
 
