@@ -441,6 +441,7 @@ impl Search {
     /// every successor blocked and none of them `start`: no cycle below it. Dead ends are
     /// common (in the heat exchanger every wall volume on the returning half of a long cycle is
     /// one, its two neighbours on the path), and spotting one costs a scan of its edges only.
+    #[inline(always)]
     fn prospect(&self, w: usize, start: usize) -> Prospect {
         let successors = self.graph.successors(w);
         let mut all_on_path = true;
@@ -474,6 +475,7 @@ impl Search {
         }
     }
 
+    #[inline(always)]
     fn descend(&mut self, w: usize, edge: u32) {
         let k = self.layers;
         let top = self.sums.len() - k;
