@@ -19,6 +19,13 @@ fn flatten(text: &str, params: &[(&str, &str)]) -> Result<Dae, String> {
     }
 }
 
+/// Flattening `text` fails (`why` says why it should) with a message holding every one of
+/// `parts` (words of the message, `test.mo:line:column` of its span).
+fn assert_rejected(text: &str, why: &str, parts: &[&str]) {
+    let err = flatten(text, &[]).expect_err(why);
+    assert!(parts.iter().all(|part| err.contains(part)), "{err}");
+}
+
 /// Every equation as `lhs = rhs` text.
 fn equations(dae: &Dae) -> Vec<String> {
     dae.equations
@@ -573,15 +580,20 @@ fn modifiers_must_name_elements_and_may_not_reach_protected_classes() {
 #[test]
 fn a_parameter_bound_to_time_or_a_state_is_an_error() {
     let text = "model M\n  parameter Real p = 2 * time;\n  Real x(start = 1);\nequation\n  der(x) = -p * x;\nend M;\n";
-    let err = flatten(text, &[]).expect_err("time in a parameter binding");
-    assert!(
-        err.contains("the value of parameter `p` depends on the continuous `time`")
-            && err.contains("test.mo:2:"),
-        "{err}"
+    assert_rejected(
+        text,
+        "time in a parameter binding",
+        &[
+            "the value of parameter `p` depends on the continuous `time`",
+            "test.mo:2:",
+        ],
     );
     let state = text.replace("2 * time", "2 * x");
-    let err = flatten(&state, &[]).expect_err("a state in a parameter binding");
-    assert!(err.contains("depends on the"), "{err}");
+    assert_rejected(
+        &state,
+        "a state in a parameter binding",
+        &["depends on the"],
+    );
     assert!(flatten(&text.replace("2 * time", "2"), &[]).is_ok());
 }
 
@@ -593,17 +605,20 @@ fn names_in_a_base_class_see_its_bases_but_not_the_classes_extending_it() {
     assert_eq!(equations(&dae), ["b = 2.0 * c", "m = b + c", "c = 1.0"]);
     // C's binding reads M's `m`: not visible from C (Modelica 7.1).
     let upward = "model C Real c = m; end C;\nmodel M extends C; Real m = 1; end M;\n";
-    let err = flatten(upward, &[]).expect_err("a base reads the derived class");
-    assert!(
-        err.contains("`m` is declared in `M`, which extends `C`") && err.contains("test.mo:1:18"),
-        "{err}"
+    assert_rejected(
+        upward,
+        "a base reads the derived class",
+        &["`m` is declared in `M`, which extends `C`", "test.mo:1:18"],
     );
     // The same through `connect` in a base class.
     let connect = format!(
         "{PIN_LIB}model Half Pin a; equation connect(a, b); end Half;\nmodel Whole extends Half; Pin b; end Whole;\n"
     );
-    let err = flatten(&connect, &[]).expect_err("a base connects a derived connector");
-    assert!(err.contains("unknown connector `b`"), "{err}");
+    assert_rejected(
+        &connect,
+        "a base connects a derived connector",
+        &["unknown connector `b`"],
+    );
 }
 
 #[test]
@@ -619,11 +634,13 @@ fn identical_declarations_in_several_bases_are_one_element_visible_from_each() {
 fn only_constants_are_found_in_enclosing_classes() {
     // B's `x` finds A's continuous `x` first, which hides the outer constant (Modelica 5.3.1).
     let text = "model Top\n  constant Real x = 4;\n  model A\n    Real x = 3;\n    model B Real y = x; end B;\n    B b;\n  end A;\n  A a;\nend Top;\n";
-    let err = flatten(text, &[]).expect_err("a variable from an enclosing class");
-    assert!(
-        err.contains("`x` is found in the enclosing class `Top.A`, where it is not a constant")
-            && err.contains("test.mo:5:22"),
-        "{err}"
+    assert_rejected(
+        text,
+        "a variable from an enclosing class",
+        &[
+            "`x` is found in the enclosing class `Top.A`, where it is not a constant",
+            "test.mo:5:22",
+        ],
     );
     // With A's `x` a constant, B reads it (3, not Top's 4).
     let dae = flatten(&text.replace("Real x = 3", "constant Real x = 3"), &[]).unwrap();
@@ -637,14 +654,17 @@ fn only_constants_are_found_in_enclosing_classes() {
 #[test]
 fn time_belongs_to_models_and_blocks_not_to_connectors_or_records() {
     let connector = "connector C Real x = time; flow Real f; end C;\nmodel M C c; end M;\n";
-    let err = flatten(connector, &[]).expect_err("time in a connector");
-    assert!(
-        err.contains("`time` is not available in a connector") && err.contains("test.mo:1:22"),
-        "{err}"
+    assert_rejected(
+        connector,
+        "time in a connector",
+        &["`time` is not available in a connector", "test.mo:1:22"],
     );
     let record = "record R Real x = time; end R;\nmodel M R r; end M;\n";
-    let err = flatten(record, &[]).expect_err("time in a record");
-    assert!(err.contains("`time` is not available in a record"), "{err}");
+    assert_rejected(
+        record,
+        "time in a record",
+        &["`time` is not available in a record"],
+    );
     // A modifier written in the model may bind a connector's variable to `time`.
     let from_model = "connector C Real x; flow Real f; end C;\nmodel M C c(x = time); end M;\n";
     let dae = flatten(from_model, &[]).expect("time written in the model");
@@ -654,11 +674,13 @@ fn time_belongs_to_models_and_blocks_not_to_connectors_or_records() {
 #[test]
 fn a_local_class_inherited_twice_must_be_the_same_definition() {
     let differing = "model Base model A Real x = 2; end A; end Base;\nmodel M model A Real x = 3; end A; extends Base; A a; end M;\n";
-    let err = flatten(differing, &[]).expect_err("two different local classes `A`");
-    assert!(
-        err.contains("class `A` is declared twice with different definitions")
-            && err.contains("test.mo:1:18"),
-        "{err}"
+    assert_rejected(
+        differing,
+        "two different local classes `A`",
+        &[
+            "class `A` is declared twice with different definitions",
+            "test.mo:1:18",
+        ],
     );
     // The same text in both places is one class (Modelica 7.1).
     let same = differing.replace("x = 3", "x = 2");
@@ -670,10 +692,10 @@ fn a_local_class_inherited_twice_must_be_the_same_definition() {
 fn a_type_extending_a_predefined_type_has_no_protected_section() {
     let text =
         "type T\n  extends Real;\nprotected\n  model M end M;\nend T;\nmodel U T t = 1; end U;\n";
-    let err = flatten(text, &[]).expect_err("a protected element in a type");
-    assert!(
-        err.contains("a type cannot have protected elements") && err.contains("test.mo:4:3"),
-        "{err}"
+    assert_rejected(
+        text,
+        "a protected element in a type",
+        &["a type cannot have protected elements", "test.mo:4:3"],
     );
     let public = text.replace("protected\n", "");
     assert!(flatten(&public, &[]).is_ok());

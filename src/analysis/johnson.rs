@@ -396,8 +396,7 @@ impl Search {
                             Prospect::Open => self.seen_dead[w] = false,
                             Prospect::Dead => {
                                 // What descending would do, without the path push and pop.
-                                self.state[w] = BLOCKED;
-                                self.wait_on_successors(w);
+                                self.block_and_wait(w);
                                 continue;
                             }
                             Prospect::DeadWhileOnPath => continue,
@@ -424,8 +423,7 @@ impl Search {
             } else {
                 self.block_lazy_dead_ends(v, start);
                 self.seen_dead[v] = true;
-                self.state[v] = BLOCKED;
-                self.wait_on_successors(v);
+                self.block_and_wait(v);
             }
             let Some(parent) = self.frames.pop() else {
                 return Ok(());
@@ -469,8 +467,7 @@ impl Search {
         for edge in first..end {
             let w = self.graph.targets[edge as usize] as usize;
             if w != start && self.state[w] == FREE {
-                self.state[w] = BLOCKED;
-                self.wait_on_successors(w);
+                self.block_and_wait(w);
             }
         }
     }
@@ -531,10 +528,7 @@ impl Search {
         self.state[v] = FREE;
         // Usually nothing waits on v: settle that without the work list.
         let slots = self.graph.in_slots(v);
-        if self.waits[slots.clone()]
-            .iter()
-            .all(|&mark| mark != self.epoch)
-        {
+        if self.waits[slots].iter().all(|&mark| mark != self.epoch) {
             return;
         }
         self.unblocking.clear();
@@ -558,9 +552,10 @@ impl Search {
         }
     }
 
-    /// No cycle was closed below v: v stays blocked until one of its successors is unblocked.
+    /// No cycle was closed below v: v is blocked until one of its successors is unblocked.
     /// (A mark on an edge leaving the component is never read: its target stays blocked.)
-    fn wait_on_successors(&mut self, v: usize) {
+    fn block_and_wait(&mut self, v: usize) {
+        self.state[v] = BLOCKED;
         let (first, end) = self.graph.out_edges(v);
         for &slot in &self.graph.in_slot[first as usize..end as usize] {
             self.waits[slot as usize] = self.epoch;
