@@ -58,15 +58,51 @@ impl StateBounds {
     }
 }
 
-/// Folds cycles into [`StateBounds`] for one α. A cycle is the whole search path, so its bound
-/// and count are parked at the path's top depth and settle into a node as it leaves the path,
-/// passing on to the depth below: O(1) per cycle, however long.
+/// Folds cycles into [`StateBounds`] for one α. A cycle is the whole search path (and the
+/// tail, if replayed), so its bound and count are parked at the path's top depth (and the
+/// tail's top) and settle into a node as it leaves the path, passing on to the depth below:
+/// O(1) per cycle, however long.
 pub struct MinFold<'w> {
     alpha: f64,
     points: &'w [PointWeights],
-    /// Per path depth: the smallest bound and the number of cycles not yet settled there.
-    parked: Vec<(f64, u64)>,
+    path: Parked,
+    tail: Parked,
     pub bounds: StateBounds,
+}
+
+/// Per position of a stack (the search path or the tail): the smallest bound and the number of
+/// the cycles through it and every position below that are not yet settled.
+#[derive(Default)]
+struct Parked(Vec<(f64, u64)>);
+
+impl Parked {
+    fn park(&mut self, top: usize, bound: f64) {
+        if self.0.len() <= top {
+            self.0.resize(top + 1, (f64::INFINITY, 0));
+        }
+        let slot = &mut self.0[top];
+        slot.0 = slot.0.min(bound);
+        slot.1 += 1;
+    }
+
+    /// The node at `position` leaves: what is parked there settles into it and passes on down.
+    fn settle(&mut self, position: usize, node: usize, bounds: &mut StateBounds) {
+        let Some(&(bound, count)) = self.0.get(position) else {
+            return;
+        };
+        if count == 0 {
+            return;
+        }
+        self.0[position] = (f64::INFINITY, 0);
+        let h = &mut bounds.h_bar[node];
+        *h = h.min(bound);
+        bounds.cycles_through[node] += count;
+        if position > 0 {
+            let below = &mut self.0[position - 1];
+            below.0 = below.0.min(bound);
+            below.1 += count;
+        }
+    }
 }
 
 impl<'w> MinFold<'w> {
@@ -74,7 +110,8 @@ impl<'w> MinFold<'w> {
         MinFold {
             alpha,
             points,
-            parked: Vec::new(),
+            path: Parked::default(),
+            tail: Parked::default(),
             bounds: StateBounds {
                 h_bar: vec![f64::INFINITY; n],
                 cycles_through: vec![0; n],
@@ -85,7 +122,7 @@ impl<'w> MinFold<'w> {
 
 impl CycleSink for MinFold<'_> {
     fn cycle(&mut self, cycle: Cycle<'_>) {
-        let len = cycle.nodes.len();
+        let len = cycle.len();
         let first = cycle.nodes[0];
         let bound = self
             .points
@@ -93,30 +130,22 @@ impl CycleSink for MinFold<'_> {
             .zip(cycle.weight_sums)
             .map(|(p, &lp)| cycle_bound(self.alpha, len, lp, p.diagonal[first]))
             .fold(f64::INFINITY, f64::min);
-        if self.parked.len() < len {
-            self.parked.resize(len, (f64::INFINITY, 0));
+        self.path.park(cycle.nodes.len() - 1, bound);
+        if !cycle.tail.is_empty() {
+            self.tail.park(cycle.tail.len() - 1, bound);
         }
-        let top = &mut self.parked[len - 1];
-        top.0 = top.0.min(bound);
-        top.1 += 1;
     }
 
     fn leave(&mut self, depth: usize, node: usize) {
-        let Some(&(bound, count)) = self.parked.get(depth) else {
-            return;
-        };
-        if count == 0 {
-            return;
-        }
-        self.parked[depth] = (f64::INFINITY, 0);
-        let h = &mut self.bounds.h_bar[node];
-        *h = h.min(bound);
-        self.bounds.cycles_through[node] += count;
-        if depth > 0 {
-            let below = &mut self.parked[depth - 1];
-            below.0 = below.0.min(bound);
-            below.1 += count;
-        }
+        self.path.settle(depth, node, &mut self.bounds);
+    }
+
+    fn takes_tails(&self) -> bool {
+        true
+    }
+
+    fn leave_tail(&mut self, position: usize, node: usize) {
+        self.tail.settle(position, node, &mut self.bounds);
     }
 }
 
@@ -144,10 +173,10 @@ impl Profile {
     }
 
     pub fn visit(&mut self, cycle: Cycle<'_>, points: &[PointWeights]) {
-        for &v in cycle.nodes {
+        for v in cycle.members() {
             self.cycles_through[v] += 1;
         }
-        let len = cycle.nodes.len();
+        let len = cycle.len();
         if len == 1 {
             let v = cycle.nodes[0];
             for p in points {
@@ -165,7 +194,7 @@ impl Profile {
         if lp == f64::NEG_INFINITY {
             return;
         }
-        for &v in cycle.nodes {
+        for v in cycle.members() {
             let lengths = &mut self.longer[v];
             match lengths.binary_search_by_key(&len, |&(l, _)| l) {
                 Ok(k) => lengths[k].1 = lengths[k].1.max(lp),
@@ -238,6 +267,10 @@ impl<'w> ProfileFold<'w> {
 impl CycleSink for ProfileFold<'_> {
     fn cycle(&mut self, cycle: Cycle<'_>) {
         self.profile.visit(cycle, self.points);
+    }
+
+    fn takes_tails(&self) -> bool {
+        true
     }
 }
 

@@ -15,6 +15,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::chains::{self, Chain, Chains};
 use super::digraph::Digraph;
 
 /// When to stop: after this many cycles and/or this much wall time.
@@ -35,8 +36,28 @@ pub enum Stop {
 /// node) and, per weight layer, the sum of its edges' weights.
 #[derive(Clone, Copy, Debug)]
 pub struct Cycle<'a> {
+    /// The search path: the cycle's first nodes, in order.
     pub nodes: &'a [usize],
+    /// The cycle's remaining nodes when it was replayed (see [`CycleSink::takes_tails`]), from
+    /// the last one back: the cycle is `nodes` followed by `tail` reversed. Empty otherwise.
+    pub tail: &'a [usize],
     pub weight_sums: &'a [f64],
+}
+
+impl Cycle<'_> {
+    /// The number of nodes (and edges).
+    pub fn len(&self) -> usize {
+        self.nodes.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The nodes in order along the edges.
+    pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().chain(self.tail.iter().rev()).copied()
+    }
 }
 
 /// How far the search has gone, for progress bars.
@@ -82,6 +103,17 @@ pub trait CycleSink {
     /// on the path has been handed over. A fold that updates each node of each cycle can
     /// instead gather per depth and settle here, O(1) per cycle instead of O(length).
     fn leave(&mut self, _depth: usize, _node: usize) {}
+
+    /// Whether cycles may come with a tail: the search then replays the walks back to the
+    /// start it remembers ([`super::chains`]) instead of walking them, and hands their nodes
+    /// over as `Cycle::tail`, a stack that outlives the cycle like the path does.
+    fn takes_tails(&self) -> bool {
+        false
+    }
+
+    /// The node at `position` of the tail leaves it, as [`CycleSink::leave`] for the path:
+    /// every cycle through it while it was in the tail has been handed over.
+    fn leave_tail(&mut self, _position: usize, _node: usize) {}
 }
 
 impl CycleSink for dyn FnMut(Cycle<'_>) + '_ {
@@ -163,6 +195,58 @@ struct Frame {
     next: u32,
     end: u32,
     closed: bool,
+}
+
+impl Frame {
+    fn new((next, end): (u32, u32)) -> Frame {
+        Frame {
+            next,
+            end,
+            closed: false,
+        }
+    }
+}
+
+/// Beside a node's [`Frame`], when chains are remembered: what its walk found below, the
+/// deepest path node it read (see [`super::chains`]) and the generation at its entry.
+#[derive(Clone, Copy)]
+struct Walk {
+    below: Below,
+    dep: u32,
+    generation: u64,
+}
+
+impl Walk {
+    fn new(generation: u64) -> Walk {
+        Walk {
+            below: Below::Nothing,
+            dep: 0,
+            generation,
+        }
+    }
+}
+
+/// The cycles found below a node on the path, as far as remembering a chain cares.
+#[derive(Clone, Copy)]
+enum Below {
+    Nothing,
+    /// One cycle, through this out-edge and then the chain (or [`chains::NONE`]: the edge
+    /// closes to the start).
+    One {
+        edge: u32,
+        chain: u32,
+    },
+    /// More than one, or one that left no chain.
+    Other,
+}
+
+impl Below {
+    fn and(self, edge: u32, chain: u32) -> Below {
+        match self {
+            Below::Nothing => Below::One { edge, chain },
+            _ => Below::Other,
+        }
+    }
 }
 
 /// The digraph as the circuit search walks it: no self-loops (a self-loop is a cycle only on
@@ -299,6 +383,8 @@ pub(super) struct Search {
     path: Vec<usize>,
     /// One per node of `path` but the top one, whose frame is held apart.
     frames: Vec<Frame>,
+    /// The same for the walks, when chains are remembered.
+    walks: Vec<Walk>,
     /// Per depth, per layer: the weight sum of the path so far.
     sums: Vec<f64>,
     closing: Vec<f64>,
@@ -306,6 +392,15 @@ pub(super) struct Search {
     budget: Budget,
     began: Instant,
     steps: u32,
+    chains: Chains,
+    /// Per depth of the path: the stamp of the push that put its node there (never reused).
+    stamps: Vec<u64>,
+    next_stamp: u64,
+    /// Per node on the path: its depth.
+    depth_of: Vec<u32>,
+    /// Counts the blocks and the unblocks that freed anything: a chain remembered in another
+    /// generation is not replayed.
+    generation: u64,
 }
 
 impl Search {
@@ -322,12 +417,18 @@ impl Search {
             unblocking: Vec::new(),
             path: Vec::new(),
             frames: Vec::new(),
+            walks: Vec::new(),
             sums: Vec::new(),
             closing: vec![0.0; layers.len()],
             cycles: 0,
             budget,
             began: Instant::now(),
             steps: 0,
+            chains: Chains::new(n, layers.len()),
+            stamps: Vec::new(),
+            next_stamp: 0,
+            depth_of: vec![0; n],
+            generation: 0,
         }
     }
 
@@ -350,16 +451,25 @@ impl Search {
         }
         self.path.clear();
         self.frames.clear();
+        self.walks.clear();
         self.sums.clear();
         self.sums.resize(self.layers, 0.0);
-        self.path.push(start);
-        self.state[start] = ON_PATH;
-        let result = self.search(start, sink);
+        self.chains.clear(component);
+        self.stamps.clear();
+        let result = if sink.takes_tails() {
+            self.push::<true>(start);
+            self.search::<S, true>(start, sink)
+        } else {
+            self.push::<false>(start);
+            self.search::<S, false>(start, sink)
+        };
         if result.is_err() {
             for (depth, &v) in self.path.iter().enumerate().rev() {
                 sink.leave(depth, v);
             }
         }
+        self.chains
+            .pop_tail_to(0, &mut |position, node| sink.leave_tail(position, node));
         for &v in component {
             self.state[v] = BLOCKED;
         }
@@ -367,13 +477,14 @@ impl Search {
     }
 
     /// The circuit search from `start`, already on the path; the top frame lives in locals.
-    fn search<S: CycleSink + ?Sized>(&mut self, start: usize, sink: &mut S) -> Result<(), Stop> {
-        let (next, end) = self.graph.out_edges(start);
-        let mut top = Frame {
-            next,
-            end,
-            closed: false,
-        };
+    /// With `REPLAY`, chains are remembered and replayed (the sink takes tails).
+    fn search<S: CycleSink + ?Sized, const REPLAY: bool>(
+        &mut self,
+        start: usize,
+        sink: &mut S,
+    ) -> Result<(), Stop> {
+        let mut top = Frame::new(self.graph.out_edges(start));
+        let mut walk = Walk::new(self.generation);
         // The start's self-loop comes first, as in a scan of its edges in target order: the
         // edges to smaller nodes lead out of the component.
         if self.graph.self_loops[start].is_some() {
@@ -388,10 +499,31 @@ impl Search {
                 let w = self.graph.targets[edge as usize] as usize;
                 if w == start {
                     top.closed = true;
+                    walk.below = walk.below.and(edge, chains::NONE);
                     self.emit(edge, sink)?;
                 } else if self.state[w] == FREE {
                     self.tick()?;
-                    if self.seen_dead[w] {
+                    if REPLAY {
+                        if let Some(chain) = self.replayable(w, sink) {
+                            self.replay(chain, edge, sink)?;
+                            top.closed = true;
+                            walk.below = walk.below.and(edge, chain);
+                            continue;
+                        }
+                        // Always tested: entering a dead end blocks it, and a block
+                        // invalidates every chain remembered.
+                        match self.prospect(w, start) {
+                            Prospect::Open => {}
+                            Prospect::Dead => {
+                                self.block_and_wait(w);
+                                continue;
+                            }
+                            Prospect::DeadWhileOnPath => {
+                                walk.dep = walk.dep.max(self.deepest_successor(w, v));
+                                continue;
+                            }
+                        }
+                    } else if self.seen_dead[w] {
                         match self.prospect(w, start) {
                             Prospect::Open => self.seen_dead[w] = false,
                             Prospect::Dead => {
@@ -403,19 +535,23 @@ impl Search {
                         }
                     }
                     self.frames.push(top);
-                    self.descend(w, edge);
+                    if REPLAY {
+                        self.walks.push(walk);
+                        walk = Walk::new(self.generation);
+                    }
+                    self.descend::<REPLAY>(w, edge);
                     v = w;
-                    let (next, end) = self.graph.out_edges(w);
-                    top = Frame {
-                        next,
-                        end,
-                        closed: false,
-                    };
+                    top = Frame::new(self.graph.out_edges(w));
+                } else if REPLAY && self.state[w] == ON_PATH {
+                    walk.dep = walk.dep.max(self.depth_of[w]);
                 }
                 continue;
             }
             let depth = self.path.len() - 1;
             self.path.pop();
+            if REPLAY {
+                self.stamps.pop();
+            }
             self.sums.truncate(self.sums.len() - self.layers);
             sink.leave(depth, v);
             if top.closed {
@@ -431,6 +567,16 @@ impl Search {
             let closed = top.closed;
             top = parent;
             top.closed |= closed;
+            if REPLAY {
+                let below = walk;
+                walk = self.walks.pop().expect("one walk per frame");
+                if closed {
+                    walk.below = match self.remember(v, depth, &below, sink) {
+                        chains::NONE => Below::Other,
+                        chain => walk.below.and(top.next - 1, chain),
+                    };
+                }
+            }
             v = self.path[depth - 1];
         }
     }
@@ -473,7 +619,7 @@ impl Search {
     }
 
     #[inline(always)]
-    fn descend(&mut self, w: usize, edge: u32) {
+    fn descend<const REPLAY: bool>(&mut self, w: usize, edge: u32) {
         let k = self.layers;
         let top = self.sums.len() - k;
         let weights = self.graph.weights(edge, k);
@@ -481,8 +627,113 @@ impl Search {
             let s = self.sums[top + layer] + weight;
             self.sums.push(s);
         }
+        self.push::<REPLAY>(w);
+    }
+
+    #[inline(always)]
+    fn push<const REPLAY: bool>(&mut self, w: usize) {
+        if REPLAY {
+            self.depth_of[w] = self.path.len() as u32;
+            self.stamps.push(self.next_stamp);
+            self.next_stamp += 1;
+        }
         self.path.push(w);
         self.state[w] = ON_PATH;
+    }
+
+    /// The deepest of the path nodes a dead end `w` hangs off, but `v` (whose chain reads
+    /// them; `v` is the chain's own).
+    fn deepest_successor(&self, w: usize, v: usize) -> u32 {
+        self.graph
+            .successors(w)
+            .iter()
+            .map(|&x| x as usize)
+            .filter(|&x| x != v)
+            .map(|x| self.depth_of[x])
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `v`, at `depth`, left the path having found cycles: remembers its chain if it found
+    /// exactly one and blocked or unblocked nothing on the way. Returns the chain or
+    /// [`chains::NONE`].
+    fn remember<S: CycleSink + ?Sized>(
+        &mut self,
+        v: usize,
+        depth: usize,
+        walk: &Walk,
+        sink: &mut S,
+    ) -> u32 {
+        let Below::One { edge, chain: next } = walk.below else {
+            return chains::NONE;
+        };
+        if walk.generation != self.generation {
+            return chains::NONE;
+        }
+        // (`next`, if any, is of this generation too: it was remembered after v's entry.)
+        self.chains.enter(self.generation, &mut |position, node| {
+            sink.leave_tail(position, node)
+        });
+        let mut dep = walk.dep;
+        if let Some(rest) = (next != chains::NONE).then(|| self.chains.chain(next)) {
+            // What the rest read at v's depth is v itself; below, the whole path is kept.
+            dep = dep.max(rest.dep_depth.min(depth as u32 - 1));
+        }
+        if dep + 1 == depth as u32 {
+            // It reads v's parent, so it is replayed only if v is entered again from deeper
+            // down while the parent is still on the path: rare (in a complete digraph, where
+            // every chain is of this kind, never), so it is not kept.
+            return chains::NONE;
+        }
+        let chain = Chain {
+            node: v as u32,
+            next,
+            dep_depth: dep,
+            dep_stamp: self.stamps[dep as usize],
+            generation: self.generation,
+        };
+        let weights = self.graph.weights(edge, self.layers);
+        self.chains.remember(chain, weights)
+    }
+
+    /// `w`'s latest chain, if entering `w` now would walk it again: nothing it read has
+    /// changed and none of its nodes is on the path. Makes it the tail.
+    fn replayable<S: CycleSink + ?Sized>(&mut self, w: usize, sink: &mut S) -> Option<u32> {
+        let (id, chain) = self.chains.latest(w, self.generation)?;
+        let dep = chain.dep_depth as usize;
+        if self.stamps.get(dep) != Some(&chain.dep_stamp) {
+            return None;
+        }
+        self.chains
+            .make_tail(id, &mut |position, node| sink.leave_tail(position, node));
+        // The path up to `dep` is the one the chain was walked beside, so only the nodes
+        // pushed since can be the chain's; check whichever list is shorter.
+        let pushed_since = &self.path[dep + 1..];
+        let tail = self.chains.tail_nodes();
+        let clear = if pushed_since.len() <= tail.len() {
+            pushed_since.iter().all(|&x| !self.chains.in_tail(x))
+        } else {
+            tail.iter().all(|&x| self.state[x] != ON_PATH)
+        };
+        clear.then_some(id)
+    }
+
+    /// Hands over the cycle of the path, `edge` and the chain `chain` (the tail), unless the
+    /// budget is spent.
+    fn replay<S: CycleSink + ?Sized>(
+        &mut self,
+        chain: u32,
+        edge: u32,
+        sink: &mut S,
+    ) -> Result<(), Stop> {
+        let k = self.layers;
+        let top = self.sums.len() - k;
+        let weights = self.graph.weights(edge, k);
+        let rest = self.chains.sums(chain);
+        for layer in 0..k {
+            self.closing[layer] = self.sums[top + layer] + weights[layer] + rest[layer];
+        }
+        self.hand_over(sink, true)
     }
 
     /// Hands the path closed by `edge` to the sink, unless the budget is spent.
@@ -493,7 +744,7 @@ impl Search {
         for (layer, &weight) in weights.iter().enumerate() {
             self.closing[layer] = self.sums[top + layer] + weight;
         }
-        self.hand_over(sink)
+        self.hand_over(sink, false)
     }
 
     /// Hands the cycle `[start]` to the sink, unless the budget is spent.
@@ -505,18 +756,28 @@ impl Search {
         if let Some(weights) = &self.graph.self_loops[start] {
             self.closing.copy_from_slice(weights);
         }
-        self.hand_over(sink)
+        self.hand_over(sink, false)
     }
 
-    /// The path, weighed in `closing`, to the sink.
-    fn hand_over<S: CycleSink + ?Sized>(&mut self, sink: &mut S) -> Result<(), Stop> {
+    /// The path (followed by the tail, if `with_tail`), weighed in `closing`, to the sink.
+    fn hand_over<S: CycleSink + ?Sized>(
+        &mut self,
+        sink: &mut S,
+        with_tail: bool,
+    ) -> Result<(), Stop> {
         if self.budget.max_cycles.is_some_and(|max| self.cycles >= max) {
             return Err(Stop::Cycles);
         }
         self.tick()?;
         self.cycles += 1;
+        let tail = if with_tail {
+            self.chains.tail_nodes()
+        } else {
+            &[]
+        };
         sink.cycle(Cycle {
             nodes: &self.path,
+            tail,
             weight_sums: &self.closing,
         });
         Ok(())
@@ -531,6 +792,7 @@ impl Search {
         if self.waits[slots].iter().all(|&mark| mark != self.epoch) {
             return;
         }
+        self.generation += 1;
         self.unblocking.clear();
         self.release_waiting(v);
         while let Some(u) = self.unblocking.pop() {
@@ -555,6 +817,7 @@ impl Search {
     /// No cycle was closed below v: v is blocked until one of its successors is unblocked.
     /// (A mark on an edge leaving the component is never read: its target stays blocked.)
     fn block_and_wait(&mut self, v: usize) {
+        self.generation += 1;
         self.state[v] = BLOCKED;
         let (first, end) = self.graph.out_edges(v);
         for &slot in &self.graph.in_slot[first as usize..end as usize] {

@@ -7,6 +7,7 @@
 //! operating points in a model is [`operating_point`].
 
 pub mod bounds;
+mod chains;
 pub mod digraph;
 pub mod indices;
 pub mod johnson;
