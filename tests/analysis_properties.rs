@@ -1,11 +1,11 @@
 //! Johnson's enumeration and the bound folds against a brute-force oracle on random small
 //! digraphs, and cycle counts known in closed form.
 
-use mocca::analysis::bounds::{MinFold, Profile, StateBounds, cycle_bound};
+use mocca::analysis::bounds::{MinFold, StateBounds, cycle_bound};
 use mocca::analysis::digraph::{Digraph, from_jacobian_values};
 use mocca::analysis::johnson::{Budget, Cycle, CycleSink, enumerate, enumerate_into};
 use mocca::analysis::parallel::enumerate_parallel;
-use mocca::analysis::{Values, analyse, profile};
+use mocca::analysis::{Values, analyse, analyse_grid};
 use proptest::prelude::*;
 
 /// Every simple cycle, each listed once starting from its least node, by trying every path of
@@ -106,13 +106,19 @@ proptest! {
         let cycles = brute_force_cycles(n, &|a, b| j[a][b] != 0.0);
         let expected = brute_force_bounds(n, &j, &cycles, alpha);
         let a = analyse(n, &[sparse(&j)], alpha, Budget::default(), &mut |_| {});
-        let (_, _, profile) = mocca::analysis::profile(n, &[sparse(&j)], Budget::default(), &mut |_| {});
-        let from_profile = profile.h_bar(alpha);
-        for v in 0..n {
-            prop_assert!(close(a.bounds.h_bar[v], expected[v]), "state {}: {} vs {}", v, a.bounds.h_bar[v], expected[v]);
-            prop_assert!(close(from_profile[v], expected[v]), "profile, state {}", v);
+        let alphas = [1.0, alpha, 0.2];
+        let grid = analyse_grid(n, &[sparse(&j)], &alphas, Budget::default(), &mut |_| {});
+        for (v, &want) in expected.iter().enumerate() {
+            prop_assert!(close(a.bounds.h_bar[v], want), "state {}: {} vs {}", v, a.bounds.h_bar[v], want);
             let through = cycles.iter().filter(|c| c.contains(&v)).count() as u64;
             prop_assert_eq!(a.bounds.cycles_through[v], through);
+            prop_assert_eq!(grid.bounds.cycles_through[v], through);
+        }
+        for (k, &at) in alphas.iter().enumerate() {
+            let expected = brute_force_bounds(n, &j, &cycles, at);
+            for (v, (&got, &want)) in grid.bounds.at(k).iter().zip(&expected).enumerate() {
+                prop_assert!(close(got, want), "α = {}, state {}", at, v);
+            }
         }
     }
 
@@ -338,15 +344,10 @@ fn min_fold_and_cycle_bound_agree_on_a_long_cycle_in_log_space() {
         cycle_bound(0.5, 300, 300.0 * 1e3f64.ln(), 0.0),
         expected
     ));
-    let mut profile = Profile::new(n);
-    enumerate(
-        &graph,
-        &layers,
-        Budget::default(),
-        &mut |c| profile.visit(c, &weights),
-        &mut |_| {},
-    );
-    assert!(profile.h_bar(0.5).iter().all(|&h| close(h, expected)));
+    let mut grid = MinFold::over_grid(&[1.0, 0.5], n, &weights);
+    enumerate_into(&graph, &layers, Budget::default(), &mut grid, &mut |_| {});
+    assert!(grid.bounds.at(0).iter().all(|&h| close(h, 1e-3)));
+    assert!(grid.bounds.at(1).iter().all(|&h| close(h, expected)));
 }
 
 /// J's pattern of the counterflow heat exchanger with `n` volumes per stream (states a, w, b;
@@ -403,22 +404,22 @@ fn a_large_analysis_runs_on_several_threads_with_the_sequential_result() {
 }
 
 #[test]
-fn a_large_profile_runs_on_several_threads_with_the_sequential_result() {
+fn a_large_grid_analysis_runs_on_several_threads_with_the_sequential_result() {
     let volumes = 100;
     let n = 3 * volumes;
     let values = heat_exchanger_pattern(volumes);
     let points = std::slice::from_ref(&values);
-    let (_, parallel, summary) = profile(n, points, Budget::default(), &mut |_| {});
+    let alphas = [0.1, 0.5, 1.0];
+    let parallel = analyse_grid(n, points, &alphas, Budget::default(), &mut |_| {});
     // A budget that is never reached keeps the search on one thread.
     let one_thread = Budget {
         max_cycles: Some(u64::MAX),
         max_time: None,
     };
-    let (_, sequential, expected) = profile(n, points, one_thread, &mut |_| {});
-    assert_eq!(parallel.cycles, sequential.cycles);
-    assert!(parallel.complete() && sequential.complete());
-    assert_eq!(summary, expected);
-    for alpha in [0.1, 0.5, 1.0] {
-        assert_eq!(summary.h_bar(alpha), expected.h_bar(alpha));
-    }
+    let sequential = analyse_grid(n, points, &alphas, one_thread, &mut |_| {});
+    assert_eq!(parallel.enumeration.cycles, sequential.enumeration.cycles);
+    assert!(parallel.enumeration.complete() && sequential.enumeration.complete());
+    assert_eq!(parallel.bounds, sequential.bounds);
+    let one = analyse(n, points, 0.5, Budget::default(), &mut |_| {});
+    assert_eq!(parallel.bounds.at(1), one.bounds.h_bar.as_slice());
 }

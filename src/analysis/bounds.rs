@@ -1,13 +1,7 @@
-//! Cycle gains and step-size bounds (SPEC §7, items 3–5), and the folds that turn a stream of
-//! cycles into per-state bounds `h̄_i`.
-//!
-//! Two folds. [`MinFold`] serves one α: each cycle's bound is folded into its states' minima,
-//! one comparison per member. [`Profile`] serves any number of α without listing the cycles
-//! again: for a cycle of length `L > 1` the bound `α^(1/L) · |Π J|^(−1/L)` decreases as
-//! `ln|Π J|` grows, so per state and per length only the largest log-product matters, and a
-//! self-loop needs only the largest `|J_ii|` of each sign. That summary is independent of α,
-//! its size is bounded by states × distinct lengths (never by the number of cycles), and
-//! `h̄(α)` is read off it for every α of a sweep.
+//! Cycle gains and step-size bounds (SPEC §7, items 3–5), and the fold that turns a stream of
+//! cycles into per-state bounds `h̄_i`: [`MinFold`], for one α or a grid of them in one pass
+//! (the separability map's sweep lists the cycles once), each cycle's bound parked and settled
+//! into its states' minima as they leave the search.
 
 use super::digraph::PointWeights;
 use super::johnson::{Cycle, CycleSink};
@@ -38,14 +32,29 @@ pub fn self_loop_bound(alpha: f64, diagonal: f64) -> f64 {
 }
 
 /// Per state: the smallest bound of the cycles through it (worst case over the operating
-/// points) and how many cycles pass through it.
+/// points), for each α of a grid, and how many cycles pass through it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateBounds {
+    /// `h̄` per α, α-major: for a single α, `h_bar[i]` is state i's; for a grid, see
+    /// [`StateBounds::at`].
     pub h_bar: Vec<f64>,
     pub cycles_through: Vec<u64>,
 }
 
 impl StateBounds {
+    fn new(states: usize, alphas: usize) -> StateBounds {
+        StateBounds {
+            h_bar: vec![f64::INFINITY; states * alphas],
+            cycles_through: vec![0; states],
+        }
+    }
+
+    /// `h̄` of every state at the `k`-th α of the grid.
+    pub fn at(&self, k: usize) -> &[f64] {
+        let n = self.cycles_through.len();
+        &self.h_bar[k * n..(k + 1) * n]
+    }
+
     /// The bounds of two disjoint sets of cycles together.
     pub fn merge(mut self, other: StateBounds) -> StateBounds {
         for (h, o) in self.h_bar.iter_mut().zip(other.h_bar) {
@@ -58,64 +67,89 @@ impl StateBounds {
     }
 }
 
-/// Folds cycles into [`StateBounds`] for one α. A cycle is the whole search path (and the
-/// tail, if replayed), so its bound and count are parked at the path's top depth (and the
-/// tail's top) and settle into a node as it leaves the path, passing on to the depth below:
-/// O(1) per cycle, however long.
+/// Folds cycles into [`StateBounds`] for a grid of α (one pass for all of them). A cycle is
+/// the whole search path (and the tail, if replayed), so its bounds and count are parked at
+/// the path's top depth (and the tail's top) and settle into a node as it leaves, passing on to
+/// the depth below: O(grid) per cycle, however long.
 pub struct MinFold<'w> {
-    alpha: f64,
+    alphas: Vec<f64>,
     points: &'w [PointWeights],
     path: Parked,
     tail: Parked,
+    /// One cycle's bound per α, kept to reuse the allocation.
+    bound: Vec<f64>,
     pub bounds: StateBounds,
 }
 
-/// Per position of a stack (the search path or the tail): the smallest bound and the number of
-/// the cycles through it and every position below that are not yet settled.
-#[derive(Default)]
-struct Parked(Vec<(f64, u64)>);
+impl<'w> MinFold<'w> {
+    /// The fold for one α.
+    pub fn new(alpha: f64, n: usize, points: &'w [PointWeights]) -> MinFold<'w> {
+        MinFold::over_grid(&[alpha], n, points)
+    }
+
+    pub fn over_grid(alphas: &[f64], n: usize, points: &'w [PointWeights]) -> MinFold<'w> {
+        MinFold {
+            alphas: alphas.to_vec(),
+            points,
+            path: Parked::new(alphas.len()),
+            tail: Parked::new(alphas.len()),
+            bound: vec![f64::INFINITY; alphas.len()],
+            bounds: StateBounds::new(n, alphas.len()),
+        }
+    }
+}
+
+/// Per position of a stack (the search path or the tail): per α the smallest bound, and the
+/// number, of the cycles through it and every position below that are not yet settled.
+struct Parked {
+    alphas: usize,
+    /// `bounds[position * alphas + k]`.
+    bounds: Vec<f64>,
+    counts: Vec<u64>,
+}
 
 impl Parked {
-    fn park(&mut self, top: usize, bound: f64) {
-        if self.0.len() <= top {
-            self.0.resize(top + 1, (f64::INFINITY, 0));
+    fn new(alphas: usize) -> Parked {
+        Parked {
+            alphas,
+            bounds: Vec::new(),
+            counts: Vec::new(),
         }
-        let slot = &mut self.0[top];
-        slot.0 = slot.0.min(bound);
-        slot.1 += 1;
+    }
+
+    fn park(&mut self, top: usize, bound: &[f64]) {
+        if self.counts.len() <= top {
+            self.counts.resize(top + 1, 0);
+            self.bounds.resize((top + 1) * self.alphas, f64::INFINITY);
+        }
+        let slot = &mut self.bounds[top * self.alphas..(top + 1) * self.alphas];
+        for (parked, &b) in slot.iter_mut().zip(bound) {
+            *parked = parked.min(b);
+        }
+        self.counts[top] += 1;
     }
 
     /// The node at `position` leaves: what is parked there settles into it and passes on down.
     fn settle(&mut self, position: usize, node: usize, bounds: &mut StateBounds) {
-        let Some(&(bound, count)) = self.0.get(position) else {
-            return;
+        let count = match self.counts.get(position) {
+            Some(&count) if count > 0 => count,
+            _ => return,
         };
-        if count == 0 {
-            return;
-        }
-        self.0[position] = (f64::INFINITY, 0);
-        let h = &mut bounds.h_bar[node];
-        *h = h.min(bound);
+        let n = bounds.cycles_through.len();
         bounds.cycles_through[node] += count;
-        if position > 0 {
-            let below = &mut self.0[position - 1];
-            below.0 = below.0.min(bound);
-            below.1 += count;
+        self.counts[position] = 0;
+        let first = position * self.alphas;
+        for k in 0..self.alphas {
+            let b = std::mem::replace(&mut self.bounds[first + k], f64::INFINITY);
+            let h = &mut bounds.h_bar[k * n + node];
+            *h = h.min(b);
+            if position > 0 {
+                let below = &mut self.bounds[first - self.alphas + k];
+                *below = below.min(b);
+            }
         }
-    }
-}
-
-impl<'w> MinFold<'w> {
-    pub fn new(alpha: f64, n: usize, points: &'w [PointWeights]) -> MinFold<'w> {
-        MinFold {
-            alpha,
-            points,
-            path: Parked::default(),
-            tail: Parked::default(),
-            bounds: StateBounds {
-                h_bar: vec![f64::INFINITY; n],
-                cycles_through: vec![0; n],
-            },
+        if position > 0 {
+            self.counts[position - 1] += count;
         }
     }
 }
@@ -124,15 +158,17 @@ impl CycleSink for MinFold<'_> {
     fn cycle(&mut self, cycle: Cycle<'_>) {
         let len = cycle.len();
         let first = cycle.nodes[0];
-        let bound = self
-            .points
-            .iter()
-            .zip(cycle.weight_sums)
-            .map(|(p, &lp)| cycle_bound(self.alpha, len, lp, p.diagonal[first]))
-            .fold(f64::INFINITY, f64::min);
-        self.path.park(cycle.nodes.len() - 1, bound);
+        for (bound, &alpha) in self.bound.iter_mut().zip(&self.alphas) {
+            *bound = self
+                .points
+                .iter()
+                .zip(cycle.weight_sums)
+                .map(|(p, &lp)| cycle_bound(alpha, len, lp, p.diagonal[first]))
+                .fold(f64::INFINITY, f64::min);
+        }
+        self.path.park(cycle.nodes.len() - 1, &self.bound);
         if !cycle.tail.is_empty() {
-            self.tail.park(cycle.tail.len() - 1, bound);
+            self.tail.park(cycle.tail.len() - 1, &self.bound);
         }
     }
 
@@ -149,131 +185,6 @@ impl CycleSink for MinFold<'_> {
     }
 }
 
-/// The α-independent summary of the cycles through each state (see the module comment).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Profile {
-    /// Largest `|J_ii|` with `J_ii < 0` over the points (0 when none).
-    self_negative: Vec<f64>,
-    /// Largest `J_ii > 0` over the points (0 when none).
-    self_positive: Vec<f64>,
-    /// Per state, sorted by length: (length ≥ 2, largest `ln|Π J|` of the cycles of that length
-    /// through the state).
-    longer: Vec<Vec<(usize, f64)>>,
-    pub cycles_through: Vec<u64>,
-}
-
-impl Profile {
-    pub fn new(n: usize) -> Profile {
-        Profile {
-            self_negative: vec![0.0; n],
-            self_positive: vec![0.0; n],
-            longer: vec![Vec::new(); n],
-            cycles_through: vec![0; n],
-        }
-    }
-
-    pub fn visit(&mut self, cycle: Cycle<'_>, points: &[PointWeights]) {
-        for v in cycle.members() {
-            self.cycles_through[v] += 1;
-        }
-        let len = cycle.len();
-        if len == 1 {
-            let v = cycle.nodes[0];
-            for p in points {
-                let d = p.diagonal[v];
-                self.self_negative[v] = self.self_negative[v].max(-d);
-                self.self_positive[v] = self.self_positive[v].max(d);
-            }
-            return;
-        }
-        let lp = cycle
-            .weight_sums
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        if lp == f64::NEG_INFINITY {
-            return;
-        }
-        for v in cycle.members() {
-            let lengths = &mut self.longer[v];
-            match lengths.binary_search_by_key(&len, |&(l, _)| l) {
-                Ok(k) => lengths[k].1 = lengths[k].1.max(lp),
-                Err(k) => lengths.insert(k, (len, lp)),
-            }
-        }
-    }
-
-    /// The summary of two disjoint sets of cycles together.
-    pub fn merge(mut self, other: Profile) -> Profile {
-        for (a, b) in self.self_negative.iter_mut().zip(other.self_negative) {
-            *a = a.max(b);
-        }
-        for (a, b) in self.self_positive.iter_mut().zip(other.self_positive) {
-            *a = a.max(b);
-        }
-        for (a, b) in self.cycles_through.iter_mut().zip(other.cycles_through) {
-            *a += b;
-        }
-        for (mine, theirs) in self.longer.iter_mut().zip(other.longer) {
-            *mine = merge_by_length(std::mem::take(mine), theirs);
-        }
-        self
-    }
-
-    /// `h̄_i(α)` for every state.
-    pub fn h_bar(&self, alpha: f64) -> Vec<f64> {
-        (0..self.longer.len())
-            .map(|v| {
-                let own = self_loop_bound(alpha, -self.self_negative[v])
-                    .min(self_loop_bound(alpha, self.self_positive[v]));
-                self.longer[v]
-                    .iter()
-                    .map(|&(len, lp)| cycle_bound(alpha, len, lp, 0.0))
-                    .fold(own, f64::min)
-            })
-            .collect()
-    }
-}
-
-/// Two lists sorted by length as one, the larger log-product where both have a length.
-fn merge_by_length(a: Vec<(usize, f64)>, b: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
-    let mut merged: Vec<(usize, f64)> = a.into_iter().chain(b).collect();
-    merged.sort_by_key(|&(len, _)| len);
-    merged.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 = kept.1.max(later.1);
-        }
-        same
-    });
-    merged
-}
-
-/// Folds cycles into a [`Profile`], one per enumeration thread.
-pub struct ProfileFold<'w> {
-    points: &'w [PointWeights],
-    pub profile: Profile,
-}
-
-impl<'w> ProfileFold<'w> {
-    pub fn new(n: usize, points: &'w [PointWeights]) -> ProfileFold<'w> {
-        ProfileFold {
-            points,
-            profile: Profile::new(n),
-        }
-    }
-}
-
-impl CycleSink for ProfileFold<'_> {
-    fn cycle(&mut self, cycle: Cycle<'_>) {
-        self.profile.visit(cycle, self.points);
-    }
-
-    fn takes_tails(&self) -> bool {
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,17 +197,6 @@ mod tests {
         // α^(1/2) |0.25|^(−1/2) = sqrt(2)
         let b = cycle_bound(0.5, 2, 0.25f64.ln(), 0.0);
         assert!((b - 2f64.sqrt()).abs() < 1e-15);
-    }
-
-    #[test]
-    fn merged_profiles_keep_every_length_and_the_larger_product() {
-        let a = vec![(2, 1.0), (4, -3.0), (7, 0.5)];
-        let b = vec![(3, 2.0), (4, -1.0), (9, 0.0)];
-        assert_eq!(
-            merge_by_length(a, b),
-            vec![(2, 1.0), (3, 2.0), (4, -1.0), (7, 0.5), (9, 0.0)]
-        );
-        assert_eq!(merge_by_length(Vec::new(), vec![(3, 2.0)]), vec![(3, 2.0)]);
     }
 
     #[test]

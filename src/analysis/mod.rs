@@ -18,7 +18,7 @@ pub mod pcs;
 pub mod picture;
 pub mod separability;
 
-use bounds::{MinFold, Profile, ProfileFold, StateBounds};
+use bounds::{MinFold, StateBounds};
 use digraph::{Digraph, PointWeights, from_jacobian_values};
 use johnson::{Budget, Enumeration, Progress, enumerate_into};
 use parallel::enumerate_parallel;
@@ -42,11 +42,23 @@ pub fn analyse(
     budget: Budget,
     progress: &mut dyn FnMut(Progress),
 ) -> CycleAnalysis {
+    analyse_grid(n, points, &[alpha], budget, progress)
+}
+
+/// Cycle analysis at every α of `alphas` in one enumeration: `bounds.at(k)` is `h̄` at
+/// `alphas[k]`.
+pub fn analyse_grid(
+    n: usize,
+    points: &[Values],
+    alphas: &[f64],
+    budget: Budget,
+    progress: &mut dyn FnMut(Progress),
+) -> CycleAnalysis {
     let (graph, weights) = from_jacobian_values(n, points);
     let layers = layers(&weights);
     let threads = cycle_threads(n, budget);
     let (enumeration, bounds) = if threads > 1 {
-        let new_fold = || MinFold::new(alpha, n, &weights);
+        let new_fold = || MinFold::over_grid(alphas, n, &weights);
         let (enumeration, folds) =
             enumerate_parallel(&graph, &layers, threads, &new_fold, progress);
         let bounds = folds
@@ -55,7 +67,7 @@ pub fn analyse(
             .reduce(StateBounds::merge);
         (enumeration, bounds.expect("one fold per thread"))
     } else {
-        let mut fold = MinFold::new(alpha, n, &weights);
+        let mut fold = MinFold::over_grid(alphas, n, &weights);
         let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
         (enumeration, fold.bounds)
     };
@@ -78,32 +90,6 @@ fn cycle_threads(n: usize, budget: Budget) -> usize {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, |c| c.get().min(8))
-}
-
-/// The α-independent summary of the cycles over the points, for sweeps over α.
-pub fn profile(
-    n: usize,
-    points: &[Values],
-    budget: Budget,
-    progress: &mut dyn FnMut(Progress),
-) -> (Digraph, Enumeration, Profile) {
-    let (graph, weights) = from_jacobian_values(n, points);
-    let layers = layers(&weights);
-    let threads = cycle_threads(n, budget);
-    if threads > 1 {
-        let new_fold = || ProfileFold::new(n, &weights);
-        let (enumeration, folds) =
-            enumerate_parallel(&graph, &layers, threads, &new_fold, progress);
-        let summary = folds
-            .into_iter()
-            .map(|f| f.profile)
-            .reduce(Profile::merge)
-            .expect("one fold per thread");
-        return (graph, enumeration, summary);
-    }
-    let mut fold = ProfileFold::new(n, &weights);
-    let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
-    (graph, enumeration, fold.profile)
 }
 
 fn layers(weights: &[PointWeights]) -> Vec<&[f64]> {

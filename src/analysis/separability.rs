@@ -1,7 +1,7 @@
 //! The parametric separability map (SPEC §8): `s_α(i+1, i)` for α on a grid (drawn by
 //! [`super::picture`]).
 
-use super::bounds::Profile;
+use super::bounds::StateBounds;
 use super::indices::{fast_to_slow, separability_terms};
 
 /// Per α of the grid: the states fast → slow (finite bounds only) and the terms
@@ -13,13 +13,14 @@ pub struct SeparabilityMap {
     pub terms: Vec<Option<Vec<f64>>>,
 }
 
-pub fn separability_map(profile: &Profile, alphas: &[f64]) -> SeparabilityMap {
+/// The map from the bounds at every α of `alphas` (as [`super::analyse_grid`] gives them).
+pub fn separability_map(bounds: &StateBounds, alphas: &[f64]) -> SeparabilityMap {
     let mut orders = Vec::new();
     let mut terms = Vec::new();
-    for &alpha in alphas {
-        let h = profile.h_bar(alpha);
-        orders.push(fast_to_slow(&h).0);
-        terms.push(separability_terms(&h));
+    for k in 0..alphas.len() {
+        let h = bounds.at(k);
+        orders.push(fast_to_slow(h).0);
+        terms.push(separability_terms(h));
     }
     SeparabilityMap {
         alphas: alphas.to_vec(),

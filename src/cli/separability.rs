@@ -1,6 +1,6 @@
 //! `mocca separability`: the parametric separability map of SPEC §8 over an α grid, as JSON or
-//! text, and drawn as SVG. The cycles are listed once; every α is read off their α-free
-//! summary (`analysis::bounds::Profile`).
+//! text, and drawn as SVG. The cycles are listed once, each folded into the bounds at every α
+//! of the grid (`analysis::analyse_grid`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,8 +11,8 @@ use serde_json::json;
 use super::Format;
 use super::cycles::{BudgetArgs, PointArgs, ProgressBar, load, number, stop_name};
 use super::model::ModelArgs;
+use crate::analysis::analyse_grid;
 use crate::analysis::picture;
-use crate::analysis::profile;
 use crate::analysis::separability::{SeparabilityMap, grid, separability_map};
 
 #[derive(Args, Debug)]
@@ -67,11 +67,13 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
     };
     let n = loaded.names.len();
     let mut bar = ProgressBar::new("cycles");
-    let (_, enumeration, summary) = profile(n, &loaded.points, args.budget.budget(), &mut |p| {
+    let alphas = &args.alphas.0;
+    let analysis = analyse_grid(n, &loaded.points, alphas, args.budget.budget(), &mut |p| {
         bar.observe(p)
     });
     bar.finish();
-    let map = separability_map(&summary, &args.alphas.0);
+    let enumeration = &analysis.enumeration;
+    let map = separability_map(&analysis.bounds, alphas);
     let title = format!("separability map, {n} states");
     let pictures = [
         (&args.svg, picture::Format::Svg),
