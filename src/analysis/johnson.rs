@@ -12,6 +12,11 @@
 //! the sum of the edges' weights along the cycle: with `ln|J_ij|` weights that is
 //! `ln|Π J_ij|`. The sums are kept per depth of the search, so a cycle costs nothing extra to
 //! weigh.
+//!
+//! For a sink that takes tails, the search also remembers its walks back to the start and
+//! replays them (`src/analysis/chains.rs`): the same cycles in the same order, without walking the
+//! returning half of each again. The checks that make a replay exact are in
+//! `Search::replayable`; each is needed (the property tests fail without any one of them).
 
 use std::time::{Duration, Instant};
 
@@ -105,7 +110,7 @@ pub trait CycleSink {
     fn leave(&mut self, _depth: usize, _node: usize) {}
 
     /// Whether cycles may come with a tail: the search then replays the walks back to the
-    /// start it remembers ([`super::chains`]) instead of walking them, and hands their nodes
+    /// start it remembers (`src/analysis/chains.rs`) instead of walking them, and hands their nodes
     /// over as `Cycle::tail`, a stack that outlives the cycle like the path does.
     fn takes_tails(&self) -> bool {
         false

@@ -4,7 +4,7 @@
 //! the subgraph of the nodes `≥ s`, and listing them needs nothing from the other starts. So
 //! each worker takes the next start from a shared counter, finds that component (nodes
 //! reachable from `s` and reaching back, through nodes `≥ s` only) and searches it with its
-//! own [`Search`] into its own sink. The cycles arrive in no fixed order, so this serves folds
+//! own circuit search (`johnson::Search`) into its own sink. The cycles arrive in no fixed order, so this serves folds
 //! whose result does not depend on the order (minima, counts), and only unbudgeted runs: a
 //! budget's "the first k cycles" would no longer name a definite set.
 
