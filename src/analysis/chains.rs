@@ -25,6 +25,8 @@
 //! difference. A sink that folds per node parks a replayed cycle at the tail's top, as it does
 //! at the path's, and settles the tail's nodes when they are popped ([`super::johnson::CycleSink`]).
 
+use super::johnson::CycleSink;
+
 /// No chain: the node closes to the start itself, or has no chain remembered.
 pub(super) const NONE: u32 = u32::MAX;
 
@@ -99,11 +101,11 @@ impl Chains {
     }
 
     /// Makes room for the chains of `generation`: those of an older one are never replayed or
-    /// extended again, so they are dropped (the tail settled first, through `leave`). A
+    /// extended again, so they are dropped (the tail settled first, into `sink`). A
     /// node's latest chain is then found stale by its node or generation.
-    pub(super) fn enter(&mut self, generation: u64, leave: &mut dyn FnMut(usize, usize)) {
+    pub(super) fn enter<S: CycleSink + ?Sized>(&mut self, generation: u64, sink: &mut S) {
         if self.generation != generation {
-            self.pop_tail_to(0, leave);
+            self.pop_tail_to(0, sink);
             self.forget();
             self.generation = generation;
         }
@@ -147,8 +149,8 @@ impl Chains {
     }
 
     /// Makes the tail chain `c`: pops down to the longest part it shares with it (each popped
-    /// node handed to `leave` with its position), then pushes the rest.
-    pub(super) fn make_tail(&mut self, c: u32, leave: &mut dyn FnMut(usize, usize)) {
+    /// node settled into `sink`), then pushes the rest.
+    pub(super) fn make_tail<S: CycleSink + ?Sized>(&mut self, c: u32, sink: &mut S) {
         self.pushing.clear();
         let mut shared = c;
         while shared != NONE && self.tail_position[shared as usize] == NONE {
@@ -160,7 +162,7 @@ impl Chains {
         } else {
             1 + self.tail_position[shared as usize] as usize
         };
-        self.pop_tail_to(keep, leave);
+        self.pop_tail_to(keep, sink);
         for &p in self.pushing.iter().rev() {
             let node = self.chains[p as usize].node as usize;
             self.tail_position[p as usize] = self.tail.len() as u32;
@@ -171,13 +173,13 @@ impl Chains {
     }
 
     /// Pops the tail down to `len` chains, top first.
-    pub(super) fn pop_tail_to(&mut self, len: usize, leave: &mut dyn FnMut(usize, usize)) {
+    pub(super) fn pop_tail_to<S: CycleSink + ?Sized>(&mut self, len: usize, sink: &mut S) {
         while self.tail.len() > len {
             let c = self.tail.pop().expect("longer than len");
             let node = self.tail_nodes.pop().expect("one node per chain");
             self.tail_position[c as usize] = NONE;
             self.node_in_tail[node] = false;
-            leave(self.tail.len(), node);
+            sink.leave_tail(self.tail.len(), node);
         }
     }
 

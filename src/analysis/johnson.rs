@@ -473,8 +473,7 @@ impl Search {
                 sink.leave(depth, v);
             }
         }
-        self.chains
-            .pop_tail_to(0, &mut |position, node| sink.leave_tail(position, node));
+        self.chains.pop_tail_to(0, sink);
         for &v in component {
             self.state[v] = BLOCKED;
         }
@@ -508,27 +507,15 @@ impl Search {
                     self.emit(edge, sink)?;
                 } else if self.state[w] == FREE {
                     self.tick()?;
-                    if REPLAY {
-                        if let Some(chain) = self.replayable(w, sink) {
-                            self.replay(chain, edge, sink)?;
-                            top.closed = true;
-                            walk.below = walk.below.and(edge, chain);
-                            continue;
-                        }
-                        // Always tested: entering a dead end blocks it, and a block
-                        // invalidates every chain remembered.
-                        match self.prospect(w, start) {
-                            Prospect::Open => {}
-                            Prospect::Dead => {
-                                self.block_and_wait(w);
-                                continue;
-                            }
-                            Prospect::DeadWhileOnPath => {
-                                walk.dep = walk.dep.max(self.deepest_successor(w, v));
-                                continue;
-                            }
-                        }
-                    } else if self.seen_dead[w] {
+                    if REPLAY && let Some(chain) = self.replayable(w, sink) {
+                        self.replay(chain, edge, sink)?;
+                        top.closed = true;
+                        walk.below = walk.below.and(edge, chain);
+                        continue;
+                    }
+                    // With chains, always tested: entering a dead end blocks it, and a block
+                    // invalidates every chain remembered.
+                    if REPLAY || self.seen_dead[w] {
                         match self.prospect(w, start) {
                             Prospect::Open => self.seen_dead[w] = false,
                             Prospect::Dead => {
@@ -536,7 +523,12 @@ impl Search {
                                 self.block_and_wait(w);
                                 continue;
                             }
-                            Prospect::DeadWhileOnPath => continue,
+                            Prospect::DeadWhileOnPath => {
+                                if REPLAY {
+                                    walk.dep = walk.dep.max(self.deepest_successor(w, v));
+                                }
+                                continue;
+                            }
                         }
                     }
                     self.frames.push(top);
@@ -676,9 +668,7 @@ impl Search {
             return chains::NONE;
         }
         // (`next`, if any, is of this generation too: it was remembered after v's entry.)
-        self.chains.enter(self.generation, &mut |position, node| {
-            sink.leave_tail(position, node)
-        });
+        self.chains.enter(self.generation, sink);
         let mut dep = walk.dep;
         if let Some(rest) = (next != chains::NONE).then(|| self.chains.chain(next)) {
             // What the rest read at v's depth is v itself; below, the whole path is kept.
@@ -709,8 +699,7 @@ impl Search {
         if self.stamps.get(dep) != Some(&chain.dep_stamp) {
             return None;
         }
-        self.chains
-            .make_tail(id, &mut |position, node| sink.leave_tail(position, node));
+        self.chains.make_tail(id, sink);
         // The path up to `dep` is the one the chain was walked beside, so only the nodes
         // pushed since can be the chain's; check whichever list is shorter.
         let pushed_since = &self.path[dep + 1..];
