@@ -130,6 +130,28 @@ fn tape_equals_reference_through_loops_and_scalar_newton() {
     check("Loopy", &m, 20);
 }
 
+/// What the compiler rewrites: `a + (−b)` is one subtraction (also with the negation first,
+/// and with the negation shared by two sums), `a / p` by a parameter is a product with its
+/// reciprocal, and an assignment's last instruction writes its target directly, so a later
+/// step reusing that expression (`y`'s right-hand side inside `der(x)`) reads the target.
+#[test]
+fn tape_equals_reference_through_its_rewrites() {
+    let m = inline(
+        "model Rewrites
+           parameter Real c = 3;
+           parameter Real k = 0.7;
+           Real x(start = 1.5);
+           Real z(start = -0.4);
+           Real y;
+         equation
+           y = k*x + z;
+           der(x) = (-(k*x + z) + 2*y - x)/c;
+           der(z) = (x - z)/k + (-z + sin(x))/c - z/(x*x + 1);
+         end Rewrites;",
+    );
+    check("Rewrites", &m, 20);
+}
+
 /// The interpreter reads registers unchecked; a register file too small for the tape must stop
 /// it with a panic before it reads or writes out of bounds.
 #[test]

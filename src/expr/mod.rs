@@ -226,6 +226,14 @@ pub struct Kids {
 }
 
 impl Kids {
+    /// Two operands (a compiler's view of a node may differ from its children).
+    pub fn pair(a: ExprId, b: ExprId) -> Kids {
+        Kids {
+            items: [a, b, b],
+            len: 2,
+        }
+    }
+
     pub fn as_slice(&self) -> &[ExprId] {
         &self.items[..self.len as usize]
     }

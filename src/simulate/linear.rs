@@ -1,7 +1,9 @@
 //! Linear solves for Newton: `M = I − γ J` factored once per step and reused across the
 //! step's Newton iterations (simplified Newton). Small systems use a dense LU with partial
-//! pivoting (no allocation after construction); systems above [`DENSE_LIMIT`] states use faer's
-//! sparse LU on the fixed pattern of `M`, whose symbolic analysis is done once.
+//! pivoting (no allocation after construction); systems above [`DENSE_LIMIT`] states use a
+//! sparse LU on the fixed pattern of `M`: [`StaticLu`]'s diagonal pivots, ordered and analysed
+//! once, and from the first time those are refused (a row grows too much) faer's sparse LU with
+//! partial pivoting, whose symbolic analysis is also done once.
 //!
 //! Why 64: a dense LU costs `n³/3` flops per factorization (about 87 000 at n = 64, well under a
 //! millisecond) and needs no symbolic analysis, while model Jacobians are sparse (a few entries
@@ -12,6 +14,8 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_lu};
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Conj, Par};
+
+use super::static_lu::{Refactor, StaticLu};
 
 /// Above this many unknowns, the sparse LU.
 pub const DENSE_LIMIT: usize = 64;
@@ -101,9 +105,9 @@ impl DenseLu {
     }
 }
 
-/// faer's sparse LU on a fixed pattern. The numeric factors and the scratch space are kept
-/// and refilled: a BDF run refactors at every change of step size (hundreds of times).
-struct SparseLu {
+/// faer's sparse LU with partial pivoting on a fixed pattern, for matrices whose diagonal
+/// pivots [`StaticLu`] refuses. The numeric factors and the scratch space are kept and refilled.
+struct PivotingLu {
     symbolic: SymbolicSparseColMat<usize>,
     argsort: Argsort<usize>,
     analysis: SymbolicLu<usize>,
@@ -114,10 +118,116 @@ struct SparseLu {
     scratch: MemBuffer,
 }
 
+impl PivotingLu {
+    fn new(n: usize, entries: &[(usize, usize)]) -> PivotingLu {
+        let pairs: Vec<Pair<usize, usize>> = entries
+            .iter()
+            .map(|&(row, col)| Pair { row, col })
+            .collect();
+        let (symbolic, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &pairs)
+            .expect("a pattern of in-range indices");
+        let analysis = factorize_symbolic_lu(symbolic.as_ref(), Default::default())
+            .expect("symbolic LU of a square pattern");
+        let scratch = MemBuffer::new(StackReq::any_of(&[
+            analysis.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+            analysis.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ]));
+        PivotingLu {
+            symbolic,
+            argsort,
+            analysis,
+            values: vec![0.0; pairs.len()],
+            numeric: NumericLu::new(),
+            factored: false,
+            scratch,
+        }
+    }
+
+    /// Factors the matrix with `value(k)` at entry `k` (duplicates summed).
+    fn factor(&mut self, value: impl Fn(usize) -> f64) -> bool {
+        for (k, v) in self.values.iter_mut().enumerate() {
+            *v = value(k);
+        }
+        self.factored = false;
+        if self.values.iter().any(|x| !x.is_finite()) {
+            return false;
+        }
+        let Ok(m) =
+            SparseColMat::new_from_argsort(self.symbolic.clone(), &self.argsort, &self.values)
+        else {
+            return false;
+        };
+        self.factored = self
+            .analysis
+            .factorize_numeric_lu(
+                &mut self.numeric,
+                m.as_ref(),
+                Par::Seq,
+                MemStack::new(&mut self.scratch),
+                Default::default(),
+            )
+            .is_ok();
+        self.factored
+    }
+
+    fn solve(&mut self, b: &mut [f64]) {
+        if self.factored {
+            let n = b.len();
+            let rhs = faer::MatMut::from_column_major_slice_mut(b, n, 1);
+            // `factored`: `numeric` holds factors computed from `analysis`.
+            LuRef::new_unchecked(&self.analysis, &self.numeric).solve_in_place_with_conj(
+                Conj::No,
+                rhs,
+                Par::Seq,
+                MemStack::new(&mut self.scratch),
+            );
+        }
+    }
+}
+
+/// The sparse path: diagonal pivots on the fixed fill pattern, and faer's pivoting LU from the
+/// first time they are refused.
+struct SparseLu {
+    /// `M`'s entries: the Jacobian's, then the diagonal.
+    entries: Vec<(usize, usize)>,
+    fixed: StaticLu,
+    /// Per entry, its slot in `fixed`'s values.
+    slots: Vec<usize>,
+    pivoting: Option<PivotingLu>,
+}
+
+impl SparseLu {
+    fn factor(&mut self, value: impl Fn(usize) -> f64) -> bool {
+        if self.pivoting.is_none() {
+            let loaded = self.fixed.factor(|v| {
+                for (k, &slot) in self.slots.iter().enumerate() {
+                    v[slot] += value(k);
+                }
+            });
+            match loaded {
+                Ok(()) => return true,
+                Err(Refactor::Singular) => return false,
+                Err(Refactor::Unstable) => {
+                    let n = self.fixed.n();
+                    self.pivoting = Some(PivotingLu::new(n, &self.entries));
+                }
+            }
+        }
+        self.pivoting.as_mut().is_some_and(|lu| lu.factor(value))
+    }
+
+    fn solve(&mut self, b: &mut [f64]) {
+        match &mut self.pivoting {
+            Some(lu) => lu.solve(b),
+            None => self.fixed.solve(b),
+        }
+    }
+}
+
 /// Solves `(I − γ J) x = b` for a Jacobian on a fixed pattern.
 pub struct NewtonMatrix {
     n: usize,
-    /// Per Jacobian entry, its slot in `values`; the diagonal's slots follow.
+    /// Per Jacobian entry, its slot in the dense matrix; the diagonal's slots follow.
     entry_slot: Vec<usize>,
     diagonal_slot: Vec<usize>,
     kind: Kind,
@@ -139,32 +249,22 @@ impl NewtonMatrix {
                 kind: Kind::Dense(DenseLu::new(n)),
             };
         }
-        // The pattern of M: J's entries then the diagonal (duplicates are summed by faer).
-        let pairs: Vec<Pair<usize, usize>> = pattern
+        let entries: Vec<(usize, usize)> = pattern
             .iter()
-            .map(|&(row, col)| Pair { row, col })
-            .chain((0..n).map(|i| Pair { row: i, col: i }))
+            .copied()
+            .chain((0..n).map(|i| (i, i)))
             .collect();
-        let (symbolic, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &pairs)
-            .expect("a pattern of in-range indices");
-        let analysis = factorize_symbolic_lu(symbolic.as_ref(), Default::default())
-            .expect("symbolic LU of a square pattern");
-        let scratch = MemBuffer::new(StackReq::any_of(&[
-            analysis.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
-            analysis.solve_in_place_scratch::<f64>(1, Par::Seq),
-        ]));
+        let fixed = StaticLu::new(n, &entries);
+        let slots = fixed.slots(&entries);
         NewtonMatrix {
             n,
-            entry_slot: (0..pattern.len()).collect(),
-            diagonal_slot: (pattern.len()..pattern.len() + n).collect(),
+            entry_slot: Vec::new(),
+            diagonal_slot: Vec::new(),
             kind: Kind::Sparse(Box::new(SparseLu {
-                symbolic,
-                argsort,
-                analysis,
-                values: vec![0.0; pairs.len()],
-                numeric: NumericLu::new(),
-                factored: false,
-                scratch,
+                entries,
+                fixed,
+                slots,
+                pivoting: None,
             })),
         }
     }
@@ -187,53 +287,16 @@ impl NewtonMatrix {
                 }
                 lu.factor()
             }
-            Kind::Sparse(s) => {
-                for (&slot, &x) in self.entry_slot.iter().zip(jac) {
-                    s.values[slot] = -gamma * x;
-                }
-                for &slot in &self.diagonal_slot {
-                    s.values[slot] = 1.0;
-                }
-                s.factored = false;
-                if s.values.iter().any(|x| !x.is_finite()) {
-                    return false;
-                }
-                let Ok(m) =
-                    SparseColMat::new_from_argsort(s.symbolic.clone(), &s.argsort, &s.values)
-                else {
-                    return false;
-                };
-                s.factored = s
-                    .analysis
-                    .factorize_numeric_lu(
-                        &mut s.numeric,
-                        m.as_ref(),
-                        Par::Seq,
-                        MemStack::new(&mut s.scratch),
-                        Default::default(),
-                    )
-                    .is_ok();
-                s.factored
-            }
+            Kind::Sparse(s) => s.factor(|k| jac.get(k).map_or(1.0, |&x| -gamma * x)),
         }
     }
 
     /// Solves with the last factorization, in place.
     pub fn solve(&mut self, b: &mut [f64]) {
+        debug_assert_eq!(b.len(), self.n);
         match &mut self.kind {
             Kind::Dense(lu) => lu.solve(b),
-            Kind::Sparse(s) => {
-                if s.factored {
-                    let rhs = faer::MatMut::from_column_major_slice_mut(b, self.n, 1);
-                    // `factored`: `numeric` holds factors computed from `analysis`.
-                    LuRef::new_unchecked(&s.analysis, &s.numeric).solve_in_place_with_conj(
-                        Conj::No,
-                        rhs,
-                        Par::Seq,
-                        MemStack::new(&mut s.scratch),
-                    );
-                }
-            }
+            Kind::Sparse(s) => s.solve(b),
         }
     }
 }

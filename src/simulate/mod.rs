@@ -15,6 +15,7 @@ pub mod model;
 pub mod partition;
 pub mod results;
 pub mod run;
+pub mod static_lu;
 pub mod system;
 pub mod tape;
 

@@ -12,13 +12,18 @@
 //! group (see [`Groups`]); a node that reads an unknown not yet solved (the target of a Newton
 //! step during its iteration, or a weak read of a value computed later) is recomputed where it
 //! is needed. Nodes over parameters and constants only go into a setup program run once.
+//!
+//! Three rewrites save instructions on every evaluation: `a + (−b)` is one subtraction (the
+//! same value exactly); `a / b` with `b` fixed for the run is `a · (1/b)`, the reciprocal
+//! computed by the setup program (within an ulp); and an assignment's last instruction writes
+//! its target instead of a register copied into it.
 
 use crate::expr::hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
 use crate::dae::{Dae, VarKind};
-use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Node, VarId};
+use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId};
 use crate::structure::Unknown;
 
 use super::linear::DenseLu;
@@ -56,6 +61,7 @@ impl Groups {
 #[derive(Clone, Copy, Debug)]
 pub enum Instr {
     Add(Reg, Reg, Reg),
+    Sub(Reg, Reg, Reg),
     Mul(Reg, Reg, Reg),
     Neg(Reg, Reg),
     Div(Reg, Reg, Reg),
@@ -308,7 +314,7 @@ impl Compiler<'_> {
                 continue;
             }
             let node = self.pool.node(e);
-            let kids = self.pool.children(e);
+            let kids = self.operands(e, node);
             if kids.as_slice().is_empty() {
                 let found = self.leaf(node);
                 done.insert(e, found);
@@ -323,6 +329,7 @@ impl Compiler<'_> {
             let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
             let dst = self.alloc();
             let instr = self.instr(node, dst, &args);
+            let instr = self.divide_by_reciprocal(instr, &args, class);
             match class {
                 Class::Setup => {
                     self.setup_code.push(instr);
@@ -342,9 +349,32 @@ impl Compiler<'_> {
         done[&root].0
     }
 
+    /// The nodes an instruction for `e` reads: its children, except that `a + (−b)` and
+    /// `(−b) + a` read `a` and `b` and compile to `a − b` (the same value exactly), so a
+    /// negation used only in sums costs no instruction.
+    fn operands(&self, e: ExprId, node: Node) -> Kids {
+        match self.difference(node) {
+            Some((a, b)) => Kids::pair(a, b),
+            None => self.pool.children(e),
+        }
+    }
+
+    /// `(a, b)` when `node` is `a + (−b)` or `(−b) + a`.
+    fn difference(&self, node: Node) -> Option<(ExprId, ExprId)> {
+        let Node::Add(x, y) = node else {
+            return None;
+        };
+        match (self.pool.node(x), self.pool.node(y)) {
+            (_, Node::Neg(b)) => Some((x, b)),
+            (Node::Neg(b), _) => Some((y, b)),
+            _ => None,
+        }
+    }
+
     fn instr(&self, node: Node, dst: Reg, args: &[(Reg, Class)]) -> Instr {
         let a = |i: usize| args[i].0;
         match node {
+            Node::Add(..) if self.difference(node).is_some() => Instr::Sub(dst, a(0), a(1)),
             Node::Add(..) => Instr::Add(dst, a(0), a(1)),
             Node::Mul(..) => Instr::Mul(dst, a(0), a(1)),
             Node::Neg(_) => Instr::Neg(dst, a(0)),
@@ -364,6 +394,50 @@ impl Compiler<'_> {
                 unreachable!("leaves take no instruction")
             }
         }
+    }
+
+    /// `a / b` with `b` fixed for the run (parameters and constants) but `a` not, becomes
+    /// `a · (1 / b)`, the reciprocal computed once by the setup code: a division costs several
+    /// multiplications' time, and dividing by a capacity or a mass is how most right-hand
+    /// sides end. The product is within an ulp of the quotient.
+    fn divide_by_reciprocal(&mut self, instr: Instr, args: &[(Reg, Class)], class: Class) -> Instr {
+        let Instr::Div(dst, a, b) = instr else {
+            return instr;
+        };
+        if args[1].1 != Class::Setup || class == Class::Setup {
+            return instr;
+        }
+        // One reciprocal per division, in the register after the product's: sharing one per
+        // divisor was measured a quarter slower on the heat exchanger (N = 3000), the same
+        // values otherwise.
+        let one = self.constant(1.0);
+        let reciprocal = self.alloc();
+        self.setup_code.push(Instr::Div(reciprocal, one, b));
+        Instr::Mul(dst, a, reciprocal)
+    }
+
+    /// Ends an assignment's code by writing `target` with the value of `node` (in register
+    /// `r`). When the code's last instruction computed the node just now, it writes `target`
+    /// instead, and later steps of the group find the node there: one instruction fewer per
+    /// assignment. Otherwise (a node computed before, a constant) a copy.
+    fn write_target(
+        &mut self,
+        code: &mut Vec<Instr>,
+        node: (ExprId, Reg),
+        target: Reg,
+        group: usize,
+    ) {
+        let (e, r) = node;
+        if let Some(dst) = code.last_mut().map(destination)
+            && *dst == r
+        {
+            *dst = target;
+            if let Some(shared) = self.finals[group].get_mut(&e) {
+                *shared = target;
+            }
+            return;
+        }
+        code.push(Instr::Copy(target, r));
     }
 
     /// Appends `code` to the program and returns its range.
@@ -391,7 +465,7 @@ impl Compiler<'_> {
                 let r = self.emit(*expr, &mut s);
                 let mut pre = std::mem::take(&mut s.pre);
                 pre.append(&mut s.pending);
-                pre.push(Instr::Copy(targets[0], r));
+                self.write_target(&mut pre, (*expr, r), targets[0], group);
                 CompiledStep {
                     pre: self.append(pre),
                     code: StepCode::Assign,
@@ -542,10 +616,32 @@ pub fn compile(
     c.tape
 }
 
+/// The register an instruction writes.
+fn destination(i: &mut Instr) -> &mut Reg {
+    match i {
+        Instr::Add(d, ..)
+        | Instr::Sub(d, ..)
+        | Instr::Mul(d, ..)
+        | Instr::Neg(d, _)
+        | Instr::Div(d, ..)
+        | Instr::Pow(d, ..)
+        | Instr::PowI(d, ..)
+        | Instr::Call(_, d, _)
+        | Instr::Call2(_, d, ..)
+        | Instr::Select(d, ..)
+        | Instr::Cmp(_, d, ..)
+        | Instr::And(d, ..)
+        | Instr::Or(d, ..)
+        | Instr::Not(d, _)
+        | Instr::Copy(d, _) => d,
+    }
+}
+
 /// The registers an instruction reads or writes.
 fn registers_named(i: &Instr) -> impl Iterator<Item = Reg> {
     let (d, a, b, c) = match *i {
         Instr::Add(d, a, b)
+        | Instr::Sub(d, a, b)
         | Instr::Mul(d, a, b)
         | Instr::Div(d, a, b)
         | Instr::Pow(d, a, b)
@@ -893,6 +989,7 @@ unsafe fn run(code: &[Instr], r: &mut [f64]) {
     for &i in code {
         match i {
             Instr::Add(d, a, b) => set(d, get(a) + get(b)),
+            Instr::Sub(d, a, b) => set(d, get(a) - get(b)),
             Instr::Mul(d, a, b) => set(d, get(a) * get(b)),
             Instr::Neg(d, a) => set(d, -get(a)),
             Instr::Div(d, a, b) => set(d, get(a) / get(b)),
@@ -946,6 +1043,7 @@ unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
     for &i in code {
         let (d, dt) = match i {
             Instr::Add(d, a, b) => (d, t(a) + t(b)),
+            Instr::Sub(d, a, b) => (d, t(a) - t(b)),
             Instr::Mul(d, a, b) => (d, t(a) * r(b) + r(a) * t(b)),
             Instr::Neg(d, a) => (d, -t(a)),
             Instr::Div(d, a, b) => {
