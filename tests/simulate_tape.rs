@@ -152,6 +152,31 @@ fn tape_equals_reference_through_its_rewrites() {
     check("Rewrites", &m, 20);
 }
 
+/// Equations of `for` loops are evaluated in batches, instruction by instruction across the
+/// loop, when no instance reads another's result: here the independent states `x` (one shape,
+/// strides of both signs through the reversed index) beside the chain `y`, where each instance
+/// reads the one before and must be evaluated in order.
+#[test]
+fn tape_equals_reference_through_batched_loops() {
+    let m = inline(
+        "model Batched
+           parameter Integer n = 9;
+           parameter Real c = 2.5;
+           Real x[n](each start = 1);
+           Real y[n];
+         equation
+           y[1] = x[1];
+           for i in 2:n loop
+             y[i] = 0.5*y[i - 1] + x[i]/c;
+           end for;
+           for i in 1:n loop
+             der(x[i]) = (x[n - i + 1] - x[i])/c - 0.1*y[i]*sin(x[i]);
+           end for;
+         end Batched;",
+    );
+    check("Batched", &m, 20);
+}
+
 /// The interpreter reads registers unchecked; a register file too small for the tape must stop
 /// it with a panic before it reads or writes out of bounds.
 #[test]

@@ -1,12 +1,14 @@
 //! Simulation (SPEC §6): integrators over an [`OdeSystem`], initialisation and results.
 //!
-//! `tape` compiles the causal form, `model` wraps it as an [`OdeSystem`], `init` solves the
+//! `tape` compiles the causal form (`batch` evaluates runs of one loop equation's instances
+//! together), `model` wraps it as an [`OdeSystem`], `init` solves the
 //! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
 //! matrix), `partition` steps weak subsystems one after the other, `run` ties them together
 //! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
 //! trajectories.
 
 pub mod assertions;
+pub mod batch;
 pub mod bdf;
 pub mod fixed_step;
 pub mod init;

@@ -26,6 +26,7 @@ use crate::dae::{Dae, VarKind};
 use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId};
 use crate::structure::Unknown;
 
+use super::batch::{self, Strides};
 use super::linear::DenseLu;
 
 pub type Reg = u32;
@@ -119,6 +120,8 @@ pub struct Plan {
     segments: Vec<Segment>,
     /// The targets of the straight runs, run by run.
     targets: Vec<Reg>,
+    /// Register strides of the batched runs' instructions, run by run.
+    strides: Vec<Strides>,
 }
 
 impl Plan {
@@ -129,13 +132,22 @@ impl Plan {
 }
 
 #[derive(Clone, Debug)]
+struct Batch {
+    count: usize,
+    strides: Range<usize>,
+}
+
+#[derive(Clone, Debug)]
 enum Segment {
     /// Assignments: one range of instructions, their positions in `Plan::steps` and their
     /// targets in `Plan::targets`.
+    /// With `batch`, `code` is the first step's code and the run is its `count` instances,
+    /// their strides in `Plan::strides` (see [`super::batch`]).
     Straight {
         code: Range<usize>,
         steps: Range<usize>,
         targets: Range<usize>,
+        batch: Option<Batch>,
     },
     /// A step solved by Newton, run on its own.
     Solve(usize),
@@ -639,24 +651,8 @@ fn destination(i: &mut Instr) -> &mut Reg {
 
 /// The registers an instruction reads or writes.
 fn registers_named(i: &Instr) -> impl Iterator<Item = Reg> {
-    let (d, a, b, c) = match *i {
-        Instr::Add(d, a, b)
-        | Instr::Sub(d, a, b)
-        | Instr::Mul(d, a, b)
-        | Instr::Div(d, a, b)
-        | Instr::Pow(d, a, b)
-        | Instr::Call2(_, d, a, b)
-        | Instr::Cmp(_, d, a, b)
-        | Instr::And(d, a, b)
-        | Instr::Or(d, a, b) => (d, a, b, None),
-        Instr::Neg(d, a)
-        | Instr::PowI(d, a, _)
-        | Instr::Call(_, d, a)
-        | Instr::Not(d, a)
-        | Instr::Copy(d, a) => (d, a, a, None),
-        Instr::Select(d, c, a, b) => (d, a, b, Some(c)),
-    };
-    [d, a, b].into_iter().chain(c)
+    let (regs, named) = batch::registers(i);
+    regs.into_iter().take(named)
 }
 
 /// Newton settings of the steps, the same as the reference evaluator's.
@@ -705,6 +701,17 @@ impl Tape {
         unsafe { run(&self.instrs[code], regs) }
     }
 
+    /// `count` instances of the instructions `code`, moved by `strides` (see [`batch::run`]).
+    fn exec_batch(&self, code: Range<usize>, strides: &[Strides], count: usize, regs: &mut [f64]) {
+        assert!(
+            regs.len() >= self.bound,
+            "a register file smaller than its tape"
+        );
+        // SAFETY: the batch's instances are the tape's own instructions (checked by
+        // `batch::split` when the plan was made), so every register they name is below `bound`.
+        unsafe { batch::run(&self.instrs[code], strides, count, regs) }
+    }
+
     /// The tangent pass of the instructions `code` (see [`run_tangent`]).
     fn exec_tangent(&self, code: Range<usize>, regs: &[f64], tan: &mut [f64]) {
         assert!(
@@ -722,33 +729,59 @@ impl Tape {
             steps: steps.to_vec(),
             ..Plan::default()
         };
+        let mut run: Vec<usize> = Vec::new();
         for (at, &k) in steps.iter().enumerate() {
             let step = &self.steps[k];
-            if !matches!(step.code, StepCode::Assign) {
+            let joins = |run: &[usize]| {
+                run.last()
+                    .is_some_and(|&prev| self.steps[steps[prev]].pre.end == step.pre.start)
+            };
+            if !matches!(step.code, StepCode::Assign) || !joins(&run) {
+                self.plan_straight(&mut plan, &std::mem::take(&mut run));
+            }
+            if matches!(step.code, StepCode::Assign) {
+                run.push(at);
+            } else {
                 plan.segments.push(Segment::Solve(k));
-                continue;
             }
-            plan.targets.extend_from_slice(&step.targets);
-            let end = plan.targets.len();
-            if let Some(Segment::Straight {
-                code,
-                steps,
-                targets,
-            }) = plan.segments.last_mut()
-                && code.end == step.pre.start
-            {
-                code.end = step.pre.end;
-                steps.end = at + 1;
-                targets.end = end;
-                continue;
+        }
+        self.plan_straight(&mut plan, &run);
+        plan
+    }
+
+    /// Adds the segments of a run of assignments at positions `run` of the plan's steps (their
+    /// code contiguous): batched parts and straight parts (see [`super::batch::split`]).
+    fn plan_straight(&self, plan: &mut Plan, run: &[usize]) {
+        let codes: Vec<Range<usize>> = run
+            .iter()
+            .map(|&at| self.steps[plan.steps[at]].pre.clone())
+            .collect();
+        for part in batch::split(&self.instrs, &codes) {
+            let ats = &run[part.steps.clone()];
+            let first = plan.targets.len();
+            for &at in ats {
+                plan.targets
+                    .extend_from_slice(&self.steps[plan.steps[at]].targets);
             }
+            let code = match &part.strides {
+                Some(_) => codes[part.steps.start].clone(),
+                None => codes[part.steps.start].start..codes[part.steps.end - 1].end,
+            };
+            let batch = part.strides.map(|strides| {
+                let start = plan.strides.len();
+                plan.strides.extend(strides);
+                Batch {
+                    count: ats.len(),
+                    strides: start..plan.strides.len(),
+                }
+            });
             plan.segments.push(Segment::Straight {
-                code: step.pre.clone(),
-                steps: at..at + 1,
-                targets: end - step.targets.len()..end,
+                code,
+                steps: ats[0]..ats[ats.len() - 1] + 1,
+                targets: first..plan.targets.len(),
+                batch,
             });
         }
-        plan
     }
 
     /// Runs a plan: the same values and failures as [`Tape::run_step`] on each of its steps,
@@ -767,8 +800,17 @@ impl Tape {
                     code,
                     steps,
                     targets,
+                    batch,
                 } => {
-                    self.exec(code.clone(), regs);
+                    match batch {
+                        None => self.exec(code.clone(), regs),
+                        Some(b) => self.exec_batch(
+                            code.clone(),
+                            &plan.strides[b.strides.clone()],
+                            b.count,
+                            regs,
+                        ),
+                    }
                     let written = &plan.targets[targets.clone()];
                     if written.iter().all(|&t| regs[t as usize].is_finite()) {
                         continue;
@@ -980,7 +1022,7 @@ fn truth(x: bool) -> f64 {
 ///
 /// # Safety
 /// Every register an instruction of `code` names is below `r.len()`.
-unsafe fn run(code: &[Instr], r: &mut [f64]) {
+pub(super) unsafe fn run(code: &[Instr], r: &mut [f64]) {
     let p = r.as_mut_ptr();
     // SAFETY (both): the caller vouches that every register index is in bounds, and `r` is
     // not used otherwise while `p` is.
