@@ -28,28 +28,6 @@ pub struct Part {
     pub strides: Option<Vec<Strides>>,
 }
 
-/// The registers of an instruction (destination first; unused slots repeat the destination) and
-/// how many it names.
-pub(super) fn registers(i: &Instr) -> ([Reg; 4], usize) {
-    match *i {
-        Instr::Add(d, a, b)
-        | Instr::Sub(d, a, b)
-        | Instr::Mul(d, a, b)
-        | Instr::Div(d, a, b)
-        | Instr::Pow(d, a, b)
-        | Instr::Call2(_, d, a, b)
-        | Instr::Cmp(_, d, a, b)
-        | Instr::And(d, a, b)
-        | Instr::Or(d, a, b) => ([d, a, b, d], 3),
-        Instr::Neg(d, a)
-        | Instr::PowI(d, a, _)
-        | Instr::Call(_, d, a)
-        | Instr::Not(d, a)
-        | Instr::Copy(d, a) => ([d, a, d, d], 2),
-        Instr::Select(d, c, a, b) => ([d, c, a, b], 4),
-    }
-}
-
 /// The same operation, registers apart.
 fn same_operation(x: &Instr, y: &Instr) -> bool {
     match (*x, *y) {
@@ -72,8 +50,8 @@ fn strides(a: &[Instr], b: &[Instr]) -> Option<Vec<Strides>> {
             if !same_operation(x, y) {
                 return None;
             }
-            let (rx, _) = registers(x);
-            let (ry, _) = registers(y);
+            let (rx, _) = x.registers();
+            let (ry, _) = y.registers();
             let mut s = [0i32; 4];
             for k in 0..4 {
                 s[k] = i32::try_from(i64::from(ry[k]) - i64::from(rx[k])).ok()?;
@@ -90,14 +68,14 @@ fn independent(instrs: &[Instr], codes: &[Range<usize>]) -> bool {
     let mut writer: HashMap<Reg, (usize, usize)> = HashMap::default();
     for (step, code) in codes.iter().enumerate() {
         for (at, i) in instrs[code.clone()].iter().enumerate() {
-            if writer.insert(registers(i).0[0], (step, at)).is_some() {
+            if writer.insert(i.registers().0[0], (step, at)).is_some() {
                 return false;
             }
         }
     }
     codes.iter().enumerate().all(|(step, code)| {
         instrs[code.clone()].iter().enumerate().all(|(at, i)| {
-            let (regs, named) = registers(i);
+            let (regs, named) = i.registers();
             regs[1..named]
                 .iter()
                 .all(|r| writer.get(r).is_none_or(|&(s, w)| s == step && w < at))
@@ -149,28 +127,6 @@ pub fn split(instrs: &[Instr], codes: &[Range<usize>]) -> Vec<Part> {
     parts
 }
 
-/// `i` with its registers replaced by `regs` (in [`registers`]' order).
-fn with_registers(i: &Instr, regs: [Reg; 4]) -> Instr {
-    let [d, a, b, c] = regs;
-    match *i {
-        Instr::Add(..) => Instr::Add(d, a, b),
-        Instr::Sub(..) => Instr::Sub(d, a, b),
-        Instr::Mul(..) => Instr::Mul(d, a, b),
-        Instr::Div(..) => Instr::Div(d, a, b),
-        Instr::Pow(..) => Instr::Pow(d, a, b),
-        Instr::Call2(f, ..) => Instr::Call2(f, d, a, b),
-        Instr::Cmp(op, ..) => Instr::Cmp(op, d, a, b),
-        Instr::And(..) => Instr::And(d, a, b),
-        Instr::Or(..) => Instr::Or(d, a, b),
-        Instr::Neg(..) => Instr::Neg(d, a),
-        Instr::PowI(_, _, k) => Instr::PowI(d, a, k),
-        Instr::Call(f, ..) => Instr::Call(f, d, a),
-        Instr::Not(..) => Instr::Not(d, a),
-        Instr::Copy(..) => Instr::Copy(d, a),
-        Instr::Select(..) => Instr::Select(d, a, b, c),
-    }
-}
-
 /// Register `reg` of instance `i`.
 fn at(reg: Reg, stride: i32, i: usize) -> usize {
     (reg as isize + stride as isize * i as isize) as usize
@@ -207,10 +163,10 @@ pub unsafe fn run(code: &[Instr], strides: &[Strides], count: usize, r: &mut [f6
             Instr::Neg(d, a) => lanes!(d, a, a, |x, _y| -x),
             Instr::Copy(d, a) => lanes!(d, a, a, |x, _y| x),
             _ => {
-                let (regs, _) = registers(instr);
+                let (regs, _) = instr.registers();
                 for i in 0..count {
                     let moved =
-                        with_registers(instr, std::array::from_fn(|k| at(regs[k], s[k], i) as Reg));
+                        instr.with_registers(std::array::from_fn(|k| at(regs[k], s[k], i) as Reg));
                     // SAFETY: the moved instruction names this instance's registers.
                     unsafe { super::tape::run(std::slice::from_ref(&moved), r) };
                 }
@@ -228,8 +184,8 @@ mod tests {
         (0..count)
             .flat_map(|i| {
                 shape.iter().zip(strides).map(move |(instr, s)| {
-                    let (regs, _) = registers(instr);
-                    with_registers(instr, std::array::from_fn(|k| at(regs[k], s[k], i) as Reg))
+                    let (regs, _) = instr.registers();
+                    instr.with_registers(std::array::from_fn(|k| at(regs[k], s[k], i) as Reg))
                 })
             })
             .collect()

@@ -227,14 +227,12 @@ impl SparseLu {
 /// Solves `(I − γ J) x = b` for a Jacobian on a fixed pattern.
 pub struct NewtonMatrix {
     n: usize,
-    /// Per Jacobian entry, its slot in the dense matrix; the diagonal's slots follow.
-    entry_slot: Vec<usize>,
-    diagonal_slot: Vec<usize>,
     kind: Kind,
 }
 
 enum Kind {
-    Dense(DenseLu),
+    /// The LU and, per Jacobian entry, its slot in the row-major matrix.
+    Dense(DenseLu, Vec<usize>),
     Sparse(Box<SparseLu>),
 }
 
@@ -242,11 +240,10 @@ impl NewtonMatrix {
     /// For `n` unknowns and the Jacobian pattern `(row, col)`.
     pub fn new(n: usize, pattern: &[(usize, usize)]) -> NewtonMatrix {
         if n <= DENSE_LIMIT {
+            let slots = pattern.iter().map(|&(r, c)| r * n + c).collect();
             return NewtonMatrix {
                 n,
-                entry_slot: pattern.iter().map(|&(r, c)| r * n + c).collect(),
-                diagonal_slot: (0..n).map(|i| i * n + i).collect(),
-                kind: Kind::Dense(DenseLu::new(n)),
+                kind: Kind::Dense(DenseLu::new(n), slots),
             };
         }
         let entries: Vec<(usize, usize)> = pattern
@@ -258,8 +255,6 @@ impl NewtonMatrix {
         let slots = fixed.slots(&entries);
         NewtonMatrix {
             n,
-            entry_slot: Vec::new(),
-            diagonal_slot: Vec::new(),
             kind: Kind::Sparse(Box::new(SparseLu {
                 entries,
                 fixed,
@@ -277,13 +272,13 @@ impl NewtonMatrix {
     /// singular.
     pub fn factor(&mut self, gamma: f64, jac: &[f64]) -> bool {
         match &mut self.kind {
-            Kind::Dense(lu) => {
+            Kind::Dense(lu, slots) => {
                 lu.clear();
-                for (&slot, &x) in self.entry_slot.iter().zip(jac) {
+                for (&slot, &x) in slots.iter().zip(jac) {
                     lu.a[slot] -= gamma * x;
                 }
-                for &slot in &self.diagonal_slot {
-                    lu.a[slot] += 1.0;
+                for i in 0..self.n {
+                    lu.add(i, i, 1.0);
                 }
                 lu.factor()
             }
@@ -295,7 +290,7 @@ impl NewtonMatrix {
     pub fn solve(&mut self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
         match &mut self.kind {
-            Kind::Dense(lu) => lu.solve(b),
+            Kind::Dense(lu, _) => lu.solve(b),
             Kind::Sparse(s) => s.solve(b),
         }
     }

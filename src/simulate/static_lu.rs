@@ -55,11 +55,7 @@ impl StaticLu {
     /// (duplicates allowed; the diagonal is always part of it).
     pub fn new(n: usize, entries: &[(usize, usize)]) -> StaticLu {
         let perm = minimum_degree(n, entries);
-        let mut inv = vec![0; n];
-        for (new, &old) in perm.iter().enumerate() {
-            inv[old] = new;
-        }
-        let neighbours = symmetric_lower(n, entries, &inv);
+        let neighbours = symmetric_lower(n, entries, &inverse(&perm));
         let (l_ptr, l_col) = lower_fill(n, &neighbours);
         let (u_ptr, u_col) = transpose(n, &l_ptr, &l_col);
         let len = l_col.len() + u_col.len() + n;
@@ -86,11 +82,7 @@ impl StaticLu {
     /// Where entry `(row, col)` of the unpermuted matrix lives in the value array loaded by
     /// [`StaticLu::factor`]. The entry must be in the pattern given to [`StaticLu::new`].
     pub fn slots(&self, entries: &[(usize, usize)]) -> Vec<usize> {
-        let n = self.n();
-        let mut inv = vec![0; n];
-        for (new, &old) in self.perm.iter().enumerate() {
-            inv[old] = new;
-        }
+        let inv = inverse(&self.perm);
         let u_start = self.l_col.len();
         let diag_start = u_start + self.u_col.len();
         let find = |cols: &[usize], offset: usize, c: usize| {
@@ -210,6 +202,15 @@ impl StaticLu {
             b[old] = yi;
         }
     }
+}
+
+/// `inv[old] = new` for `perm[new] = old`.
+fn inverse(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; perm.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        inv[old] = new;
+    }
+    inv
 }
 
 /// Approximate minimum degree ordering of `A + Aᵀ` (faer's AMD): `perm[new] = old`.

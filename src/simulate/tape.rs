@@ -80,6 +80,52 @@ pub enum Instr {
     Copy(Reg, Reg),
 }
 
+impl Instr {
+    /// The registers the instruction names, the destination first (unused slots repeat it),
+    /// and how many it names.
+    pub fn registers(&self) -> ([Reg; 4], usize) {
+        match *self {
+            Instr::Add(d, a, b)
+            | Instr::Sub(d, a, b)
+            | Instr::Mul(d, a, b)
+            | Instr::Div(d, a, b)
+            | Instr::Pow(d, a, b)
+            | Instr::Call2(_, d, a, b)
+            | Instr::Cmp(_, d, a, b)
+            | Instr::And(d, a, b)
+            | Instr::Or(d, a, b) => ([d, a, b, d], 3),
+            Instr::Neg(d, a)
+            | Instr::PowI(d, a, _)
+            | Instr::Call(_, d, a)
+            | Instr::Not(d, a)
+            | Instr::Copy(d, a) => ([d, a, d, d], 2),
+            Instr::Select(d, c, a, b) => ([d, c, a, b], 4),
+        }
+    }
+
+    /// The same operation on the registers `regs` (in [`Instr::registers`]' order).
+    pub fn with_registers(&self, regs: [Reg; 4]) -> Instr {
+        let [d, a, b, c] = regs;
+        match *self {
+            Instr::Add(..) => Instr::Add(d, a, b),
+            Instr::Sub(..) => Instr::Sub(d, a, b),
+            Instr::Mul(..) => Instr::Mul(d, a, b),
+            Instr::Div(..) => Instr::Div(d, a, b),
+            Instr::Pow(..) => Instr::Pow(d, a, b),
+            Instr::Call2(f, ..) => Instr::Call2(f, d, a, b),
+            Instr::Cmp(op, ..) => Instr::Cmp(op, d, a, b),
+            Instr::And(..) => Instr::And(d, a, b),
+            Instr::Or(..) => Instr::Or(d, a, b),
+            Instr::Neg(..) => Instr::Neg(d, a),
+            Instr::PowI(_, _, k) => Instr::PowI(d, a, k),
+            Instr::Call(f, ..) => Instr::Call(f, d, a),
+            Instr::Not(..) => Instr::Not(d, a),
+            Instr::Copy(..) => Instr::Copy(d, a),
+            Instr::Select(..) => Instr::Select(d, a, b, c),
+        }
+    }
+}
+
 /// How one causal step is solved on the tape.
 #[derive(Clone, Debug)]
 pub enum StepCode {
@@ -141,6 +187,7 @@ struct Batch {
 enum Segment {
     /// Assignments: one range of instructions, their positions in `Plan::steps` and their
     /// targets in `Plan::targets`.
+    ///
     /// With `batch`, `code` is the first step's code and the run is its `count` instances,
     /// their strides in `Plan::strides` (see [`super::batch`]).
     Straight {
@@ -419,9 +466,8 @@ impl Compiler<'_> {
         if args[1].1 != Class::Setup || class == Class::Setup {
             return instr;
         }
-        // One reciprocal per division, in the register after the product's: sharing one per
-        // divisor was measured a quarter slower on the heat exchanger (N = 3000), the same
-        // values otherwise.
+        // One reciprocal per division: the setup program runs once, so sharing one per divisor
+        // would save only a register and a map.
         let one = self.constant(1.0);
         let reciprocal = self.alloc();
         self.setup_code.push(Instr::Div(reciprocal, one, b));
@@ -440,10 +486,11 @@ impl Compiler<'_> {
         group: usize,
     ) {
         let (e, r) = node;
-        if let Some(dst) = code.last_mut().map(destination)
-            && *dst == r
+        if let Some(last) = code.last_mut()
+            && last.registers().0[0] == r
         {
-            *dst = target;
+            let [_, a, b, c] = last.registers().0;
+            *last = last.with_registers([target, a, b, c]);
             if let Some(shared) = self.finals[group].get_mut(&e) {
                 *shared = target;
             }
@@ -628,30 +675,9 @@ pub fn compile(
     c.tape
 }
 
-/// The register an instruction writes.
-fn destination(i: &mut Instr) -> &mut Reg {
-    match i {
-        Instr::Add(d, ..)
-        | Instr::Sub(d, ..)
-        | Instr::Mul(d, ..)
-        | Instr::Neg(d, _)
-        | Instr::Div(d, ..)
-        | Instr::Pow(d, ..)
-        | Instr::PowI(d, ..)
-        | Instr::Call(_, d, _)
-        | Instr::Call2(_, d, ..)
-        | Instr::Select(d, ..)
-        | Instr::Cmp(_, d, ..)
-        | Instr::And(d, ..)
-        | Instr::Or(d, ..)
-        | Instr::Not(d, _)
-        | Instr::Copy(d, _) => d,
-    }
-}
-
 /// The registers an instruction reads or writes.
 fn registers_named(i: &Instr) -> impl Iterator<Item = Reg> {
-    let (regs, named) = batch::registers(i);
+    let (regs, named) = i.registers();
     regs.into_iter().take(named)
 }
 
