@@ -2,7 +2,7 @@
 
 use mocca::causal::EvalFailure;
 use mocca::simulate::OdeSystem;
-use mocca::simulate::bdf::{BdfError, BdfOptions, integrate_bdf};
+use mocca::simulate::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf};
 
 /// `der(x) = A x` for a constant matrix given by its nonzero entries.
 struct Linear {
@@ -93,13 +93,16 @@ fn exponential_decay_matches_the_exact_solution() {
     assert!((x[0] - exact).abs() < 1e-8, "{} vs {exact}", x[0]);
 }
 
-#[test]
-fn stiff_linear_system_matches_its_closed_form_with_few_steps() {
-    // der(x1) = -x1, der(x2) = 999 x1 - 1000 x2 (eigenvalues −1 and −1000):
-    // x1 = e^{-t}, x2 = e^{-t} + (x2(0) − 1) e^{-1000 t}.
-    let mut s = Linear::new(2, &[(0, 0, -1.0), (1, 0, 999.0), (1, 1, -1000.0)]);
+/// der(x1) = -x1, der(x2) = 999 x1 - 1000 x2 (eigenvalues −1 and −1000).
+fn stiff_pair() -> Linear {
+    Linear::new(2, &[(0, 0, -1.0), (1, 0, 999.0), (1, 1, -1000.0)])
+}
+
+/// Integrates the stiff pair from (1, 2) to t = 10 and checks the closed form
+/// x1 = e^{-t}, x2 = e^{-t} + (x2(0) − 1) e^{-1000 t}.
+fn stiff_pair_run(system: &mut dyn OdeSystem) -> BdfOutcome {
     let out = integrate_bdf(
-        &mut s,
+        system,
         &[1.0, 2.0],
         0.0,
         10.0,
@@ -110,6 +113,12 @@ fn stiff_linear_system_matches_its_closed_form_with_few_steps() {
     let e = (-10.0f64).exp();
     assert!((out.final_state[0] - e).abs() < 1e-6 * e.max(1e-4) + 1e-9);
     assert!((out.final_state[1] - e).abs() < 1e-6 * e.max(1e-4) + 1e-9);
+    out
+}
+
+#[test]
+fn stiff_linear_system_matches_its_closed_form_with_few_steps() {
+    let out = stiff_pair_run(&mut stiff_pair());
     // An explicit method would need t·1000/2 = 5000 steps for stability alone.
     assert!(out.stats.steps < 500, "{} steps", out.stats.steps);
     assert!(out.stats.jac_evals >= 1);
@@ -246,4 +255,39 @@ fn large_sparse_systems_use_the_sparse_path() {
         x[mid],
         x0[mid] * decay
     );
+}
+
+/// [`Linear`] that says its Jacobian is constant.
+struct ConstantLinear(Linear);
+
+impl OdeSystem for ConstantLinear {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
+        self.0.rhs(t, x, dx)
+    }
+    fn jacobian_pattern(&self) -> &[(usize, usize)] {
+        self.0.jacobian_pattern()
+    }
+    fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
+        self.0.jacobian(t, x, values)
+    }
+    fn jacobian_is_constant(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_linear_model_keeps_its_matrix_and_converges_in_one_iteration() {
+    // The stiff pair above. With the exact (constant) Jacobian, Newton is exact after one
+    // iteration; once the contraction has been seen on a matrix, later steps on it stop after
+    // that one, and a step size kept while it would change by less than half keeps the matrix.
+    let out = stiff_pair_run(&mut ConstantLinear(stiff_pair()));
+    let st = &out.stats;
+    let trials = st.steps + st.rejected_steps;
+    // One iteration per trial, plus the one that measures each new matrix's contraction.
+    assert!(st.newton_iters <= trials + st.factorizations, "{st:?}");
+    assert!(st.factorizations * 3 < st.steps, "{st:?}");
+    assert_eq!(st.jac_evals, 1, "{st:?}");
 }

@@ -206,10 +206,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             let mut value = json!({
                 "stats": {
                     "steps": stats.steps,
+                    "rejected_steps": stats.rejected_steps,
                     "f_evals": stats.f_evals,
                     "jac_evals": stats.jac_evals,
                     "f_evals_in_jacobians": stats.f_evals_in_jacobians,
                     "newton_iters": stats.newton_iters,
+                    "factorizations": stats.factorizations,
                     "init_newton_iters": trajectory.init_iterations,
                     "wall_time_s": wall,
                 },
@@ -232,10 +234,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 steps
             );
             outln!("  steps                 {}", stats.steps);
+            outln!("  rejected steps        {}", stats.rejected_steps);
             outln!("  f evaluations         {}", stats.f_evals);
             outln!("  Jacobian evaluations  {}", stats.jac_evals);
             outln!("  f evals in Jacobians  {}", stats.f_evals_in_jacobians);
             outln!("  Newton iterations     {}", stats.newton_iters);
+            outln!("  LU factorizations     {}", stats.factorizations);
             outln!("  wall time             {wall:.3} s");
             if let Some(errors) = &errors {
                 match results::rmse(errors) {

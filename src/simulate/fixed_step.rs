@@ -261,6 +261,7 @@ impl Stepper {
             .matrix
             .as_mut()
             .expect("implicit methods have a matrix");
+        self.stats.factorizations += 1;
         if matrix.factor(gamma, &self.jac) {
             self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())

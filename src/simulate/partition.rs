@@ -171,6 +171,7 @@ impl Partitioned {
             total.jac_evals += s.stats.jac_evals;
             total.f_evals_in_jacobians += s.stats.f_evals_in_jacobians;
             total.newton_iters += s.stats.newton_iters;
+            total.factorizations += s.stats.factorizations;
         }
         total.f_evals += self.exchange_evals;
         total.steps = self.steps;

@@ -40,4 +40,6 @@ pub struct Stats {
     pub f_evals_in_jacobians: u64,
     /// Newton iterations over all implicit stages.
     pub newton_iters: u64,
+    /// LU factorizations of the Newton matrix `I − γJ`.
+    pub factorizations: u64,
 }
