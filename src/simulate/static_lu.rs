@@ -44,7 +44,8 @@ pub struct StaticLu {
     l_col: Vec<usize>,
     u_ptr: Vec<usize>,
     u_col: Vec<usize>,
-    /// `L`'s values, then `U`'s, then the diagonal (its reciprocal once factored): the layout [`StaticLu::slot_of`] indexes.
+    /// `L`'s values, then `U`'s (each row divided by its pivot once factored), then the
+    /// diagonal (its reciprocal once factored): the layout [`StaticLu::slots`] indexes.
     values: Vec<f64>,
     /// Dense row being eliminated (scattered, updated, gathered).
     work: Vec<f64>,
@@ -141,15 +142,17 @@ impl StaticLu {
             // Ascending columns: every update to column j comes from a row above j.
             for p in lr {
                 let j = self.l_col[p];
-                let l = x[j] * diag[j];
+                let xj = x[j];
+                let l = xj * diag[j];
                 if !l.is_finite() {
                     return Err(Refactor::Singular);
                 }
                 l_vals[p] = l;
-                if l != 0.0 {
+                if xj != 0.0 {
+                    // U's rows are stored divided by their pivot: l·U(j, k) = x_j·Û(j, k).
                     let r = self.u_ptr[j]..self.u_ptr[j + 1];
                     for (&k, &u) in self.u_col[r.clone()].iter().zip(&u_vals[r]) {
-                        x[k] -= l * u;
+                        x[k] -= xj * u;
                         grown = grown.max(x[k].abs());
                     }
                 }
@@ -167,7 +170,7 @@ impl StaticLu {
             // from row to row).
             diag[i] = 1.0 / x[i];
             for q in ur {
-                u_vals[q] = x[self.u_col[q]];
+                u_vals[q] = x[self.u_col[q]] * diag[i];
                 if !u_vals[q].is_finite() {
                     return Err(Refactor::Singular);
                 }
@@ -194,9 +197,10 @@ impl StaticLu {
         }
         for (i, row) in self.u_ptr.windows(2).enumerate().rev() {
             let r = row[0]..row[1];
+            // U = D·Û with Û's rows in `u_vals`: the pivot's product is off the chain of rows.
             let s = (u_vals[r.clone()].iter().zip(&self.u_col[r]))
-                .fold(y[i], |s, (&u, &k)| s - u * y[k]);
-            y[i] = s * inv_diag[i];
+                .fold(y[i] * inv_diag[i], |s, (&u, &k)| s - u * y[k]);
+            y[i] = s;
         }
         for (&yi, &old) in y.iter().zip(&self.perm) {
             b[old] = yi;
