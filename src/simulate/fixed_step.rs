@@ -74,7 +74,9 @@ const STAGE_NEWTON_MAX: u64 = 25;
 /// Integrates with a fixed step and keeps the counters; allocates its work space once.
 pub struct Stepper {
     pub method: Method,
-    /// Newton on the stage stops when every correction is below `tol · (1 + |Y_i|)`.
+    /// Newton on the stage stops when every correction, or once Newton's contraction rate
+    /// `ρ` is known every correction times `ρ / (1 − ρ)` (the error it leaves), is below
+    /// `tol · (1 + |Y_i|)`.
     pub tol: f64,
     pub stats: Stats,
     n: usize,
@@ -88,6 +90,9 @@ pub struct Stepper {
     /// The γ of the factorization in `matrix`, when that factorization holds a constant
     /// Jacobian and may serve later steps.
     constant_factored: Option<f64>,
+    /// The contraction rate Newton showed with the factorization in `matrix`: carried to
+    /// later steps on the same factorization, so that one iteration can suffice.
+    newton_rate: Option<f64>,
 }
 
 impl Stepper {
@@ -109,6 +114,7 @@ impl Stepper {
             jac: vec![0.0; system.jacobian_pattern().len()],
             matrix,
             constant_factored: None,
+            newton_rate: None,
         }
     }
 
@@ -208,6 +214,7 @@ impl Stepper {
         gamma: f64,
     ) -> Result<(), StepFailure> {
         self.stage.copy_from_slice(x);
+        let mut previous_size = None;
         for iteration in 0..STAGE_NEWTON_MAX {
             self.stats.newton_iters += 1;
             let stage = std::mem::take(&mut self.stage);
@@ -226,18 +233,29 @@ impl Stepper {
                 .as_mut()
                 .expect("implicit methods have a matrix");
             matrix.solve(&mut self.delta);
-            let mut converged = true;
+            // The largest correction in units of its tolerance; NaN if any correction is.
+            let mut size = 0.0f64;
             for i in 0..self.n {
                 self.stage[i] += self.delta[i];
-                // A NaN correction never converges.
-                let small = self.delta[i].abs() <= self.tol * (1.0 + self.stage[i].abs());
-                if !small {
-                    converged = false;
+                let scaled = self.delta[i].abs() / (self.tol * (1.0 + self.stage[i].abs()));
+                if scaled.is_nan() {
+                    size = f64::NAN;
+                    break;
                 }
+                size = size.max(scaled);
             }
-            if converged {
+            let observed = previous_size.map(|p| size / p);
+            if let Some(rate) = observed.filter(|&r| r < 1.0) {
+                self.newton_rate = Some(rate);
+            }
+            let left = match observed.or(self.newton_rate) {
+                Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
+                _ => size,
+            };
+            if size <= 1.0 || left <= 1.0 {
                 return Ok(());
             }
+            previous_size = Some(size);
         }
         Err(StepFailure::Stage {
             t: tau,
@@ -262,6 +280,7 @@ impl Stepper {
             .as_mut()
             .expect("implicit methods have a matrix");
         self.stats.factorizations += 1;
+        self.newton_rate = None;
         if matrix.factor(gamma, &self.jac) {
             self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())
