@@ -214,9 +214,6 @@ struct Bdf {
     matrix: NewtonMatrix,
     /// Whether `matrix` holds the factorization for the current `c`.
     factored: bool,
-    /// How fast Newton contracted with the current factorization, once seen: carried to the
-    /// next steps so that a first correction already small enough ends the iteration.
-    newton_rate: Option<f64>,
     stats: Stats,
     /// A model failure met while correcting; reported if the step size then collapses.
     last_failure: Option<BdfError>,
@@ -265,7 +262,6 @@ impl Bdf {
             constant_jacobian: system.jacobian_is_constant(),
             matrix: NewtonMatrix::new(n, &pattern),
             factored: false,
-            newton_rate: None,
             stats: Stats::default(),
             last_failure: None,
             f: vec![0.0; n],
@@ -417,7 +413,6 @@ impl Bdf {
                 if !self.factored {
                     self.stats.factorizations += 1;
                     self.factored = self.matrix.factor(c, &self.jac);
-                    self.newton_rate = None;
                 }
                 let corrector = if self.factored {
                     self.correct(system, t_new, c)?
@@ -517,12 +512,7 @@ impl Bdf {
             }
             let norm = Self::root_mean(sum, self.n);
             let observed = previous_norm.map(|p| norm / p);
-            if let Some(rate) = observed
-                && rate < 1.0
-            {
-                self.newton_rate = Some(rate);
-            }
-            let rate = observed.or(self.newton_rate);
+            let rate = self.matrix.contraction(observed);
             if let Some(rate) = observed
                 && (rate >= 1.0
                     || rate.powi((NEWTON_MAXITER - k) as i32) / (1.0 - rate) * norm
@@ -651,14 +641,9 @@ impl Differences {
         self.values.chunks_exact_mut(DIFFERENCES)
     }
 
-    /// Difference `i` of every state.
-    fn difference(&self, i: usize) -> Vec<f64> {
-        self.columns().map(|column| column[i]).collect()
-    }
-
     /// The current solution (difference 0).
     fn solution(&self) -> Vec<f64> {
-        self.difference(0)
+        self.columns().map(|column| column[0]).collect()
     }
 }
 

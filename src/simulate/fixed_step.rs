@@ -90,9 +90,6 @@ pub struct Stepper {
     /// The γ of the factorization in `matrix`, when that factorization holds a constant
     /// Jacobian and may serve later steps.
     constant_factored: Option<f64>,
-    /// The contraction rate Newton showed with the factorization in `matrix`: carried to
-    /// later steps on the same factorization, so that one iteration can suffice.
-    newton_rate: Option<f64>,
 }
 
 impl Stepper {
@@ -114,7 +111,6 @@ impl Stepper {
             jac: vec![0.0; system.jacobian_pattern().len()],
             matrix,
             constant_factored: None,
-            newton_rate: None,
         }
     }
 
@@ -244,11 +240,7 @@ impl Stepper {
                 }
                 size = size.max(scaled);
             }
-            let observed = previous_size.map(|p| size / p);
-            if let Some(rate) = observed.filter(|&r| r < 1.0) {
-                self.newton_rate = Some(rate);
-            }
-            let left = match observed.or(self.newton_rate) {
+            let left = match matrix.contraction(previous_size.map(|p| size / p)) {
                 Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
                 _ => size,
             };
@@ -280,7 +272,6 @@ impl Stepper {
             .as_mut()
             .expect("implicit methods have a matrix");
         self.stats.factorizations += 1;
-        self.newton_rate = None;
         if matrix.factor(gamma, &self.jac) {
             self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())

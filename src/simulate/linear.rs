@@ -228,6 +228,10 @@ impl SparseLu {
 pub struct NewtonMatrix {
     n: usize,
     kind: Kind,
+    /// The contraction simplified Newton showed on the current factorization (the ratio of
+    /// successive corrections), once seen: it holds for later iterations and steps on the
+    /// same factorization, so that one correction can suffice.
+    contraction: Option<f64>,
 }
 
 enum Kind {
@@ -244,6 +248,7 @@ impl NewtonMatrix {
             return NewtonMatrix {
                 n,
                 kind: Kind::Dense(DenseLu::new(n), slots),
+                contraction: None,
             };
         }
         let entries: Vec<(usize, usize)> = pattern
@@ -261,6 +266,7 @@ impl NewtonMatrix {
                 slots,
                 pivoting: None,
             })),
+            contraction: None,
         }
     }
 
@@ -271,6 +277,7 @@ impl NewtonMatrix {
     /// Factors `I − γ J` for the Jacobian values `jac` (one per pattern entry); false when
     /// singular.
     pub fn factor(&mut self, gamma: f64, jac: &[f64]) -> bool {
+        self.contraction = None;
         match &mut self.kind {
             Kind::Dense(lu, slots) => {
                 lu.clear();
@@ -284,6 +291,16 @@ impl NewtonMatrix {
             }
             Kind::Sparse(s) => s.factor(|k| jac.get(k).map_or(1.0, |&x| -gamma * x)),
         }
+    }
+
+    /// The contraction to judge a Newton iteration by: `observed` (this iteration's
+    /// correction over the last one's, kept for this factorization when below 1), or else
+    /// the one kept earlier.
+    pub fn contraction(&mut self, observed: Option<f64>) -> Option<f64> {
+        if let Some(rate) = observed.filter(|&r| r < 1.0) {
+            self.contraction = Some(rate);
+        }
+        observed.or(self.contraction)
     }
 
     /// Solves with the last factorization, in place.
