@@ -4,26 +4,57 @@
 //! this is the stiff regime the implicit method is for). Measures initialisation plus integration (compilation of the tape
 //! and the symbolic LU analysis included); parsing and structure are outside the timing.
 //!
+//! The BDF group runs the same sizes with `simulate_bdf` at rtol = atol = 1e-6, the setting
+//! BENCHMARKS.md compares with SciPy's `solve_ivp(method="BDF")`.
+//!
 //! `cargo bench --bench simulate`
 
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mocca::causal::{causal_form, initial_point};
+use mocca::causal::{Point, causal_form, initial_point};
 use mocca::frontend::flatten_sources;
 use mocca::jacobian::ode_jacobian;
 use mocca::load;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{Model, Options, Partition, simulate};
+use mocca::simulate::run::{Model, Options, Partition, simulate, simulate_bdf};
 use mocca::source::SourceMap;
 use mocca::structure;
 
 // The allocator the `mocca` binary runs with.
 mocca::install_allocator!();
 
-fn heat_exchanger(c: &mut Criterion) {
+fn implicit_euler(c: &mut Criterion) {
+    heat_exchanger(
+        c,
+        "implicit_euler_h0.1_100s",
+        1000,
+        1e-8,
+        simulate_implicit_euler,
+    );
+}
+
+fn bdf(c: &mut Criterion) {
+    heat_exchanger(c, "bdf_tol1e-6_100s", 1, 1e-6, simulate_bdf_only);
+}
+
+fn simulate_implicit_euler(model: Model<'_>, start: &Point, options: &Options) {
+    simulate(model, start, options, &[], |_| {}).expect("simulates");
+}
+
+fn simulate_bdf_only(model: Model<'_>, start: &Point, options: &Options) {
+    simulate_bdf(model, start, options, &[]).expect("simulates");
+}
+
+fn heat_exchanger(
+    c: &mut Criterion,
+    name: &str,
+    steps: u64,
+    tol: f64,
+    run: fn(Model<'_>, &Point, &Options),
+) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heat_exchanger.mo");
-    let mut group = c.benchmark_group("simulate_heat_exchanger_implicit_euler_h0.1_100s");
+    let mut group = c.benchmark_group(format!("simulate_heat_exchanger_{name}"));
     group.sample_size(10);
     for n in [30, 300, 3000] {
         let mut sources = SourceMap::new();
@@ -40,8 +71,8 @@ fn heat_exchanger(c: &mut Criterion) {
             method: Method::ImplicitEuler,
             start: 0.0,
             stop: 100.0,
-            steps: 1000,
-            tol: 1e-8,
+            steps,
+            tol,
             partition: Partition::None,
         };
         let model = Model {
@@ -51,11 +82,11 @@ fn heat_exchanger(c: &mut Criterion) {
             jac: &jac,
         };
         group.bench_function(format!("N={n}"), |b| {
-            b.iter(|| simulate(model, &start, &options, &[], |_| {}).expect("simulates"))
+            b.iter(|| run(model, &start, &options))
         });
     }
     group.finish();
 }
 
-criterion_group!(benches, heat_exchanger);
+criterion_group!(benches, implicit_euler, bdf);
 criterion_main!(benches);

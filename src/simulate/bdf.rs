@@ -22,7 +22,12 @@
 //!   ([`KEEP_STEP_BELOW`]) or the order changes, so the factorization stays valid;
 //! - the contraction rate Newton showed on a factorization is remembered, so a later step's
 //!   first correction can already pass the convergence test;
-//! - Newton's corrections are weighed with the last accepted solution's error weights.
+//! - Newton's corrections and the local error are weighed with the last accepted solution's
+//!   error weights, computed in the pass that accepts it, so they cost no pass of their own.
+//!
+//! Each accepted step makes one pass over the differences (update, new weights, the next
+//! prediction) and each Newton iteration two over the work vectors; at N = 3000 these vectors
+//! outgrow the L2 cache, so passes, not arithmetic, are what the step costs.
 
 use std::time::Instant;
 
@@ -214,6 +219,9 @@ struct Bdf {
     matrix: NewtonMatrix,
     /// Whether `matrix` holds the factorization for the current `c`.
     factored: bool,
+    /// Whether `y` and `psi` hold the prediction for the current step size and order (the
+    /// accepting pass computes it on its way through the differences).
+    predicted: bool,
     stats: Stats,
     /// A model failure met while correcting; reported if the step size then collapses.
     last_failure: Option<BdfError>,
@@ -224,17 +232,27 @@ struct Bdf {
     correction: Vec<f64>,
     delta: Vec<f64>,
     /// The error weights `1 / (atol + rtol·|x|)` of the last accepted solution, which
-    /// measure Newton's corrections (as CVODE's do: one set per step, not per trial).
+    /// measure Newton's corrections and the local error (as CVODE's do: one set per step,
+    /// so they cost no pass of their own).
     weights: Vec<f64>,
-    /// The error weights of the step's corrected solution, which measure its error and,
-    /// once it is accepted, become `weights`.
-    trial_weights: Vec<f64>,
 }
 
 /// The result of one Newton solve of the corrector.
 struct Corrector {
     converged: bool,
     iterations: usize,
+    /// The weighted norm of the total correction, from which the local error is estimated.
+    correction_norm: f64,
+}
+
+impl Corrector {
+    fn failed(iterations: usize) -> Corrector {
+        Corrector {
+            converged: false,
+            iterations,
+            correction_norm: f64::INFINITY,
+        }
+    }
 }
 
 impl Bdf {
@@ -262,6 +280,7 @@ impl Bdf {
             constant_jacobian: system.jacobian_is_constant(),
             matrix: NewtonMatrix::new(n, &pattern),
             factored: false,
+            predicted: false,
             stats: Stats::default(),
             last_failure: None,
             f: vec![0.0; n],
@@ -270,7 +289,6 @@ impl Bdf {
             correction: vec![0.0; n],
             delta: vec![0.0; n],
             weights: vec![0.0; n],
-            trial_weights: vec![0.0; n],
         };
         for (column, &x) in bdf.d.columns_mut().zip(x0) {
             column[0] = x;
@@ -384,6 +402,7 @@ impl Bdf {
         self.h *= factor;
         self.equal_steps = 0;
         self.factored = false;
+        self.predicted = false;
     }
 
     /// One accepted step towards `t_end` (never past it).
@@ -407,7 +426,11 @@ impl Bdf {
             } else {
                 self.t + self.h
             };
-            self.predict();
+            if !self.predicted {
+                self.predict();
+            }
+            // Newton moves `y` away from the prediction.
+            self.predicted = false;
             let c = self.h / self.coef.alpha[self.order];
             let corrector = loop {
                 if !self.factored {
@@ -417,10 +440,7 @@ impl Bdf {
                 let corrector = if self.factored {
                     self.correct(system, t_new, c)?
                 } else {
-                    Corrector {
-                        converged: false,
-                        iterations: 0,
-                    }
+                    Corrector::failed(0)
                 };
                 if corrector.converged || self.jac_current {
                     break corrector;
@@ -438,7 +458,7 @@ impl Bdf {
             }
             let safety = 0.9 * (2 * NEWTON_MAXITER + 1) as f64
                 / (2 * NEWTON_MAXITER + corrector.iterations) as f64;
-            let error_norm = self.coef.error[self.order] * self.weigh_correction();
+            let error_norm = self.coef.error[self.order] * corrector.correction_norm;
             if error_norm > 1.0 {
                 self.stats.rejected_steps += 1;
                 let factor =
@@ -453,25 +473,9 @@ impl Bdf {
 
     /// The predictor `Σ D[0..=k]` into `y`, and ψ = (Σ γ_j D[j]) / α_k.
     fn predict(&mut self) {
-        let k = self.order;
-        let gamma = &self.coef.gamma;
-        let to_psi = 1.0 / self.coef.alpha[k];
-        for (c, column) in self.d.columns().enumerate() {
-            self.y[c] = column[..=k].iter().sum();
-            self.psi[c] = (1..=k).map(|i| gamma[i] * column[i]).sum::<f64>() * to_psi;
-        }
-    }
-
-    /// The weighted norm of the correction with the corrected solution's error weights,
-    /// which it leaves in `trial_weights`.
-    fn weigh_correction(&mut self) -> f64 {
-        let mut sum = 0.0;
-        for c in 0..self.n {
-            let w = self.weight(self.y[c]);
-            self.trial_weights[c] = w;
-            sum += (self.correction[c] * w).powi(2);
-        }
-        Self::root_mean(sum, self.n)
+        let (y, psi) = (&mut self.y, &mut self.psi);
+        at_order!(self.order, predict_at(&self.coef, &self.d, y, psi));
+        self.predicted = true;
     }
 
     /// Simplified Newton on the corrector, from the prediction in `y`; leaves the solution in
@@ -491,25 +495,18 @@ impl Bdf {
             if let Err(e) = evaluated {
                 self.last_failure = Some(e);
             }
-            if failed || self.f.iter().any(|x| !x.is_finite()) {
-                // A failed evaluation inside Newton means the prediction strayed: retry smaller.
-                return Ok(Corrector {
-                    converged: false,
-                    iterations: k + 1,
-                });
-            }
-            for i in 0..self.n {
-                self.delta[i] = c * self.f[i] - self.psi[i] - self.correction[i];
+            // A failed evaluation inside Newton means the prediction strayed: retry smaller.
+            if failed || !self.newton_residual(c) {
+                return Ok(Corrector::failed(k + 1));
             }
             self.matrix.solve(&mut self.delta);
             // Applied before it is judged: a diverging iteration's result is discarded whole.
-            let mut sum = 0.0;
-            for i in 0..self.n {
-                let d = self.delta[i];
-                sum += (d * self.weights[i]).powi(2);
-                self.y[i] += d;
-                self.correction[i] += d;
-            }
+            let [sum, total] = apply_correction(
+                &self.delta,
+                &mut self.y,
+                &mut self.correction,
+                &self.weights,
+            );
             let norm = Self::root_mean(sum, self.n);
             let observed = previous_norm.map(|p| norm / p);
             let rate = self.matrix.contraction(observed);
@@ -526,14 +523,24 @@ impl Bdf {
                 return Ok(Corrector {
                     converged: true,
                     iterations: k + 1,
+                    correction_norm: Self::root_mean(total, self.n),
                 });
             }
             previous_norm = Some(norm);
         }
-        Ok(Corrector {
-            converged: false,
-            iterations: NEWTON_MAXITER,
-        })
+        Ok(Corrector::failed(NEWTON_MAXITER))
+    }
+
+    /// Newton's right-hand side `c f − ψ − correction` into `delta`; false when `f` is not
+    /// finite.
+    fn newton_residual(&mut self, c: f64) -> bool {
+        let mut finite = true;
+        let terms = self.f.iter().zip(&self.psi).zip(&self.correction);
+        for (delta, ((&f, &psi), &correction)) in self.delta.iter_mut().zip(terms) {
+            finite &= f.is_finite();
+            *delta = c * f - psi - correction;
+        }
+        finite
     }
 
     /// Takes the step: updates the differences, then maybe the order and the step size.
@@ -543,23 +550,8 @@ impl Bdf {
         self.equal_steps += 1;
         self.t = t_new;
         self.jac_current = self.constant_jacobian;
-        std::mem::swap(&mut self.weights, &mut self.trial_weights);
-        // The differences the neighbouring orders' error estimates need, weighed on the way.
-        let (mut lower, mut higher) = (0.0, 0.0);
-        let columns = self
-            .d
-            .columns_mut()
-            .zip(&self.correction)
-            .zip(&self.weights);
-        for ((column, &correction), &w) in columns {
-            column[k + 2] = correction - column[k + 1];
-            column[k + 1] = correction;
-            for i in (0..=k).rev() {
-                column[i] += column[i + 1];
-            }
-            lower += (column[k] * w).powi(2);
-            higher += (column[k + 2] * w).powi(2);
-        }
+        let [lower, higher] = self.update_differences();
+        self.predicted = true;
         if self.equal_steps < k + 1 {
             return;
         }
@@ -594,6 +586,24 @@ impl Bdf {
         self.change_d(factor);
     }
 
+    /// One pass over the differences: adds the step's correction, sets the new solution's
+    /// error weights, predicts the next step at this order and step size, and returns the
+    /// weighted sums of squares of the differences the neighbouring orders' error estimates
+    /// need (k and k + 2).
+    fn update_differences(&mut self) -> [f64; 2] {
+        let out = Accepted {
+            correction: &self.correction,
+            weights: &mut self.weights,
+            y: &mut self.y,
+            psi: &mut self.psi,
+        };
+        let tolerances = (self.atol, self.rtol);
+        at_order!(
+            self.order,
+            update_at(&self.coef, tolerances, &mut self.d, out)
+        )
+    }
+
     /// The interpolating polynomial of the last step at `t` (between the previous and the
     /// current time).
     fn interpolate(&self, t: f64) -> Vec<f64> {
@@ -617,28 +627,183 @@ impl Bdf {
     }
 }
 
+/// The number of independent partial sums a long weighted sum keeps: one accumulator makes
+/// the sum a chain of dependent additions, several cycles per element.
+const LANES: usize = 4;
+
+/// Calls `body(i, lane)` for `i` in `0..n`, with `lane = i mod LANES` in the full blocks, in
+/// a shape the compiler unrolls into independent lanes.
+#[inline(always)]
+fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
+    let full = n - n % LANES;
+    for base in (0..full).step_by(LANES) {
+        for lane in 0..LANES {
+            body(base + lane, lane);
+        }
+    }
+    for i in full..n {
+        body(i, i - full);
+    }
+}
+
+/// Adds Newton's `delta` to the solution `y` and the step's total `correction`, and returns
+/// the weighted sums of squares of `delta` and of the new total correction.
+fn apply_correction(
+    delta: &[f64],
+    y: &mut [f64],
+    correction: &mut [f64],
+    weights: &[f64],
+) -> [f64; 2] {
+    let n = delta.len();
+    let (y, correction, weights) = (&mut y[..n], &mut correction[..n], &weights[..n]);
+    let mut sums = [[0.0; LANES]; 2];
+    in_lanes(n, |i, lane| {
+        let d = delta[i];
+        y[i] += d;
+        correction[i] += d;
+        sums[0][lane] += (d * weights[i]).powi(2);
+        sums[1][lane] += (correction[i] * weights[i]).powi(2);
+    });
+    sums.map(|s| s.iter().sum())
+}
+
+/// The per-state arithmetic of predicting and updating the differences at order `K` (a
+/// constant, so that the short loops over the differences unroll).
+struct Predictor<const K: usize> {
+    /// γ_j / α_K for j = 0..=K (γ_0 = 0).
+    psi: [f64; MAX_ORDER + 1],
+}
+
+impl<const K: usize> Predictor<K> {
+    fn new(coef: &Coefficients) -> Predictor<K> {
+        let to_psi = 1.0 / coef.alpha[K];
+        Predictor {
+            psi: std::array::from_fn(|j| if j <= K { coef.gamma[j] * to_psi } else { 0.0 }),
+        }
+    }
+
+    /// The prediction `Σ D[0..=K]` and ψ = Σ γ_j D[j] / α_K of one state's differences.
+    #[inline(always)]
+    fn predict(&self, column: &Column) -> (f64, f64) {
+        let (mut y, mut psi) = (column[0], 0.0);
+        for j in 1..=K {
+            y += column[j];
+            psi += self.psi[j] * column[j];
+        }
+        (y, psi)
+    }
+
+    /// Adds a step's `correction` to one state's differences; returns differences K and
+    /// K + 2 after the update.
+    #[inline(always)]
+    fn update(&self, column: &mut Column, correction: f64) -> [f64; 2] {
+        column[K + 2] = correction - column[K + 1];
+        column[K + 1] = correction;
+        for i in (0..=K).rev() {
+            column[i] += column[i + 1];
+        }
+        [column[K], column[K + 2]]
+    }
+}
+
+/// Calls `$run::<K>` for the order `$order` as a constant.
+macro_rules! at_order {
+    ($order:expr, $run:ident ( $($arg:expr),* )) => {
+        match $order {
+            1 => $run::<1>($($arg),*),
+            2 => $run::<2>($($arg),*),
+            3 => $run::<3>($($arg),*),
+            4 => $run::<4>($($arg),*),
+            _ => $run::<MAX_ORDER>($($arg),*),
+        }
+    };
+}
+use at_order;
+
+/// The predictor of every state at order `K` into `y` and `psi`.
+fn predict_at<const K: usize>(
+    coef: &Coefficients,
+    d: &Differences,
+    y: &mut [f64],
+    psi: &mut [f64],
+) {
+    let predictor = Predictor::<K>::new(coef);
+    for ((column, y), psi) in d.columns().zip(y).zip(psi) {
+        (*y, *psi) = predictor.predict(column);
+    }
+}
+
+/// The work vectors the accepting pass writes.
+struct Accepted<'a> {
+    correction: &'a [f64],
+    weights: &'a mut [f64],
+    y: &'a mut [f64],
+    psi: &'a mut [f64],
+}
+
+/// The accepting pass at order `K` (see [`Bdf::update_differences`]).
+fn update_at<const K: usize>(
+    coef: &Coefficients,
+    (atol, rtol): (f64, f64),
+    d: &mut Differences,
+    out: Accepted<'_>,
+) -> [f64; 2] {
+    let predictor = Predictor::<K>::new(coef);
+    // Two sums, so two independent chains of additions.
+    let (mut lower, mut higher) = (0.0, 0.0);
+    let states = (d.columns_mut().zip(out.correction))
+        .zip(out.weights.iter_mut().zip(out.y.iter_mut().zip(out.psi)));
+    for ((column, &correction), (weight, (y, psi))) in states {
+        let [k, k2] = predictor.update(column, correction);
+        let w = 1.0 / (atol + rtol * column[0].abs());
+        *weight = w;
+        lower += (k * w).powi(2);
+        higher += (k2 * w).powi(2);
+        (*y, *psi) = predictor.predict(column);
+    }
+    [lower, higher]
+}
+
 /// Differences 0 ..= MAX_ORDER + 2 of every state.
 const DIFFERENCES: usize = MAX_ORDER + 3;
 
 /// The backward differences, stored state by state: each state's differences are adjacent
 /// (one cache line), so predicting, rescaling and updating stream through memory once.
 struct Differences {
-    values: Vec<f64>,
+    columns: Vec<Column>,
+}
+
+/// One state's differences, on one cache line of its own.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Column([f64; DIFFERENCES]);
+
+impl std::ops::Deref for Column {
+    type Target = [f64; DIFFERENCES];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Column {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Differences {
     fn new(n: usize) -> Differences {
         Differences {
-            values: vec![0.0; n * DIFFERENCES],
+            columns: vec![Column([0.0; DIFFERENCES]); n],
         }
     }
 
-    fn columns(&self) -> std::slice::ChunksExact<'_, f64> {
-        self.values.chunks_exact(DIFFERENCES)
+    fn columns(&self) -> std::slice::Iter<'_, Column> {
+        self.columns.iter()
     }
 
-    fn columns_mut(&mut self) -> std::slice::ChunksExactMut<'_, f64> {
-        self.values.chunks_exact_mut(DIFFERENCES)
+    fn columns_mut(&mut self) -> std::slice::IterMut<'_, Column> {
+        self.columns.iter_mut()
     }
 
     /// The current solution (difference 0).
