@@ -486,7 +486,6 @@ impl Bdf {
         t_new: f64,
         c: f64,
     ) -> Result<Corrector, BdfError> {
-        self.correction.iter_mut().for_each(|x| *x = 0.0);
         let mut previous_norm: Option<f64> = None;
         for k in 0..NEWTON_MAXITER {
             self.stats.newton_iters += 1;
@@ -496,17 +495,21 @@ impl Bdf {
                 self.last_failure = Some(e);
             }
             // A failed evaluation inside Newton means the prediction strayed: retry smaller.
-            if failed || !self.newton_residual(c) {
+            // The first iteration starts from no correction: `correction` is not read.
+            let finite = match k {
+                0 => self.newton_residual::<true>(c),
+                _ => self.newton_residual::<false>(c),
+            };
+            if failed || !finite {
                 return Ok(Corrector::failed(k + 1));
             }
             self.matrix.solve(&mut self.delta);
             // Applied before it is judged: a diverging iteration's result is discarded whole.
-            let [sum, total] = apply_correction(
-                &self.delta,
-                &mut self.y,
-                &mut self.correction,
-                &self.weights,
-            );
+            let (delta, y, correction) = (&self.delta, &mut self.y, &mut self.correction);
+            let [sum, total] = match k {
+                0 => apply_correction::<true>(delta, y, correction, &self.weights),
+                _ => apply_correction::<false>(delta, y, correction, &self.weights),
+            };
             let norm = Self::root_mean(sum, self.n);
             let observed = previous_norm.map(|p| norm / p);
             let rate = self.matrix.contraction(observed);
@@ -531,14 +534,14 @@ impl Bdf {
         Ok(Corrector::failed(NEWTON_MAXITER))
     }
 
-    /// Newton's right-hand side `c f − ψ − correction` into `delta`; false when `f` is not
-    /// finite.
-    fn newton_residual(&mut self, c: f64) -> bool {
+    /// Newton's right-hand side `c f − ψ − correction` into `delta` (the correction taken as
+    /// zero on the `FIRST` iteration); false when `f` is not finite.
+    fn newton_residual<const FIRST: bool>(&mut self, c: f64) -> bool {
         let mut finite = true;
         let terms = self.f.iter().zip(&self.psi).zip(&self.correction);
         for (delta, ((&f, &psi), &correction)) in self.delta.iter_mut().zip(terms) {
             finite &= f.is_finite();
-            *delta = c * f - psi - correction;
+            *delta = c * f - psi - if FIRST { 0.0 } else { correction };
         }
         finite
     }
@@ -646,9 +649,10 @@ fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
     }
 }
 
-/// Adds Newton's `delta` to the solution `y` and the step's total `correction`, and returns
-/// the weighted sums of squares of `delta` and of the new total correction.
-fn apply_correction(
+/// Adds Newton's `delta` to the solution `y` and the step's total `correction` (which it
+/// starts on the `FIRST` iteration), and returns the weighted sums of squares of `delta` and
+/// of the new total correction.
+fn apply_correction<const FIRST: bool>(
     delta: &[f64],
     y: &mut [f64],
     correction: &mut [f64],
@@ -660,7 +664,7 @@ fn apply_correction(
     in_lanes(n, |i, lane| {
         let d = delta[i];
         y[i] += d;
-        correction[i] += d;
+        correction[i] = if FIRST { d } else { correction[i] + d };
         sums[0][lane] += (d * weights[i]).powi(2);
         sums[1][lane] += (correction[i] * weights[i]).powi(2);
     });

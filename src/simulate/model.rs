@@ -186,6 +186,10 @@ impl CompiledModel {
         part.evaluated_at = None;
         self.tape
             .run_plan(&part.plan, &mut self.regs, &mut self.scratch)?;
+        if part.constant_jacobian {
+            // Its Jacobian never needs the point (and copying it would cost a pass over x).
+            return Ok(());
+        }
         let cache = part.evaluated_at.get_or_insert_with(|| (t, Vec::new()));
         cache.0 = t;
         cache.1.clear();
@@ -216,10 +220,10 @@ impl CompiledModel {
         x: &[f64],
         values: &mut [f64],
     ) -> Result<(), EvalFailure> {
-        let fresh = self.parts[p]
-            .evaluated_at
-            .as_ref()
-            .is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
+        let part = &self.parts[p];
+        // A constant Jacobian's entries read parameters only: no evaluation at the point.
+        let fresh = part.constant_jacobian
+            || (part.evaluated_at.as_ref()).is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
         if !fresh {
             self.evaluate_part(p, t, x)?;
         }
