@@ -1,6 +1,7 @@
 //! LU of a sparse matrix on a fixed pattern, without row exchanges: the pattern is ordered once
 //! (approximate minimum degree on `A + Aᵀ`, so the diagonal stays on the diagonal) and its fill
-//! computed once; each factorization is then a straight run over known positions.
+//! computed once (the elimination tree's, then pruned to what `A`'s own unsymmetric pattern can
+//! reach); each factorization is then a straight run over known positions.
 //!
 //! Why: an implicit integrator refactors `I − γJ` at every change of γ (hundreds of times in a
 //! BDF run) on one pattern. A general sparse LU with partial pivoting redoes its symbolic work
