@@ -345,7 +345,7 @@ impl Bdf {
 
     /// The error weight of a solution component `x`.
     fn weight(&self, x: f64) -> f64 {
-        1.0 / (self.atol + self.rtol * x.abs())
+        error_weight((self.atol, self.rtol), x)
     }
 
     /// Hairer, Nørsett and Wanner's starting step (Solving ODEs I, II.4), for order 1.
@@ -641,6 +641,12 @@ impl Bdf {
     }
 }
 
+/// The error weight `1 / (atol + rtol·|x|)` of a solution component `x`.
+#[inline(always)]
+fn error_weight((atol, rtol): (f64, f64), x: f64) -> f64 {
+    1.0 / (atol + rtol * x.abs())
+}
+
 /// The number of independent partial sums a long weighted sum keeps: one accumulator makes
 /// the sum a chain of dependent additions, several cycles per element.
 const LANES: usize = 4;
@@ -757,7 +763,7 @@ struct Accepted<'a> {
 /// The accepting pass at order `K` (see [`Bdf::update_differences`]).
 fn update_at<const K: usize>(
     coef: &Coefficients,
-    (atol, rtol): (f64, f64),
+    tolerances: (f64, f64),
     d: &mut Differences,
     out: Accepted<'_>,
 ) -> [f64; 2] {
@@ -768,7 +774,7 @@ fn update_at<const K: usize>(
         .zip(out.weights.iter_mut().zip(out.y.iter_mut().zip(out.psi)));
     for ((column, &correction), (weight, (y, psi))) in states {
         let [k, k2] = predictor.update(column, correction);
-        let w = 1.0 / (atol + rtol * column[0].abs());
+        let w = error_weight(tolerances, column[0]);
         *weight = w;
         lower += (k * w).powi(2);
         higher += (k2 * w).powi(2);
