@@ -26,14 +26,16 @@
 //!   computed in the pass that accepts it (the local error, as SciPy's, with the corrected
 //!   solution's).
 //!
-//! Each accepted step makes one pass over the differences (update, new weights, the next
-//! prediction), one to measure its error, and each Newton iteration two over the work
-//! vectors; at N = 3000 these vectors outgrow the L2 cache, so passes, not arithmetic, are
-//! what the step costs.
+//! Each accepted step makes one pass over the differences (update, the next prediction). A
+//! Newton iteration makes none of its own: forming its right-hand side, applying the
+//! correction, the new error weights and the norms are done entry by entry at the two ends
+//! of the sparse solve ([`SolveEnds`]), beside the solve's chain of dependent rows, where they
+//! cost little more than the solve alone.
 
 use std::time::Instant;
 
 use super::linear::NewtonMatrix;
+use super::static_lu::SolveEnds;
 use super::system::{OdeSystem, Stats};
 use crate::causal::EvalFailure;
 
@@ -232,17 +234,24 @@ struct Bdf {
     psi: Vec<f64>,
     y: Vec<f64>,
     correction: Vec<f64>,
-    delta: Vec<f64>,
     /// The error weights `1 / (atol + rtol·|x|)` of the last accepted solution, which
     /// measure Newton's corrections (as CVODE's do: one set per step, computed in the pass
     /// that accepts it).
     weights: Vec<f64>,
+    /// The error weights of the corrected solution, computed to measure the local error and
+    /// taken over as `weights` when the step is accepted.
+    trial_weights: Vec<f64>,
 }
 
 /// The result of one Newton solve of the corrector.
 struct Corrector {
     converged: bool,
     iterations: usize,
+    /// The weighted norm of the step's whole correction, with the corrected solution's error
+    /// weights (in `trial_weights`): the local error, up to the order's error constant. As
+    /// SciPy measures it; with the last accepted solution's weights, as CVODE does, the heat
+    /// exchanger at N = 3000 ends eight times less accurate at the same tolerance.
+    correction_norm: f64,
 }
 
 impl Corrector {
@@ -250,6 +259,7 @@ impl Corrector {
         Corrector {
             converged: false,
             iterations,
+            correction_norm: f64::INFINITY,
         }
     }
 }
@@ -286,8 +296,8 @@ impl Bdf {
             psi: vec![0.0; n],
             y: vec![0.0; n],
             correction: vec![0.0; n],
-            delta: vec![0.0; n],
             weights: vec![0.0; n],
+            trial_weights: vec![0.0; n],
         };
         for (column, &x) in bdf.d.columns_mut().zip(x0) {
             column[0] = x;
@@ -331,8 +341,7 @@ impl Bdf {
 
     /// The weighted root-mean-square norm of `v`.
     fn norm(v: &[f64], weights: &[f64]) -> f64 {
-        let sum: f64 = v.iter().zip(weights).map(|(x, w)| (x * w).powi(2)).sum();
-        Self::root_mean(sum, v.len())
+        Self::root_mean(weighted_squares(v, weights), v.len())
     }
 
     /// `√(sum / n)`, the root mean square of `n` squares summing to `sum` (0 when n = 0).
@@ -457,7 +466,7 @@ impl Bdf {
             }
             let safety = 0.9 * (2 * NEWTON_MAXITER + 1) as f64
                 / (2 * NEWTON_MAXITER + corrector.iterations) as f64;
-            let error_norm = self.coef.error[self.order] * self.correction_norm();
+            let error_norm = self.coef.error[self.order] * corrector.correction_norm;
             if error_norm > 1.0 {
                 self.stats.rejected_steps += 1;
                 let factor =
@@ -489,25 +498,19 @@ impl Bdf {
         for k in 0..NEWTON_MAXITER {
             self.stats.newton_iters += 1;
             let evaluated = Self::rhs(&mut self.stats, system, t_new, &self.y, &mut self.f);
-            let failed = evaluated.is_err();
             if let Err(e) = evaluated {
+                // A failed evaluation inside Newton means the prediction strayed: retry smaller.
                 self.last_failure = Some(e);
-            }
-            // A failed evaluation inside Newton means the prediction strayed: retry smaller.
-            // The first iteration starts from no correction: `correction` is not read.
-            let finite = match k {
-                0 => self.newton_residual::<true>(c),
-                _ => self.newton_residual::<false>(c),
-            };
-            if failed || !finite {
                 return Ok(Corrector::failed(k + 1));
             }
-            self.matrix.solve(&mut self.delta);
+            // The first iteration starts from no correction: `correction` is not read.
+            let sums = match k {
+                0 => self.newton_iteration::<true>(c),
+                _ => self.newton_iteration::<false>(c),
+            };
             // Applied before it is judged: a diverging iteration's result is discarded whole.
-            let (delta, y, correction) = (&self.delta, &mut self.y, &mut self.correction);
-            let sum = match k {
-                0 => apply_correction::<true>(delta, y, correction, &self.weights),
-                _ => apply_correction::<false>(delta, y, correction, &self.weights),
+            let Some([sum, error_sum]) = sums else {
+                return Ok(Corrector::failed(k + 1));
             };
             let norm = Self::root_mean(sum, self.n);
             let observed = previous_norm.map(|p| norm / p);
@@ -525,6 +528,7 @@ impl Bdf {
                 return Ok(Corrector {
                     converged: true,
                     iterations: k + 1,
+                    correction_norm: Self::root_mean(error_sum, self.n),
                 });
             }
             previous_norm = Some(norm);
@@ -532,29 +536,26 @@ impl Bdf {
         Ok(Corrector::failed(NEWTON_MAXITER))
     }
 
-    /// The weighted norm of the step's correction with the corrected solution's error weights
-    /// (as SciPy measures the local error: with the last accepted solution's weights, as
-    /// CVODE does, the heat exchanger at N = 3000 ends eight times less accurate at the same
-    /// tolerance).
-    fn correction_norm(&self) -> f64 {
-        let (y, correction) = (&self.y[..self.n], &self.correction[..self.n]);
-        let mut sums = [0.0; LANES];
-        in_lanes(self.n, |i, lane| {
-            sums[lane] += (correction[i] * self.weight(y[i])).powi(2);
-        });
-        Self::root_mean(sums.iter().sum(), self.n)
-    }
-
-    /// Newton's right-hand side `c f − ψ − correction` into `delta` (the correction taken as
-    /// zero on the `FIRST` iteration); false when `f` is not finite.
-    fn newton_residual<const FIRST: bool>(&mut self, c: f64) -> bool {
-        let mut finite = true;
-        let terms = self.f.iter().zip(&self.psi).zip(&self.correction);
-        for (delta, ((&f, &psi), &correction)) in self.delta.iter_mut().zip(terms) {
-            finite &= f.is_finite();
-            *delta = c * f - psi - if FIRST { 0.0 } else { correction };
-        }
-        finite
+    /// One simplified Newton iteration: solves `(I − c J) Δ = c f − ψ − correction` (the
+    /// correction taken as zero on the `FIRST` iteration) and adds `Δ` to `y` and to the
+    /// correction, with the right-hand side formed and `Δ` applied inside the solve's loops.
+    /// Returns the weighted sums of squares of `Δ` (last accepted weights) and of the whole
+    /// correction (the corrected solution's weights, left in `trial_weights`); `None` when `f`
+    /// is not finite.
+    fn newton_iteration<const FIRST: bool>(&mut self, c: f64) -> Option<[f64; 2]> {
+        let mut pass = NewtonPass::<FIRST> {
+            c,
+            tolerances: (self.atol, self.rtol),
+            f: &self.f,
+            psi: &self.psi,
+            weights: &self.weights,
+            y: &mut self.y,
+            correction: &mut self.correction,
+            trial_weights: &mut self.trial_weights,
+            finite: true,
+        };
+        let sums = self.matrix.solve_fused(&mut pass);
+        pass.finite.then_some(sums)
     }
 
     /// Takes the step: updates the differences, then maybe the order and the step size.
@@ -564,6 +565,7 @@ impl Bdf {
         self.equal_steps += 1;
         self.t = t_new;
         self.jac_current = self.constant_jacobian;
+        std::mem::swap(&mut self.weights, &mut self.trial_weights);
         let [lower, higher] = self.update_differences();
         self.predicted = true;
         if self.equal_steps < k + 1 {
@@ -600,22 +602,17 @@ impl Bdf {
         self.change_d(factor);
     }
 
-    /// One pass over the differences: adds the step's correction, sets the new solution's
-    /// error weights, predicts the next step at this order and step size, and returns the
+    /// One pass over the differences: adds the step's correction, predicts the next step at this order and step size, and returns the
     /// weighted sums of squares of the differences the neighbouring orders' error estimates
     /// need (k and k + 2).
     fn update_differences(&mut self) -> [f64; 2] {
         let out = Accepted {
             correction: &self.correction,
-            weights: &mut self.weights,
+            weights: &self.weights,
             y: &mut self.y,
             psi: &mut self.psi,
         };
-        let tolerances = (self.atol, self.rtol);
-        at_order!(
-            self.order,
-            update_at(&self.coef, tolerances, &mut self.d, out)
-        )
+        at_order!(self.order, update_at(&self.coef, &mut self.d, out))
     }
 
     /// The interpolating polynomial of the last step at `t` (between the previous and the
@@ -666,23 +663,55 @@ fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
     }
 }
 
-/// Adds Newton's `delta` to the solution `y` and the step's total `correction` (which it
-/// starts on the `FIRST` iteration), and returns the weighted sum of squares of `delta`.
-fn apply_correction<const FIRST: bool>(
-    delta: &[f64],
-    y: &mut [f64],
-    correction: &mut [f64],
-    weights: &[f64],
-) -> f64 {
-    let n = delta.len();
-    let (y, correction, weights) = (&mut y[..n], &mut correction[..n], &weights[..n]);
+/// One Newton iteration's work at the ends of its solve (see [`Bdf::newton_iteration`]).
+struct NewtonPass<'a, const FIRST: bool> {
+    c: f64,
+    tolerances: (f64, f64),
+    f: &'a [f64],
+    psi: &'a [f64],
+    weights: &'a [f64],
+    y: &'a mut [f64],
+    correction: &'a mut [f64],
+    trial_weights: &'a mut [f64],
+    finite: bool,
+}
+
+/// The weighted sums of squares of `Δ` and of the correction. One chain of additions each is
+/// enough: the solve's chain of rows is longer.
+impl<const FIRST: bool> SolveEnds for NewtonPass<'_, FIRST> {
+    type Sums = [f64; 2];
+
+    #[inline(always)]
+    fn rhs(&mut self, i: usize) -> f64 {
+        let f = self.f[i];
+        self.finite &= f.is_finite();
+        let start = if FIRST { 0.0 } else { self.correction[i] };
+        self.c * f - self.psi[i] - start
+    }
+
+    #[inline(always)]
+    fn solution(&mut self, i: usize, delta: f64, sums: &mut [f64; 2]) {
+        let y = self.y[i] + delta;
+        self.y[i] = y;
+        let correction = if FIRST {
+            delta
+        } else {
+            self.correction[i] + delta
+        };
+        self.correction[i] = correction;
+        let w = error_weight(self.tolerances, y);
+        self.trial_weights[i] = w;
+        sums[0] += (delta * self.weights[i]).powi(2);
+        sums[1] += (correction * w).powi(2);
+    }
+}
+
+/// `Σ (v_i w_i)²`, in independent lanes.
+fn weighted_squares(v: &[f64], weights: &[f64]) -> f64 {
+    let n = v.len();
+    let weights = &weights[..n];
     let mut sums = [0.0; LANES];
-    in_lanes(n, |i, lane| {
-        let d = delta[i];
-        y[i] += d;
-        correction[i] = if FIRST { d } else { correction[i] + d };
-        sums[lane] += (d * weights[i]).powi(2);
-    });
+    in_lanes(n, |i, lane| sums[lane] += (v[i] * weights[i]).powi(2));
     sums.iter().sum()
 }
 
@@ -752,10 +781,11 @@ fn predict_at<const K: usize>(
     }
 }
 
-/// The work vectors the accepting pass writes.
+/// The work vectors the accepting pass reads (the step's correction, the new solution's error
+/// weights) and writes (the next prediction).
 struct Accepted<'a> {
     correction: &'a [f64],
-    weights: &'a mut [f64],
+    weights: &'a [f64],
     y: &'a mut [f64],
     psi: &'a mut [f64],
 }
@@ -763,24 +793,22 @@ struct Accepted<'a> {
 /// The accepting pass at order `K` (see [`Bdf::update_differences`]).
 fn update_at<const K: usize>(
     coef: &Coefficients,
-    tolerances: (f64, f64),
     d: &mut Differences,
     out: Accepted<'_>,
 ) -> [f64; 2] {
     let predictor = Predictor::<K>::new(coef);
-    // Two sums, so two independent chains of additions.
-    let (mut lower, mut higher) = (0.0, 0.0);
-    let states = (d.columns_mut().zip(out.correction))
-        .zip(out.weights.iter_mut().zip(out.y.iter_mut().zip(out.psi)));
-    for ((column, &correction), (weight, (y, psi))) in states {
-        let [k, k2] = predictor.update(column, correction);
-        let w = error_weight(tolerances, column[0]);
-        *weight = w;
-        lower += (k * w).powi(2);
-        higher += (k2 * w).powi(2);
-        (*y, *psi) = predictor.predict(column);
-    }
-    [lower, higher]
+    let n = out.correction.len();
+    let columns = &mut d.columns[..n];
+    let (weights, y, psi) = (&out.weights[..n], &mut out.y[..n], &mut out.psi[..n]);
+    let (mut lower, mut higher) = ([0.0; LANES], [0.0; LANES]);
+    in_lanes(n, |i, lane| {
+        let [k, k2] = predictor.update(&mut columns[i], out.correction[i]);
+        let w = weights[i];
+        lower[lane] += (k * w).powi(2);
+        higher[lane] += (k2 * w).powi(2);
+        (y[i], psi[i]) = predictor.predict(&columns[i]);
+    });
+    [lower.iter().sum(), higher.iter().sum()]
 }
 
 /// Differences 0 ..= MAX_ORDER + 2 of every state.

@@ -15,10 +15,15 @@ use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Conj, Par};
 
-use super::static_lu::{Refactor, StaticLu};
+use super::static_lu::{InPlace, Refactor, SolveEnds, StaticLu};
 
 /// Above this many unknowns, the sparse LU.
 pub const DENSE_LIMIT: usize = 64;
+
+/// Whether Newton's matrix for `n` unknowns is factored by the sparse LU.
+pub fn is_sparse(n: usize) -> bool {
+    n > DENSE_LIMIT
+}
 
 /// A dense LU factorization with partial pivoting, stored row-major in place.
 #[derive(Clone, Debug)]
@@ -216,10 +221,10 @@ impl SparseLu {
         self.pivoting.as_mut().is_some_and(|lu| lu.factor(value))
     }
 
-    fn solve(&mut self, b: &mut [f64]) {
+    fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E, work: &mut [f64]) -> E::Sums {
         match &mut self.pivoting {
-            Some(lu) => lu.solve(b),
-            None => self.fixed.solve(b),
+            Some(lu) => solve_gathered(ends, work, |b| lu.solve(b)),
+            None => self.fixed.solve_fused(ends),
         }
     }
 }
@@ -232,6 +237,8 @@ pub struct NewtonMatrix {
     /// successive corrections), once seen: it holds for later iterations and steps on the
     /// same factorization, so that one correction can suffice.
     contraction: Option<f64>,
+    /// The right-hand side of a solve that is not fused.
+    work: Vec<f64>,
 }
 
 enum Kind {
@@ -243,12 +250,13 @@ enum Kind {
 impl NewtonMatrix {
     /// For `n` unknowns and the Jacobian pattern `(row, col)`.
     pub fn new(n: usize, pattern: &[(usize, usize)]) -> NewtonMatrix {
-        if n <= DENSE_LIMIT {
+        if !is_sparse(n) {
             let slots = pattern.iter().map(|&(r, c)| r * n + c).collect();
             return NewtonMatrix {
                 n,
                 kind: Kind::Dense(DenseLu::new(n), slots),
                 contraction: None,
+                work: vec![0.0; n],
             };
         }
         let entries: Vec<(usize, usize)> = pattern
@@ -267,6 +275,7 @@ impl NewtonMatrix {
                 pivoting: None,
             })),
             contraction: None,
+            work: vec![0.0; n],
         }
     }
 
@@ -306,9 +315,35 @@ impl NewtonMatrix {
     /// Solves with the last factorization, in place.
     pub fn solve(&mut self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
+        self.solve_fused(&mut InPlace(b))
+    }
+
+    /// Solves with the last factorization, reading the right-hand side and handing out the
+    /// solution through `ends` (fused into the sparse solve's loops; around the others), and
+    /// returns what `ends` summed over the solution.
+    pub fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E) -> E::Sums {
+        let work = &mut self.work;
         match &mut self.kind {
-            Kind::Dense(lu, _) => lu.solve(b),
-            Kind::Sparse(s) => s.solve(b),
+            Kind::Dense(lu, _) => solve_gathered(ends, work, |b| lu.solve(b)),
+            Kind::Sparse(s) => s.solve_fused(ends, work),
         }
     }
+}
+
+/// A solve by `solve` in place, with the right-hand side gathered from `ends` into `work`
+/// first and the solution handed out after.
+fn solve_gathered<E: SolveEnds>(
+    ends: &mut E,
+    work: &mut [f64],
+    solve: impl FnOnce(&mut [f64]),
+) -> E::Sums {
+    for (i, b) in work.iter_mut().enumerate() {
+        *b = ends.rhs(i);
+    }
+    solve(work);
+    let mut sums = E::Sums::default();
+    for (i, &x) in work.iter().enumerate() {
+        ends.solution(i, x, &mut sums);
+    }
+    sums
 }

@@ -7,6 +7,7 @@
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::{Dae, VarKind};
+use crate::expr::hash::FxHashMap as HashMap;
 use crate::expr::{ExprId, Node, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::Unknown;
@@ -19,6 +20,9 @@ use super::tape::{Groups, LoopScratch, Plan, Reg, Tape, WeakReads, compile};
 pub struct Part {
     /// Indices into `Causal::states`.
     pub states: Vec<usize>,
+    /// The registers of those states and of their derivatives, in the part's order.
+    state_regs: Registers,
+    der_regs: Registers,
     /// The Jacobian pattern in the part's own state numbering.
     pattern: Vec<(usize, usize)>,
     /// Per pattern entry: where its value comes from.
@@ -34,6 +38,55 @@ pub struct Part {
     plan: Plan,
 }
 
+/// A list of registers, stored as where it starts when it is a run of consecutive ones (as the
+/// states of a model are unless partitioned): moving values in and out is then a copy.
+#[derive(Clone, Debug)]
+enum Registers {
+    Run { start: usize, len: usize },
+    Scattered(Vec<Reg>),
+}
+
+impl Registers {
+    fn new(regs: Vec<Reg>) -> Registers {
+        let start = regs.first().map_or(0, |&r| r as usize);
+        let consecutive = regs
+            .iter()
+            .enumerate()
+            .all(|(k, &r)| r as usize == start + k);
+        match consecutive {
+            true => Registers::Run {
+                start,
+                len: regs.len(),
+            },
+            false => Registers::Scattered(regs),
+        }
+    }
+
+    /// Writes `values` into the registers.
+    fn scatter(&self, values: &[f64], regs: &mut [f64]) {
+        match self {
+            Registers::Run { start, len } => regs[*start..start + len].copy_from_slice(values),
+            Registers::Scattered(list) => {
+                for (&r, &x) in list.iter().zip(values) {
+                    regs[r as usize] = x;
+                }
+            }
+        }
+    }
+
+    /// Reads the registers into `values`.
+    fn gather(&self, regs: &[f64], values: &mut [f64]) {
+        match self {
+            Registers::Run { start, len } => values.copy_from_slice(&regs[*start..start + len]),
+            Registers::Scattered(list) => {
+                for (x, &r) in values.iter_mut().zip(list) {
+                    *x = regs[r as usize];
+                }
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum EntryCode {
     /// Index into `Tape::extra`.
@@ -47,9 +100,8 @@ pub struct CompiledModel {
     regs: Vec<f64>,
     tangents: Vec<f64>,
     scratch: LoopScratch,
-    /// Per state (in `Causal::states` order): its register and its derivative's.
+    /// Per state (in `Causal::states` order): its register.
     state_regs: Vec<Reg>,
-    der_regs: Vec<Reg>,
     pub states: Vec<VarId>,
     pub parts: Vec<Part>,
 }
@@ -101,10 +153,18 @@ impl CompiledModel {
                 None => EntryCode::Implicit,
             });
         }
+        // Entries of a `for` equation's instances are often one shared expression.
+        let mut known: HashMap<ExprId, bool> = HashMap::default();
         let constant: Vec<bool> = jac
             .entries
             .iter()
-            .map(|e| e.expr.is_some_and(|x| reads_parameters_only(dae, x)))
+            .map(|e| {
+                e.expr.is_some_and(|x| {
+                    *known
+                        .entry(x)
+                        .or_insert_with(|| reads_parameters_only(dae, x))
+                })
+            })
             .collect();
         let state_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.var_reg(v)).collect();
         let der_regs: Vec<Reg> = causal.states.iter().map(|&v| tape.der_reg(v)).collect();
@@ -119,7 +179,11 @@ impl CompiledModel {
                     codes: &codes,
                     constant: &constant,
                 };
-                make_part(&tape, jac, entries, &der_regs, steps, states)
+                let regs = PartRegisters {
+                    states: &state_regs,
+                    ders: &der_regs,
+                };
+                make_part(&tape, jac, entries, regs, steps, states)
             })
             .collect();
         let mut model = CompiledModel {
@@ -128,7 +192,6 @@ impl CompiledModel {
             scratch: LoopScratch::new(&tape),
             tape,
             state_regs,
-            der_regs,
             states: causal.states.clone(),
             parts,
         };
@@ -180,9 +243,7 @@ impl CompiledModel {
     pub fn evaluate_part(&mut self, p: usize, t: f64, x: &[f64]) -> Result<(), EvalFailure> {
         self.regs[self.tape.time_reg() as usize] = t;
         let part = &mut self.parts[p];
-        for (&s, &xi) in part.states.iter().zip(x) {
-            self.regs[self.state_regs[s] as usize] = xi;
-        }
+        part.state_regs.scatter(x, &mut self.regs);
         part.evaluated_at = None;
         self.tape
             .run_plan(&part.plan, &mut self.regs, &mut self.scratch)?;
@@ -207,9 +268,7 @@ impl CompiledModel {
 
     fn part_rhs(&mut self, p: usize, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
         self.evaluate_part(p, t, x)?;
-        for (d, &s) in dx.iter_mut().zip(&self.parts[p].states) {
-            *d = self.regs[self.der_regs[s] as usize];
-        }
+        self.parts[p].der_regs.gather(&self.regs, dx);
         Ok(())
     }
 
@@ -292,14 +351,22 @@ struct EntryInfo<'a> {
     constant: &'a [bool],
 }
 
+/// Per state of the model: its register and its derivative's.
+#[derive(Clone, Copy)]
+struct PartRegisters<'a> {
+    states: &'a [Reg],
+    ders: &'a [Reg],
+}
+
 fn make_part(
     tape: &Tape,
     jac: &OdeJacobian,
     info: EntryInfo<'_>,
-    der_regs: &[Reg],
+    regs: PartRegisters<'_>,
     steps: &[usize],
     states: &[usize],
 ) -> Part {
+    let der_regs = regs.ders;
     let mut local = vec![usize::MAX; der_regs.len()];
     for (i, &s) in states.iter().enumerate() {
         local[s] = i;
@@ -327,6 +394,8 @@ fn make_part(
     Part {
         plan: tape.plan(steps),
         states: states.to_vec(),
+        state_regs: Registers::new(states.iter().map(|&s| regs.states[s]).collect()),
+        der_regs: Registers::new(states.iter().map(|&s| der_regs[s]).collect()),
         pattern,
         entries,
         implicit_columns: implicit.into_iter().collect(),

@@ -163,7 +163,7 @@ pub fn simulate_bdf(
     for (t, x) in &states {
         recorder.at_states(&mut model, *t, x)?;
     }
-    let sparse = super::linear::NewtonMatrix::new(x.len(), &[]).is_sparse();
+    let sparse = super::linear::is_sparse(x.len());
     Ok(recorder.finish(outcome.stats, init_iterations, sparse))
 }
 

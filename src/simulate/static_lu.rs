@@ -186,18 +186,24 @@ impl StaticLu {
 
     /// Solves `A x = b` in place with the last successful factorization.
     pub fn solve(&mut self, b: &mut [f64]) {
+        self.solve_fused(&mut InPlace(b))
+    }
+
+    /// Solves `A x = b`, reading `b` and handing out `x` entry by entry through `ends` (see
+    /// [`SolveEnds`]): `b`'s entries in the factors' row order, `x`'s in the reverse order, each
+    /// as soon as back substitution has it. Returns what `ends` accumulated over `x`.
+    pub fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E) -> E::Sums {
         let u_start = self.l_col.len();
         let diag_start = u_start + self.u_col.len();
         let (l_vals, rest) = self.values.split_at(u_start);
         let (u_vals, inv_diag) = rest.split_at(diag_start - u_start);
         let y = &mut self.work;
-        for (yi, &old) in y.iter_mut().zip(&self.perm) {
-            *yi = b[old];
-        }
+        // A local the compiler keeps in registers, not a field of `ends` stored every row.
+        let mut sums = E::Sums::default();
         for (i, row) in self.l_ptr.windows(2).enumerate() {
             let r = row[0]..row[1];
             let s = (l_vals[r.clone()].iter().zip(&self.l_col[r]))
-                .fold(y[i], |s, (&l, &j)| s - l * y[j]);
+                .fold(ends.rhs(self.perm[i]), |s, (&l, &j)| s - l * y[j]);
             y[i] = s;
         }
         for (i, row) in self.u_ptr.windows(2).enumerate().rev() {
@@ -206,10 +212,38 @@ impl StaticLu {
             let s = (u_vals[r.clone()].iter().zip(&self.u_col[r]))
                 .fold(y[i] * inv_diag[i], |s, (&u, &k)| s - u * y[k]);
             y[i] = s;
+            ends.solution(self.perm[i], s, &mut sums);
         }
-        for (&yi, &old) in y.iter().zip(&self.perm) {
-            b[old] = yi;
-        }
+        sums
+    }
+}
+
+/// Where a solve reads its right-hand side and puts its solution, entry by entry. A
+/// triangular solve waits on a chain of rows, each on one just solved; work the caller does
+/// per entry at either end (forming the right-hand side, using the solution) is off that
+/// chain, so fused into the solve it runs in the processor's idle slots instead of in passes
+/// of its own.
+pub trait SolveEnds {
+    /// What the caller sums over the solution's entries.
+    type Sums: Default + Copy;
+    /// Entry `i` of the right-hand side; each is asked for once.
+    fn rhs(&mut self, i: usize) -> f64;
+    /// Entry `i` of the solution, given once and final, and the sums so far.
+    fn solution(&mut self, i: usize, x: f64, sums: &mut Self::Sums);
+}
+
+/// A right-hand side overwritten by the solution.
+pub struct InPlace<'a>(pub &'a mut [f64]);
+
+impl SolveEnds for InPlace<'_> {
+    type Sums = ();
+
+    fn rhs(&mut self, i: usize) -> f64 {
+        self.0[i]
+    }
+
+    fn solution(&mut self, i: usize, x: f64, _: &mut ()) {
+        self.0[i] = x;
     }
 }
 

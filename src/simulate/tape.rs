@@ -19,6 +19,7 @@
 //! its target instead of a register copied into it.
 
 use crate::expr::hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
@@ -274,6 +275,11 @@ struct Compiler<'a> {
     /// Per register of an unknown: solved yet?
     solved: Vec<bool>,
     is_unknown: Vec<bool>,
+    /// [`Compiler::emit`]'s work space, kept from call to call: tens of thousands of small
+    /// expressions (one per equation and per Jacobian entry) would otherwise each grow new
+    /// tables.
+    emit_stack: Vec<(ExprId, bool)>,
+    emitted: HashMap<ExprId, (Reg, Class)>,
 }
 
 /// Per-step emission state: where new instructions go and the step's unshareable nodes.
@@ -351,7 +357,8 @@ impl Compiler<'_> {
         if let Some(&r) = s.local.get(&e) {
             return Some((r, Class::Pending));
         }
-        for g in [s.group, s.inputs] {
+        let inputs = (s.inputs != s.group).then_some(s.inputs);
+        for g in std::iter::once(s.group).chain(inputs) {
             if let Some(&r) = self.finals[g].get(&e) {
                 return Some((r, Class::Final));
             }
@@ -362,29 +369,33 @@ impl Compiler<'_> {
     /// Emits `root` (post-order with an explicit stack: expressions can be deep) and returns
     /// its register.
     fn emit(&mut self, root: ExprId, s: &mut StepEmit) -> Reg {
-        let mut stack = vec![(root, false)];
-        let mut done: HashMap<ExprId, (Reg, Class)> = HashMap::default();
+        let mut stack = std::mem::take(&mut self.emit_stack);
+        let mut done = std::mem::take(&mut self.emitted);
+        stack.clear();
+        done.clear();
+        stack.push((root, false));
         while let Some((e, expanded)) = stack.pop() {
             if done.contains_key(&e) {
                 continue;
             }
-            if let Some(found) = self.lookup(e, s) {
-                done.insert(e, found);
-                continue;
-            }
             let node = self.pool.node(e);
-            let kids = self.operands(e, node);
-            if kids.as_slice().is_empty() {
+            // Leaves have registers of their own, never in the tables `lookup` searches.
+            if is_leaf(node) {
                 let found = self.leaf(node);
                 done.insert(e, found);
                 continue;
             }
             if !expanded {
+                if let Some(found) = self.lookup(e, s) {
+                    done.insert(e, found);
+                    continue;
+                }
                 stack.push((e, true));
-                stack.extend(kids.into_iter().map(|k| (k, false)));
+                stack.extend(self.operands(e, node).into_iter().map(|k| (k, false)));
                 continue;
             }
-            let args: Vec<(Reg, Class)> = kids.into_iter().map(|k| done[&k]).collect();
+            let kids = self.operands(e, node);
+            let args: SmallVec<[(Reg, Class); 4]> = kids.into_iter().map(|k| done[&k]).collect();
             let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
             let dst = self.alloc();
             let instr = self.instr(node, dst, &args);
@@ -405,7 +416,10 @@ impl Compiler<'_> {
             }
             done.insert(e, (dst, class));
         }
-        done[&root].0
+        let root = done[&root].0;
+        self.emit_stack = stack;
+        self.emitted = done;
+        root
     }
 
     /// The nodes an instruction for `e` reads: its children, except that `a + (−b)` and
@@ -653,6 +667,8 @@ pub fn compile(
         finals: vec![HashMap::default(); group_count as usize],
         solved: vec![false; base],
         is_unknown,
+        emit_stack: Vec::new(),
+        emitted: HashMap::default(),
     };
     let inputs = groups.inputs as usize;
     for (k, step) in causal.steps.iter().enumerate() {
@@ -673,6 +689,14 @@ pub fn compile(
         .max()
         .map_or(0, |r| r as usize + 1);
     c.tape
+}
+
+/// Whether `node` is a leaf of the expression DAG (no operands).
+fn is_leaf(node: Node) -> bool {
+    matches!(
+        node,
+        Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time
+    )
 }
 
 /// The registers an instruction reads or writes.
