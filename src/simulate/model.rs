@@ -454,3 +454,26 @@ impl OdeSystem for CompiledModel {
         self.parts[0].constant_jacobian
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_registers_are_a_run_and_move_as_listed() {
+        let run = Registers::new(vec![5, 6, 7]);
+        assert!(matches!(run, Registers::Run { start: 5, len: 3 }));
+        let scattered = Registers::new(vec![5, 7, 6]);
+        assert!(matches!(scattered, Registers::Scattered(_)));
+        for (registers, order) in [(run, [5, 6, 7]), (scattered, [5, 7, 6])] {
+            let mut regs = vec![0.0; 9];
+            registers.scatter(&[1.0, 2.0, 3.0], &mut regs);
+            for (k, &r) in order.iter().enumerate() {
+                assert_eq!(regs[r], k as f64 + 1.0);
+            }
+            let mut back = [0.0; 3];
+            registers.gather(&regs, &mut back);
+            assert_eq!(back, [1.0, 2.0, 3.0]);
+        }
+    }
+}

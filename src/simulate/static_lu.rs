@@ -492,6 +492,69 @@ mod tests {
         }
     }
 
+    /// Records what a fused solve asks for and hands out.
+    struct Recording {
+        b: Vec<f64>,
+        asked: Vec<usize>,
+        given: Vec<Option<f64>>,
+    }
+
+    impl SolveEnds for Recording {
+        type Sums = f64;
+
+        fn rhs(&mut self, i: usize) -> f64 {
+            self.asked.push(i);
+            self.b[i]
+        }
+
+        fn solution(&mut self, i: usize, x: f64, sum: &mut f64) {
+            assert!(self.given[i].replace(x).is_none(), "entry {i} given twice");
+            *sum += x;
+        }
+    }
+
+    #[test]
+    fn a_fused_solve_reads_and_gives_each_entry_once() {
+        // A chain with a loop back (1 → 0 and 0 → 4 → 3 → 2 → 1), unsymmetric fill.
+        let n = 5;
+        let mut a = vec![0.0; n * n];
+        let mut entries: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+        for i in 0..n {
+            a[i * n + i] = 3.0 + i as f64;
+        }
+        for (r, c, v) in [
+            (0, 1, -1.0),
+            (1, 2, 0.5),
+            (2, 3, -0.25),
+            (3, 4, 1.5),
+            (4, 0, -2.0),
+        ] {
+            a[r * n + c] = v;
+            entries.push((r, c));
+        }
+        let mut lu = StaticLu::new(n, &entries);
+        factor_dense(&mut lu, n, &a, &entries);
+        let b: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();
+        let mut ends = Recording {
+            b: b.clone(),
+            asked: Vec::new(),
+            given: vec![None; n],
+        };
+        let sum = lu.solve_fused(&mut ends);
+        ends.asked.sort_unstable();
+        assert_eq!(
+            ends.asked,
+            (0..n).collect::<Vec<_>>(),
+            "each entry of b read once"
+        );
+        let expected = dense_solve(n, &a, &b);
+        for (x, e) in ends.given.iter().zip(&expected) {
+            let x = x.expect("every entry of x given");
+            assert!((x - e).abs() < 1e-12, "{x} vs {e}");
+        }
+        assert!((sum - expected.iter().sum::<f64>()).abs() < 1e-12);
+    }
+
     #[test]
     fn zero_diagonal_is_refused() {
         // [[0, 1], [1, 0]] needs a row exchange.
