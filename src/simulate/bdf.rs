@@ -19,7 +19,7 @@
 //! factorizations from 614 to 60 and the Newton iterations from 4954 to 2421 at the same
 //! accuracy (BENCHMARKS.md):
 //! - after a successful step the step size is kept unless it would grow by half or more
-//!   ([`KEEP_STEP_BELOW`]) or the order changes, so the factorization stays valid;
+//!   (`KEEP_STEP_BELOW`) or the order changes, so the factorization stays valid;
 //! - the contraction rate Newton showed on a factorization is remembered, so a later step's
 //!   first correction can already pass the convergence test;
 //! - Newton's corrections are weighed with the last accepted solution's error weights,
