@@ -218,6 +218,16 @@ pub enum Node {
     Not(ExprId),
 }
 
+impl Node {
+    /// Whether the node is a leaf of the DAG (no children).
+    pub fn is_leaf(self) -> bool {
+        matches!(
+            self,
+            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time
+        )
+    }
+}
+
 /// The children of one node, held inline.
 #[derive(Clone, Copy)]
 pub struct Kids {

@@ -602,9 +602,9 @@ impl Bdf {
         self.change_d(factor);
     }
 
-    /// One pass over the differences: adds the step's correction, predicts the next step at this order and step size, and returns the
-    /// weighted sums of squares of the differences the neighbouring orders' error estimates
-    /// need (k and k + 2).
+    /// One pass over the differences: adds the step's correction, predicts the next step at
+    /// this order and step size, and returns the weighted sums of squares of the differences
+    /// the neighbouring orders' error estimates need (k and k + 2).
     fn update_differences(&mut self) -> [f64; 2] {
         let out = Accepted {
             correction: &self.correction,

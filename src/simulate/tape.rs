@@ -380,7 +380,7 @@ impl Compiler<'_> {
             }
             let node = self.pool.node(e);
             // Leaves have registers of their own, never in the tables `lookup` searches.
-            if is_leaf(node) {
+            if node.is_leaf() {
                 let found = self.leaf(node);
                 done.insert(e, found);
                 continue;
@@ -689,14 +689,6 @@ pub fn compile(
         .max()
         .map_or(0, |r| r as usize + 1);
     c.tape
-}
-
-/// Whether `node` is a leaf of the expression DAG (no operands).
-fn is_leaf(node: Node) -> bool {
-    matches!(
-        node,
-        Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time
-    )
 }
 
 /// The registers an instruction reads or writes.
