@@ -390,23 +390,7 @@ impl Bdf {
 
     /// Rescales the differences for a step `factor` times the current one.
     fn change_d(&mut self, factor: f64) {
-        let k = self.order;
-        let r = rescaling(k, factor);
-        let u = rescaling(k, 1.0);
-        // RU = R·U; D[0..=k] := (RU)ᵀ D[0..=k]
-        let mut ru = vec![vec![0.0; k + 1]; k + 1];
-        for i in 0..=k {
-            for j in 0..=k {
-                ru[i][j] = (0..=k).map(|m| r[i][m] * u[m][j]).sum();
-            }
-        }
-        let mut old = [0.0; DIFFERENCES];
-        for column in self.d.columns_mut() {
-            old[..=k].copy_from_slice(&column[..=k]);
-            for (j, value) in column[..=k].iter_mut().enumerate() {
-                *value = (0..=k).map(|i| ru[i][j] * old[i]).sum();
-            }
-        }
+        at_order!(self.order, rescale_at(&mut self.d, factor));
         self.h *= factor;
         self.equal_steps = 0;
         self.factored = false;
@@ -811,6 +795,28 @@ fn update_at<const K: usize>(
     [lower.iter().sum(), higher.iter().sum()]
 }
 
+/// Maps every state's differences 0 ..= K to a step size `factor` times the current one:
+/// `D[0..=K] := (R·U)ᵀ D[0..=K]` with `R = rescaling(K, factor)`, `U = rescaling(K, 1)`.
+fn rescale_at<const K: usize>(d: &mut Differences, factor: f64) {
+    let (r, u) = (rescaling(K, factor), rescaling(K, 1.0));
+    // Full rows of zeros past K, so that the product below is one fixed-width row per i.
+    let mut ru = [[0.0; DIFFERENCES]; DIFFERENCES];
+    for (i, row) in ru.iter_mut().enumerate().take(K + 1) {
+        for (j, x) in row.iter_mut().enumerate().take(K + 1) {
+            *x = (0..=K).map(|m| r[i][m] * u[m][j]).sum();
+        }
+    }
+    for column in d.columns_mut() {
+        let mut new = [0.0; DIFFERENCES];
+        for (row, &old) in ru.iter().zip(column.iter()).take(K + 1) {
+            for (x, &a) in new.iter_mut().zip(row) {
+                *x += a * old;
+            }
+        }
+        column[..=K].copy_from_slice(&new[..=K]);
+    }
+}
+
 /// Differences 0 ..= MAX_ORDER + 2 of every state.
 const DIFFERENCES: usize = MAX_ORDER + 3;
 
@@ -882,4 +888,47 @@ fn next_up(t: f64) -> f64 {
     }
     let bits = t.to_bits();
     f64::from_bits(if t > 0.0 { bits + 1 } else { bits - 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Backward differences 0 ..= k of `p` on the grid `t, t − h, t − 2h, …`.
+    fn backward_differences(p: impl Fn(f64) -> f64, t: f64, h: f64, k: usize) -> Vec<f64> {
+        let mut values: Vec<f64> = (0..=k).map(|i| p(t - i as f64 * h)).collect();
+        let mut differences = vec![values[0]];
+        for _ in 0..k {
+            values = values.windows(2).map(|w| w[0] - w[1]).collect();
+            differences.push(values[0]);
+        }
+        differences
+    }
+
+    /// Rescaled differences of a polynomial of degree K are the polynomial's differences on
+    /// the new grid (the rescaling is exact there).
+    fn check_rescaling<const K: usize>(p: impl Fn(f64) -> f64 + Copy) {
+        for factor in [0.3, 0.5, 1.7, 2.0] {
+            let mut d = Differences::new(1);
+            d.columns[0][..=K].copy_from_slice(&backward_differences(p, 2.0, 0.1, K));
+            rescale_at::<K>(&mut d, factor);
+            let expected = backward_differences(p, 2.0, 0.1 * factor, K);
+            for (j, want) in expected.iter().enumerate() {
+                let got = d.columns[0][j];
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "order {K}, factor {factor}, difference {j}: {got} against {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rescaling_the_differences_resamples_the_polynomial() {
+        check_rescaling::<2>(|t| 1.0 + 0.5 * t - 0.25 * t * t);
+        check_rescaling::<MAX_ORDER>(|t| {
+            1.0 + 0.5 * t - 0.25 * t.powi(2) + 0.125 * t.powi(3) - 0.01 * t.powi(4)
+                + 0.002 * t.powi(5)
+        });
+    }
 }

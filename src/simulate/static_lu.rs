@@ -48,7 +48,11 @@ pub struct StaticLu {
     /// `L`'s values, then `U`'s (each row divided by its pivot once factored), then the
     /// diagonal (its reciprocal once factored): the layout [`StaticLu::slots`] indexes.
     values: Vec<f64>,
-    /// Dense row being eliminated (scattered, updated, gathered).
+    /// Per entry of `L` in order, and per entry of the row of `U` it multiplies, the slot
+    /// of `values` the update lands in: a factorization's row scatter and gather, resolved
+    /// once.
+    update_slots: Vec<usize>,
+    /// The solves' intermediate vector.
     work: Vec<f64>,
 }
 
@@ -64,6 +68,7 @@ impl StaticLu {
         let rows = permuted_rows(n, entries, &inv);
         let [(l_ptr, l_col), (u_ptr, u_col)] =
             structural_fill(&rows, [(l_ptr, l_col), (u_ptr, u_col)]);
+        let update_slots = update_slots(n, (&l_ptr, &l_col), (&u_ptr, &u_col));
         let len = l_col.len() + u_col.len() + n;
         StaticLu {
             perm,
@@ -72,6 +77,7 @@ impl StaticLu {
             u_ptr,
             u_col,
             values: vec![0.0; len],
+            update_slots,
             work: vec![0.0; n],
         }
     }
@@ -124,41 +130,34 @@ impl StaticLu {
         if self.values.iter().any(|v| !v.is_finite()) {
             return Err(Refactor::Singular);
         }
-        let n = self.n();
         let u_start = self.l_col.len();
         let diag_start = u_start + self.u_col.len();
-        let (l_vals, rest) = self.values.split_at_mut(u_start);
-        let (u_vals, diag) = rest.split_at_mut(diag_start - u_start);
-        let x = &mut self.work;
-        for i in 0..n {
+        let values = &mut self.values;
+        let mut targets = self.update_slots.as_slice();
+        for i in 0..self.perm.len() {
             let lr = self.l_ptr[i]..self.l_ptr[i + 1];
-            let ur = self.u_ptr[i]..self.u_ptr[i + 1];
-            for p in lr.clone() {
-                x[self.l_col[p]] = l_vals[p];
-            }
-            x[i] = diag[i];
-            for q in ur.clone() {
-                x[self.u_col[q]] = u_vals[q];
-            }
-            let row_max = (lr.clone().map(|p| l_vals[p]))
-                .chain(ur.clone().map(|q| u_vals[q]))
-                .fold(diag[i].abs(), |m, v| m.max(v.abs()));
+            let ur = u_start + self.u_ptr[i]..u_start + self.u_ptr[i + 1];
+            let pivot = diag_start + i;
+            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()]))
+                .fold(values[pivot].abs(), |m, v| m.max(v.abs()));
             let mut grown = row_max;
             // Ascending columns: every update to column j comes from a row above j.
             for p in lr {
                 let j = self.l_col[p];
-                let xj = x[j];
-                let l = xj * diag[j];
+                let xj = values[p];
+                let l = xj * values[diag_start + j];
                 if !l.is_finite() {
                     return Err(Refactor::Singular);
                 }
-                l_vals[p] = l;
+                values[p] = l;
+                let sources = u_start + self.u_ptr[j]..u_start + self.u_ptr[j + 1];
+                let (row_targets, rest) = targets.split_at(sources.len());
+                targets = rest;
                 if xj != 0.0 {
                     // U's rows are stored divided by their pivot: l·U(j, k) = x_j·Û(j, k).
-                    let r = self.u_ptr[j]..self.u_ptr[j + 1];
-                    for (&k, &u) in self.u_col[r.clone()].iter().zip(&u_vals[r]) {
-                        x[k] -= xj * u;
-                        grown = grown.max(x[k].abs());
+                    for (source, &target) in sources.zip(row_targets) {
+                        values[target] -= xj * values[source];
+                        grown = grown.max(values[target].abs());
                     }
                 }
             }
@@ -168,15 +167,17 @@ impl StaticLu {
             if grown > MAX_GROWTH * row_max {
                 return Err(Refactor::Unstable);
             }
-            if x[i] == 0.0 || !x[i].is_finite() {
+            let x = values[pivot];
+            if x == 0.0 || !x.is_finite() {
                 return Err(Refactor::Singular);
             }
             // The reciprocal: the solves multiply by it (a division's latency would chain
             // from row to row).
-            diag[i] = 1.0 / x[i];
-            for q in ur {
-                u_vals[q] = x[self.u_col[q]] * diag[i];
-                if !u_vals[q].is_finite() {
+            let inverse = 1.0 / x;
+            values[pivot] = inverse;
+            for u in &mut values[ur] {
+                *u *= inverse;
+                if !u.is_finite() {
                     return Err(Refactor::Singular);
                 }
             }
@@ -245,6 +246,41 @@ impl SolveEnds for InPlace<'_> {
     fn solution(&mut self, i: usize, x: f64, _: &mut ()) {
         self.0[i] = x;
     }
+}
+
+/// For each entry `(i, j)` of `L` in order, the slots of row `i`'s entries that row `j` of `U`
+/// updates, in `U`'s column order ([`StaticLu::update_slots`]). Every update lands inside the
+/// fill, which is closed under elimination.
+fn update_slots(
+    n: usize,
+    (l_ptr, l_col): (&[usize], &[usize]),
+    (u_ptr, u_col): (&[usize], &[usize]),
+) -> Vec<usize> {
+    let u_start = l_col.len();
+    let diag_start = u_start + u_col.len();
+    let mut slot = vec![usize::MAX; n];
+    let mut slots = Vec::new();
+    for i in 0..n {
+        let (lr, ur) = (l_ptr[i]..l_ptr[i + 1], u_ptr[i]..u_ptr[i + 1]);
+        for p in lr.clone() {
+            slot[l_col[p]] = p;
+        }
+        slot[i] = diag_start + i;
+        for q in ur.clone() {
+            slot[u_col[q]] = u_start + q;
+        }
+        for &j in &l_col[lr.clone()] {
+            slots.extend(u_col[u_ptr[j]..u_ptr[j + 1]].iter().map(|&k| slot[k]));
+        }
+        for &k in l_col[lr].iter().chain(&u_col[ur]).chain([&i]) {
+            slot[k] = usize::MAX;
+        }
+    }
+    debug_assert!(
+        slots.iter().all(|&s| s != usize::MAX),
+        "an update outside the fill"
+    );
+    slots
 }
 
 /// `inv[old] = new` for `perm[new] = old`.
