@@ -2,7 +2,8 @@
 
 use mocca::causal::EvalFailure;
 use mocca::simulate::OdeSystem;
-use mocca::simulate::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf};
+use mocca::simulate::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf, integrate_bdf_with};
+use mocca::simulate::linear::NewtonMatrix;
 
 /// `der(x) = A x` for a constant matrix given by its nonzero entries.
 struct Linear {
@@ -290,4 +291,33 @@ fn a_linear_model_keeps_its_matrix_and_converges_in_one_iteration() {
     assert!(st.newton_iters <= trials + st.factorizations, "{st:?}");
     assert!(st.factorizations * 3 < st.steps, "{st:?}");
     assert_eq!(st.jac_evals, 1, "{st:?}");
+}
+
+#[test]
+fn a_newton_matrix_analysed_beforehand_gives_the_same_run_and_must_fit() {
+    let mut system = stiff_pair();
+    let own = stiff_pair_run(&mut system);
+    let mut with = |matrix| {
+        let o = options(1e-6, 1e-10);
+        integrate_bdf_with(
+            &mut system,
+            matrix,
+            &[1.0, 2.0],
+            0.0,
+            10.0,
+            &o,
+            &mut |_, _| {},
+        )
+    };
+    let given = with(NewtonMatrix::new(2, &own_pattern())).expect("integrates");
+    assert_eq!(given.final_state, own.final_state);
+    assert_eq!(given.stats, own.stats);
+    // A matrix for another pattern is refused, not used.
+    let refused = with(NewtonMatrix::new(2, &[(0, 0)]));
+    assert!(matches!(refused, Err(BdfError::BadInput(_))));
+}
+
+/// The stiff pair's Jacobian pattern.
+fn own_pattern() -> Vec<(usize, usize)> {
+    stiff_pair().pattern
 }

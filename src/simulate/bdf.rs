@@ -124,9 +124,29 @@ pub fn integrate_bdf(
     options: &BdfOptions,
     observer: &mut dyn FnMut(f64, &[f64]),
 ) -> Result<BdfOutcome, BdfError> {
+    let matrix = NewtonMatrix::new(x0.len(), system.jacobian_pattern());
+    integrate_bdf_with(system, matrix, x0, t0, t1, options, observer)
+}
+
+/// [`integrate_bdf`] with the Newton matrix analysed beforehand, for the system's size and
+/// Jacobian pattern (a caller can analyse it while it compiles the system).
+pub fn integrate_bdf_with(
+    system: &mut dyn OdeSystem,
+    matrix: NewtonMatrix,
+    x0: &[f64],
+    t0: f64,
+    t1: f64,
+    options: &BdfOptions,
+    observer: &mut dyn FnMut(f64, &[f64]),
+) -> Result<BdfOutcome, BdfError> {
     check_input(system, x0, t0, t1, options)?;
+    if !matrix.fits(x0.len(), system.jacobian_pattern().len()) {
+        return Err(BdfError::BadInput(
+            "the Newton matrix was analysed for another system".to_string(),
+        ));
+    }
     let start = Instant::now();
-    let mut bdf = Bdf::new(system, x0, t0, options)?;
+    let mut bdf = Bdf::new(system, matrix, x0, t0, options)?;
     observer(t0, x0);
     let mut outputs = options
         .output_times
@@ -267,12 +287,13 @@ impl Corrector {
 impl Bdf {
     fn new(
         system: &mut dyn OdeSystem,
+        matrix: NewtonMatrix,
         x0: &[f64],
         t0: f64,
         options: &BdfOptions,
     ) -> Result<Bdf, BdfError> {
         let n = x0.len();
-        let pattern = system.jacobian_pattern().to_vec();
+        let pattern_len = system.jacobian_pattern().len();
         let mut bdf = Bdf {
             n,
             t: t0,
@@ -284,10 +305,10 @@ impl Bdf {
             atol: options.atol,
             newton_tol: (10.0 * f64::EPSILON / options.rtol).max(options.rtol.sqrt().min(0.03)),
             coef: Coefficients::new(),
-            jac: vec![0.0; pattern.len()],
+            jac: vec![0.0; pattern_len],
             jac_current: false,
             constant_jacobian: system.jacobian_is_constant(),
-            matrix: NewtonMatrix::new(n, &pattern),
+            matrix,
             factored: false,
             predicted: false,
             stats: Stats::default(),

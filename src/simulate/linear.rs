@@ -279,6 +279,16 @@ impl NewtonMatrix {
         }
     }
 
+    /// Whether this matrix was analysed for `n` unknowns and a Jacobian pattern of
+    /// `pattern_len` entries.
+    pub fn fits(&self, n: usize, pattern_len: usize) -> bool {
+        self.n == n
+            && match &self.kind {
+                Kind::Dense(_, slots) => slots.len() == pattern_len,
+                Kind::Sparse(s) => s.entries.len() == pattern_len + n,
+            }
+    }
+
     pub fn is_sparse(&self) -> bool {
         matches!(self.kind, Kind::Sparse(_))
     }

@@ -10,9 +10,10 @@ use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checker, Violation};
-use super::bdf::{BdfError, BdfOptions, integrate_bdf};
+use super::bdf::{BdfError, BdfOptions, integrate_bdf_with};
 use super::fixed_step::{Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
+use super::linear::NewtonMatrix;
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
 use super::system::{OdeSystem, Stats};
@@ -133,7 +134,17 @@ pub fn simulate_bdf(
     options: &Options,
     outputs: &[Unknown],
 ) -> Result<Trajectory, Failure> {
-    let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
+    // The Newton matrix's ordering and fill need only the Jacobian's pattern: analysed on a
+    // second thread while this one compiles the model.
+    let pattern: Vec<(usize, usize)> = m.jac.entries.iter().map(|e| (e.row, e.col)).collect();
+    let (mut model, matrix) = std::thread::scope(|scope| {
+        let analysis = scope.spawn(|| NewtonMatrix::new(m.causal.states.len(), &pattern));
+        let model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
+        let matrix = analysis
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (model, matrix)
+    });
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
     let h = (options.stop - options.start) / options.steps as f64;
@@ -146,8 +157,9 @@ pub fn simulate_bdf(
         ..BdfOptions::default()
     };
     let mut states: Vec<(f64, Vec<f64>)> = Vec::with_capacity(options.steps as usize + 1);
-    let outcome = integrate_bdf(
+    let outcome = integrate_bdf_with(
         &mut model,
+        matrix,
         &x,
         options.start,
         options.stop,
