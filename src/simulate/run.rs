@@ -137,12 +137,17 @@ pub fn simulate_bdf(
     // The Newton matrix's ordering and fill need only the Jacobian's pattern: analysed on a
     // second thread while this one compiles the model.
     let pattern: Vec<(usize, usize)> = m.jac.entries.iter().map(|e| (e.row, e.col)).collect();
+    // Analysed on this thread instead when no other can be started.
+    let analyse = || NewtonMatrix::new(m.causal.states.len(), &pattern);
     let (mut model, matrix) = std::thread::scope(|scope| {
-        let analysis = scope.spawn(|| NewtonMatrix::new(m.causal.states.len(), &pattern));
+        let analysis = std::thread::Builder::new().spawn_scoped(scope, analyse);
         let model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
-        let matrix = analysis
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let matrix = match analysis {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => analyse(),
+        };
         (model, matrix)
     });
     let (x, init_iterations) =
