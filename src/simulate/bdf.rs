@@ -820,8 +820,8 @@ fn update_at<const K: usize>(
 /// `D[0..=K] := (R·U)ᵀ D[0..=K]` with `R = rescaling(K, factor)`, `U = rescaling(K, 1)`.
 fn rescale_at<const K: usize>(d: &mut Differences, factor: f64) {
     let (r, u) = (rescaling(K, factor), rescaling(K, 1.0));
-    // Full rows of zeros past K, so that the product below is one fixed-width row per i.
-    let mut ru = [[0.0; DIFFERENCES]; DIFFERENCES];
+    // Zero past K, so that the product below is one fixed-width row per i.
+    let mut ru: Square = [[0.0; DIFFERENCES]; DIFFERENCES];
     for (i, row) in ru.iter_mut().enumerate().take(K + 1) {
         for (j, x) in row.iter_mut().enumerate().take(K + 1) {
             *x = (0..=K).map(|m| r[i][m] * u[m][j]).sum();
@@ -886,14 +886,19 @@ impl Differences {
     }
 }
 
+/// A matrix over differences 0 ..= order, held in a fixed square (zero past the order) so that
+/// a step-size change allocates nothing.
+type Square = [[f64; DIFFERENCES]; DIFFERENCES];
+
 /// The matrix R with `R[i][j] = Π_{m=1..i} (m − 1 − factor·j) / m` (R[0][j] = 1), which maps
 /// differences for one step size to those for `factor` times it.
-fn rescaling(order: usize, factor: f64) -> Vec<Vec<f64>> {
-    let mut r = vec![vec![1.0; order + 1]; order + 1];
+fn rescaling(order: usize, factor: f64) -> Square {
+    let mut r = [[0.0; DIFFERENCES]; DIFFERENCES];
+    r[0][..=order].fill(1.0);
     for i in 1..=order {
-        let (above, rows) = r.split_at_mut(i);
-        for (j, (x, &prev)) in rows[0].iter_mut().zip(&above[i - 1]).enumerate() {
-            *x = prev * (i as f64 - 1.0 - factor * j as f64) / i as f64;
+        let previous = r[i - 1];
+        for (j, x) in r[i].iter_mut().enumerate().take(order + 1) {
+            *x = previous[j] * (i as f64 - 1.0 - factor * j as f64) / i as f64;
         }
     }
     r

@@ -150,6 +150,11 @@ pub fn simulate_bdf(
         };
         (model, matrix)
     });
+    debug_assert_eq!(
+        model.jacobian_pattern(),
+        pattern,
+        "the whole model's own pattern"
+    );
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
     let h = (options.stop - options.start) / options.steps as f64;
