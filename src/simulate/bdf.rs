@@ -32,9 +32,11 @@
 //! of the sparse solve ([`SolveEnds`]), beside the solve's chain of dependent rows, where they
 //! cost little more than the solve alone.
 
+use std::ops::Range;
 use std::time::Instant;
 
 use super::linear::NewtonMatrix;
+use super::pair::{Pair, Shared, SharedF64, both, exclusive, share};
 use super::static_lu::SolveEnds;
 use super::system::{OdeSystem, Stats};
 use crate::causal::EvalFailure;
@@ -146,8 +148,25 @@ pub fn integrate_bdf_with(
         ));
     }
     let start = Instant::now();
-    let mut bdf = Bdf::new(system, matrix, x0, t0, options)?;
-    observer(t0, x0);
+    // The helper thread spins while the run lasts: only for solves it can share.
+    let owners = matrix.owners();
+    Pair::with(owners.is_some(), |pair| {
+        let bdf = Bdf::new(system, (matrix, owners), pair, x0, t0, options)?;
+        run(bdf, system, t1, options, observer, start)
+    })
+}
+
+/// Steps `bdf` to `t1`, reporting to `observer` as [`integrate_bdf`] says.
+fn run(
+    mut bdf: Bdf<'_>,
+    system: &mut dyn OdeSystem,
+    t1: f64,
+    options: &BdfOptions,
+    observer: &mut dyn FnMut(f64, &[f64]),
+    start: Instant,
+) -> Result<BdfOutcome, BdfError> {
+    let t0 = bdf.t;
+    observer(t0, &bdf.d.solution());
     let mut outputs = options
         .output_times
         .iter()
@@ -223,8 +242,15 @@ impl Coefficients {
     }
 }
 
-struct Bdf {
+struct Bdf<'p> {
     n: usize,
+    /// Two threads for the solves and the accepting pass, when the Newton matrix has pieces.
+    pair: Option<&'p Pair>,
+    /// With a solve in pieces, the states each of its threads solves: the accepting pass
+    /// splits the same way, so that each state's data stays with one processor's cache.
+    /// (Split even without `pair`, so that the results do not depend on whether a second
+    /// thread could be started.)
+    owners: Option<[Vec<Range<usize>>; 2]>,
     t: f64,
     h: f64,
     order: usize,
@@ -284,18 +310,21 @@ impl Corrector {
     }
 }
 
-impl Bdf {
+impl<'p> Bdf<'p> {
     fn new(
         system: &mut dyn OdeSystem,
-        matrix: NewtonMatrix,
+        (matrix, owners): (NewtonMatrix, Option<[Vec<Range<usize>>; 2]>),
+        pair: Option<&'p Pair>,
         x0: &[f64],
         t0: f64,
         options: &BdfOptions,
-    ) -> Result<Bdf, BdfError> {
+    ) -> Result<Bdf<'p>, BdfError> {
         let n = x0.len();
         let pattern_len = system.jacobian_pattern().len();
         let mut bdf = Bdf {
             n,
+            pair,
+            owners,
             t: t0,
             h: 0.0,
             order: 1,
@@ -554,13 +583,13 @@ impl Bdf {
             f: &self.f,
             psi: &self.psi,
             weights: &self.weights,
-            y: &mut self.y,
-            correction: &mut self.correction,
-            trial_weights: &mut self.trial_weights,
-            finite: true,
+            y: share(&mut self.y),
+            correction: share(&mut self.correction),
+            trial_weights: share(&mut self.trial_weights),
         };
-        let sums = self.matrix.solve_fused(&mut pass);
-        pass.finite.then_some(sums)
+        let [a, b] = self.matrix.solve_fused(&mut pass, self.pair);
+        (!(a.not_finite || b.not_finite))
+            .then_some([a.delta + b.delta, a.correction + b.correction])
     }
 
     /// Takes the step: updates the differences, then maybe the order and the step size.
@@ -611,13 +640,31 @@ impl Bdf {
     /// this order and step size, and returns the weighted sums of squares of the differences
     /// the neighbouring orders' error estimates need (k and k + 2).
     fn update_differences(&mut self) -> [f64; 2] {
+        let (order, coef) = (self.order, &self.coef);
         let out = Accepted {
+            columns: &mut self.d.columns,
             correction: &self.correction,
             weights: &self.weights,
             y: &mut self.y,
             psi: &mut self.psi,
         };
-        at_order!(self.order, update_at(&self.coef, &mut self.d, out))
+        let Some([first, second]) = &self.owners else {
+            return at_order!(order, update_at(coef, out));
+        };
+        let shared = out.share();
+        let update = |runs: &[Range<usize>]| {
+            let mut sums = [0.0; 2];
+            for run in runs {
+                // SAFETY: the two threads' runs have no state in common, and the exclusive
+                // borrows keep other threads out.
+                let part = unsafe { shared.exclusive(run.clone()) };
+                let [lower, higher] = at_order!(order, update_at(coef, part));
+                sums = [sums[0] + lower, sums[1] + higher];
+            }
+            sums
+        };
+        let (a, b) = both(self.pair, || update(first), || update(second));
+        [a[0] + b[0], a[1] + b[1]]
     }
 
     /// The interpolating polynomial of the last step at `t` (between the previous and the
@@ -669,45 +716,61 @@ fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
 }
 
 /// One Newton iteration's work at the ends of its solve (see [`Bdf::newton_iteration`]).
+/// Each thread of a solve in pieces reads and writes its own rows' entries.
 struct NewtonPass<'a, const FIRST: bool> {
     c: f64,
     tolerances: (f64, f64),
     f: &'a [f64],
     psi: &'a [f64],
     weights: &'a [f64],
-    y: &'a mut [f64],
-    correction: &'a mut [f64],
-    trial_weights: &'a mut [f64],
-    finite: bool,
+    y: &'a [SharedF64],
+    correction: &'a [SharedF64],
+    trial_weights: &'a [SharedF64],
 }
 
-/// The weighted sums of squares of `Δ` and of the correction. One chain of additions each is
-/// enough: the solve's chain of rows is longer.
+/// What a Newton iteration sums over its solution: the weighted squares of `Δ` and of the
+/// correction, and whether some `f` was not finite.
+#[derive(Clone, Copy, Default)]
+struct NewtonSums {
+    delta: f64,
+    correction: f64,
+    not_finite: bool,
+}
+
+/// One chain of additions per sum is enough: the solve's chain of rows is longer.
 impl<const FIRST: bool> SolveEnds for NewtonPass<'_, FIRST> {
-    type Sums = [f64; 2];
+    type Sums = NewtonSums;
 
     #[inline(always)]
-    fn rhs(&mut self, i: usize) -> f64 {
+    unsafe fn rhs(&self, i: usize, sums: &mut NewtonSums) -> f64 {
         let f = self.f[i];
-        self.finite &= f.is_finite();
-        let start = if FIRST { 0.0 } else { self.correction[i] };
+        sums.not_finite |= !f.is_finite();
+        // SAFETY: entry `i` is this thread's alone, by the caller's promise.
+        let start = if FIRST {
+            0.0
+        } else {
+            unsafe { self.correction[i].get() }
+        };
         self.c * f - self.psi[i] - start
     }
 
     #[inline(always)]
-    fn solution(&mut self, i: usize, delta: f64, sums: &mut [f64; 2]) {
-        let y = self.y[i] + delta;
-        self.y[i] = y;
-        let correction = if FIRST {
-            delta
-        } else {
-            self.correction[i] + delta
-        };
-        self.correction[i] = correction;
-        let w = error_weight(self.tolerances, y);
-        self.trial_weights[i] = w;
-        sums[0] += (delta * self.weights[i]).powi(2);
-        sums[1] += (correction * w).powi(2);
+    unsafe fn solution(&self, i: usize, delta: f64, sums: &mut NewtonSums) {
+        // SAFETY: entry `i` is this thread's alone, by the caller's promise.
+        unsafe {
+            let y = self.y[i].get() + delta;
+            self.y[i].set(y);
+            let correction = if FIRST {
+                delta
+            } else {
+                self.correction[i].get() + delta
+            };
+            self.correction[i].set(correction);
+            let w = error_weight(self.tolerances, y);
+            self.trial_weights[i].set(w);
+            sums.delta += (delta * self.weights[i]).powi(2);
+            sums.correction += (correction * w).powi(2);
+        }
     }
 }
 
@@ -787,23 +850,60 @@ fn predict_at<const K: usize>(
 }
 
 /// The work vectors the accepting pass reads (the step's correction, the new solution's error
-/// weights) and writes (the next prediction).
+/// weights) and writes (the next prediction), and the states' differences, which it updates.
 struct Accepted<'a> {
+    columns: &'a mut [Column],
     correction: &'a [f64],
     weights: &'a [f64],
     y: &'a mut [f64],
     psi: &'a mut [f64],
 }
 
+/// [`Accepted`] shared between the threads of a pair, state by state.
+struct SharedAccepted<'a> {
+    columns: &'a [Shared<Column>],
+    correction: &'a [f64],
+    weights: &'a [f64],
+    y: &'a [SharedF64],
+    psi: &'a [SharedF64],
+}
+
+impl<'a> Accepted<'a> {
+    fn share(self) -> SharedAccepted<'a> {
+        SharedAccepted {
+            columns: share(self.columns),
+            correction: self.correction,
+            weights: self.weights,
+            y: share(self.y),
+            psi: share(self.psi),
+        }
+    }
+}
+
+impl SharedAccepted<'_> {
+    /// The states `run`, as this thread's own.
+    ///
+    /// # Safety
+    /// No other thread touches those states' entries while the result lives.
+    unsafe fn exclusive(&self, run: Range<usize>) -> Accepted<'_> {
+        // SAFETY: by the caller's promise.
+        unsafe {
+            Accepted {
+                columns: exclusive(&self.columns[run.clone()]),
+                correction: &self.correction[run.clone()],
+                weights: &self.weights[run.clone()],
+                y: exclusive(&self.y[run.clone()]),
+                psi: exclusive(&self.psi[run]),
+            }
+        }
+    }
+}
+
 /// The accepting pass at order `K` (see [`Bdf::update_differences`]).
-fn update_at<const K: usize>(
-    coef: &Coefficients,
-    d: &mut Differences,
-    out: Accepted<'_>,
-) -> [f64; 2] {
+fn update_at<const K: usize>(coef: &Coefficients, out: Accepted<'_>) -> [f64; 2] {
     let predictor = Predictor::<K>::new(coef);
     let n = out.correction.len();
-    let columns = &mut d.columns[..n];
+    let columns = &mut out.columns[..n];
     let (weights, y, psi) = (&out.weights[..n], &mut out.y[..n], &mut out.psi[..n]);
     let (mut lower, mut higher) = ([0.0; LANES], [0.0; LANES]);
     in_lanes(n, |i, lane| {

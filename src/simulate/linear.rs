@@ -12,9 +12,12 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_lu};
-use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+use faer::sparse::{Argsort, SparseColMat, SymbolicSparseColMat};
 use faer::{Conj, Par};
 
+use std::ops::Range;
+
+use super::pair::{Pair, share};
 use super::static_lu::{InPlace, Refactor, SolveEnds, StaticLu};
 
 /// Above this many unknowns, the sparse LU.
@@ -125,9 +128,9 @@ struct PivotingLu {
 
 impl PivotingLu {
     fn new(n: usize, entries: &[(usize, usize)]) -> PivotingLu {
-        let pairs: Vec<Pair<usize, usize>> = entries
+        let pairs: Vec<faer::sparse::Pair<usize, usize>> = entries
             .iter()
-            .map(|&(row, col)| Pair { row, col })
+            .map(|&(row, col)| faer::sparse::Pair { row, col })
             .collect();
         let (symbolic, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &pairs)
             .expect("a pattern of in-range indices");
@@ -221,10 +224,18 @@ impl SparseLu {
         self.pivoting.as_mut().is_some_and(|lu| lu.factor(value))
     }
 
-    fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E, work: &mut [f64]) -> E::Sums {
+    fn solve_fused<E: SolveEnds + Sync>(
+        &mut self,
+        ends: &mut E,
+        work: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> [E::Sums; 2] {
         match &mut self.pivoting {
-            Some(lu) => solve_gathered(ends, work, |b| lu.solve(b)),
-            None => self.fixed.solve_fused(ends),
+            Some(lu) => [
+                solve_gathered(ends, work, |b| lu.solve(b)),
+                E::Sums::default(),
+            ],
+            None => self.fixed.solve_pieces(ends, pair),
         }
     }
 }
@@ -325,17 +336,34 @@ impl NewtonMatrix {
     /// Solves with the last factorization, in place.
     pub fn solve(&mut self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
-        self.solve_fused(&mut InPlace(b))
+        self.solve_fused(&mut InPlace(share(b)), None);
+    }
+
+    /// Which entries each thread of a solve in pieces solves (see [`StaticLu::owners`]);
+    /// `None` when a solve runs on one thread.
+    pub fn owners(&self) -> Option<[Vec<Range<usize>>; 2]> {
+        match &self.kind {
+            Kind::Sparse(s) => s.fixed.owners(),
+            Kind::Dense(..) => None,
+        }
     }
 
     /// Solves with the last factorization, reading the right-hand side and handing out the
     /// solution through `ends` (fused into the sparse solve's loops; around the others), and
-    /// returns what `ends` summed over the solution.
-    pub fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E) -> E::Sums {
+    /// returns what `ends` summed over the solution, in two parts: the pieces' (see
+    /// [`StaticLu::solve_pieces`], on `pair`'s two threads), or the whole and nothing.
+    pub fn solve_fused<E: SolveEnds + Sync>(
+        &mut self,
+        ends: &mut E,
+        pair: Option<&Pair>,
+    ) -> [E::Sums; 2] {
         let work = &mut self.work;
         match &mut self.kind {
-            Kind::Dense(lu, _) => solve_gathered(ends, work, |b| lu.solve(b)),
-            Kind::Sparse(s) => s.solve_fused(ends, work),
+            Kind::Dense(lu, _) => [
+                solve_gathered(ends, work, |b| lu.solve(b)),
+                E::Sums::default(),
+            ],
+            Kind::Sparse(s) => s.solve_fused(ends, work, pair),
         }
     }
 }
@@ -347,13 +375,15 @@ fn solve_gathered<E: SolveEnds>(
     work: &mut [f64],
     solve: impl FnOnce(&mut [f64]),
 ) -> E::Sums {
+    let mut sums = E::Sums::default();
     for (i, b) in work.iter_mut().enumerate() {
-        *b = ends.rhs(i);
+        // SAFETY: one thread, and the exclusive borrow keeps the others out of `ends`.
+        *b = unsafe { ends.rhs(i, &mut sums) };
     }
     solve(work);
-    let mut sums = E::Sums::default();
     for (i, &x) in work.iter().enumerate() {
-        ends.solution(i, x, &mut sums);
+        // SAFETY: as above.
+        unsafe { ends.solution(i, x, &mut sums) };
     }
     sums
 }

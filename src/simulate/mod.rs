@@ -10,10 +10,12 @@
 pub mod assertions;
 pub mod batch;
 pub mod bdf;
+pub mod dissection;
 pub mod fixed_step;
 pub mod init;
 pub mod linear;
 pub mod model;
+pub mod pair;
 pub mod partition;
 pub mod results;
 pub mod run;
