@@ -214,6 +214,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     "factorizations": stats.factorizations,
                     "init_newton_iters": trajectory.init_iterations,
                     "wall_time_s": wall,
+                    "integration_time_s": trajectory.integration_seconds,
                 },
                 "method": method_name,
                 "linear_solver": if trajectory.sparse { "sparse" } else { "dense" },
@@ -241,6 +242,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             outln!("  Newton iterations     {}", stats.newton_iters);
             outln!("  LU factorizations     {}", stats.factorizations);
             outln!("  wall time             {wall:.3} s");
+            outln!(
+                "  integration time      {:.3} s",
+                trajectory.integration_seconds
+            );
             if let Some(errors) = &errors {
                 match results::rmse(errors) {
                     Some(r) => outln!("RMSE {r:.6e} over {} variables", errors.len()),

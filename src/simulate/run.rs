@@ -3,6 +3,7 @@
 //! variables.
 
 use std::ops::ControlFlow;
+use std::time::Instant;
 
 use crate::causal::{Causal, Point};
 use crate::dae::Dae;
@@ -49,6 +50,9 @@ pub struct Trajectory {
     pub sparse: bool,
     /// Warning-level assertions that were false: (index into `Dae::assertions`, first time).
     pub warnings: Vec<(usize, f64)>,
+    /// Seconds spent integrating from the initial state to the end, recording included;
+    /// compiling the model, analysing its Newton matrix and initialising it excluded.
+    pub integration_seconds: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +91,7 @@ pub fn simulate(
     let mut model = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
     let (mut x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
+    let clock = Instant::now();
     let sources: Vec<Source> = outputs.iter().map(|&u| source(causal, &model, u)).collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     let (stats, sparse) = match options.partition {
@@ -123,7 +128,8 @@ pub fn simulate(
             (split.stats(), split.sparse())
         }
     };
-    Ok(recorder.finish(stats, init_iterations, sparse))
+    let integration = clock.elapsed().as_secs_f64();
+    Ok(recorder.finish(stats, init_iterations, sparse, integration))
 }
 
 /// The variable-step reference run: BDF with `options.tol` as relative and absolute
@@ -186,7 +192,7 @@ pub fn simulate_bdf(
         recorder.at_states(&mut model, *t, x)?;
     }
     let sparse = super::linear::is_sparse(x.len());
-    Ok(recorder.finish(outcome.stats, init_iterations, sparse))
+    Ok(recorder.finish(outcome.stats, init_iterations, sparse, outcome.wall_seconds))
 }
 
 /// Collects the recorded outputs point by point and checks the assertions at each.
@@ -267,7 +273,13 @@ impl<'a> Recorder<'a> {
             .map_or(Ok(()), |v| Err(Failure::Assertion(v)))
     }
 
-    fn finish(self, stats: Stats, init_iterations: u64, sparse: bool) -> Trajectory {
+    fn finish(
+        self,
+        stats: Stats,
+        init_iterations: u64,
+        sparse: bool,
+        integration_seconds: f64,
+    ) -> Trajectory {
         Trajectory {
             times: self.times,
             columns: self.columns,
@@ -275,6 +287,7 @@ impl<'a> Recorder<'a> {
             init_iterations,
             sparse,
             warnings: self.checker.warnings(),
+            integration_seconds,
         }
     }
 }
