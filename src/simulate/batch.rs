@@ -44,28 +44,38 @@ fn strides(a: &[Instr], b: &[Instr]) -> Option<Vec<Strides>> {
     if a.len() != b.len() {
         return None;
     }
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| {
-            if !same_operation(x, y) {
-                return None;
-            }
-            let (rx, _) = x.registers();
-            let (ry, _) = y.registers();
-            let mut s = [0i32; 4];
-            for k in 0..4 {
-                s[k] = i32::try_from(i64::from(ry[k]) - i64::from(rx[k])).ok()?;
-            }
-            Some(s)
-        })
-        .collect()
+    a.iter().zip(b).map(|(x, y)| stride(x, y)).collect()
+}
+
+/// Whether code `b` is code `a` with its registers moved by `shape` (as [`strides`] would
+/// say, without building the strides).
+fn moved_by(a: &[Instr], b: &[Instr], shape: &[Strides]) -> bool {
+    a.len() == b.len()
+        && (a.iter().zip(b).zip(shape)).all(|((x, y), s)| stride(x, y).as_ref() == Some(s))
+}
+
+/// The stride of each register operand from instruction `x` to `y`, when they are the same
+/// operation.
+fn stride(x: &Instr, y: &Instr) -> Option<Strides> {
+    if !same_operation(x, y) {
+        return None;
+    }
+    let (rx, _) = x.registers();
+    let (ry, _) = y.registers();
+    let mut s = [0i32; 4];
+    for k in 0..4 {
+        s[k] = i32::try_from(i64::from(ry[k]) - i64::from(rx[k])).ok()?;
+    }
+    Some(s)
 }
 
 /// Whether evaluating `codes` instruction by instruction computes what evaluating them one
 /// after the other does: every register is written once, and a register written in the run is
 /// read only later in the same step.
 fn independent(instrs: &[Instr], codes: &[Range<usize>]) -> bool {
-    let mut writer: HashMap<Reg, (usize, usize)> = HashMap::default();
+    let written = codes.iter().map(|code| code.len()).sum();
+    let mut writer: HashMap<Reg, (usize, usize)> =
+        HashMap::with_capacity_and_hasher(written, Default::default());
     for (step, code) in codes.iter().enumerate() {
         for (at, i) in instrs[code.clone()].iter().enumerate() {
             if writer.insert(i.registers().0[0], (step, at)).is_some() {
@@ -111,7 +121,7 @@ pub fn split(instrs: &[Instr], codes: &[Range<usize>]) -> Vec<Part> {
             continue;
         };
         let mut end = start + 2;
-        while end < codes.len() && strides(code(end - 1), code(end)).as_ref() == Some(&shape) {
+        while end < codes.len() && moved_by(code(end - 1), code(end), &shape) {
             end += 1;
         }
         if end - start >= MIN_RUN && independent(instrs, &codes[start..end]) {
