@@ -54,10 +54,12 @@ impl Slot {
 }
 
 impl Pair {
-    /// Runs `body` with a pair when `wanted` and a second thread can be started, else with
-    /// `None`; the helper stops when `body` returns.
+    /// Runs `body` with a pair when `wanted`, the machine has a second processor and a
+    /// second thread can be started, else with `None`; the helper stops when `body` returns.
     pub fn with<R>(wanted: bool, body: impl FnOnce(Option<&Pair>) -> R) -> R {
-        if !wanted {
+        // On one processor the helper would only take turns with this thread.
+        let processors = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if !wanted || processors < 2 {
             return body(None);
         }
         let pair = Pair::unserved();
@@ -272,7 +274,9 @@ mod tests {
     #[test]
     fn both_halves_run_and_see_their_own_data() {
         Pair::with(true, |pair| {
-            let pair = pair.expect("a second thread");
+            let Some(pair) = pair else {
+                return eprintln!("one processor: no helper to test");
+            };
             let mut v: Vec<u64> = (0..1000).collect();
             for round in 0..200u64 {
                 let (left, right) = v.split_at_mut(500);
