@@ -142,23 +142,22 @@ fn at(reg: Reg, stride: i32, i: usize) -> usize {
     (reg as isize + stride as isize * i as isize) as usize
 }
 
-/// Evaluates `count` instances of `code`, instance `i` with every register moved by `i` times
+/// Evaluates `instances` of `code`, instance `i` with every register moved by `i` times
 /// its stride, instruction by instruction: the arithmetic in tight loops, the rarer operations
 /// instance by instance through the interpreter.
 ///
 /// # Safety
-/// Every register of every instance (`reg + i·stride` for `i < count`) is below `r.len()`:
-/// true of a [`split`] batch, whose instances are the tape's own instructions.
-pub unsafe fn run(code: &[Instr], strides: &[Strides], count: usize, r: &mut [f64]) {
+/// Every register of every instance (`reg + i·stride`) is inside the register file at `p`:
+/// true of a [`split`] batch, whose instances are the tape's own instructions. No other
+/// thread meanwhile writes a register these instances read or touches one they write.
+pub unsafe fn run(code: &[Instr], strides: &[Strides], instances: Range<usize>, p: *mut f64) {
     for (instr, s) in code.iter().zip(strides) {
-        let p = r.as_mut_ptr();
-        // SAFETY (both): the caller vouches for every instance's registers; `p` is used only
-        // within this instruction's loop.
+        // SAFETY (both): the caller vouches for every instance's registers.
         let get = |k: usize| unsafe { *p.add(k) };
         let set = |k: usize, x: f64| unsafe { *p.add(k) = x };
         macro_rules! lanes {
             ($d:expr, $a:expr, $b:expr, |$x:ident, $y:ident| $e:expr) => {
-                for i in 0..count {
+                for i in instances.clone() {
                     let $x = get(at($a, s[1], i));
                     let $y = get(at($b, s[2], i));
                     set(at($d, s[0], i), $e);
@@ -174,11 +173,11 @@ pub unsafe fn run(code: &[Instr], strides: &[Strides], count: usize, r: &mut [f6
             Instr::Copy(d, a) => lanes!(d, a, a, |x, _y| x),
             _ => {
                 let (regs, _) = instr.registers();
-                for i in 0..count {
+                for i in instances.clone() {
                     let moved =
                         instr.with_registers(std::array::from_fn(|k| at(regs[k], s[k], i) as Reg));
                     // SAFETY: the moved instruction names this instance's registers.
-                    unsafe { super::tape::run(std::slice::from_ref(&moved), r) };
+                    unsafe { super::tape::run_at(std::slice::from_ref(&moved), p) };
                 }
             }
         }
@@ -187,6 +186,8 @@ pub unsafe fn run(code: &[Instr], strides: &[Strides], count: usize, r: &mut [f6
 
 #[cfg(test)]
 mod tests {
+    use super::super::pair::{Pair, both};
+    use super::super::tape::RegisterFile;
     use super::*;
 
     /// `count` copies of `shape`, copy `i` with registers moved by `i · stride`.
@@ -217,10 +218,45 @@ mod tests {
         let mut batched: Vec<f64> = (0..120).map(|k| (k as f64).sin()).collect();
         let mut in_order = batched.clone();
         unsafe {
-            run(&shape, &strides, 6, &mut batched);
+            run(&shape, &strides, 0..6, batched.as_mut_ptr());
             super::super::tape::run(&instrs, &mut in_order);
         }
         assert_eq!(batched, in_order);
+    }
+
+    #[test]
+    fn a_batch_in_two_ranges_on_two_threads_runs_as_in_order() {
+        // r[2000 + i] = r[i] · r[1500] − r[999 − i], 1000 instances.
+        let shape = [Instr::Mul(3000, 0, 1500), Instr::Sub(2000, 3000, 999)];
+        let strides = [[1, 1, 0, 1], [1, 1, -1, 1]];
+        let count = 1000;
+        let instrs = instances(&shape, &strides, count);
+        let parts = split(&instrs, &codes(2, count));
+        assert_eq!(parts.len(), 1, "one batch");
+        let mut halves: Vec<f64> = (0..4000).map(|k| (k as f64).cos()).collect();
+        let mut in_order = halves.clone();
+        let file = RegisterFile::new(&mut halves);
+        Pair::with(true, |pair| {
+            both(
+                pair,
+                || run_shared(file, &shape, &strides, 0..400),
+                || run_shared(file, &shape, &strides, 400..count),
+            )
+        });
+        unsafe { super::super::tape::run(&instrs, &mut in_order) };
+        assert_eq!(halves, in_order);
+    }
+
+    /// [`run`] on `instances`, from either of the test's threads.
+    fn run_shared(
+        file: RegisterFile,
+        code: &[Instr],
+        strides: &[Strides],
+        instances: Range<usize>,
+    ) {
+        // SAFETY: the test's register file holds every register the instances name, and the
+        // instances of the two ranges write disjoint registers and read none the other writes.
+        unsafe { run(code, strides, instances, file.start()) }
     }
 
     #[test]

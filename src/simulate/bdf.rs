@@ -354,7 +354,7 @@ impl<'p> Bdf<'p> {
         }
         bdf.weights = x0.iter().map(|&x| bdf.weight(x)).collect();
         let mut f0 = vec![0.0; n];
-        Self::rhs(&mut bdf.stats, system, t0, x0, &mut f0)?;
+        Self::rhs((&mut bdf.stats, pair), system, t0, x0, &mut f0)?;
         bdf.h = match options.first_step {
             Some(h) if h > 0.0 => h,
             _ => bdf.initial_step(system, x0, &f0)?,
@@ -366,8 +366,9 @@ impl<'p> Bdf<'p> {
         Ok(bdf)
     }
 
+    /// `f(t, x)` into `out`, counted (its long batched runs on `pair`'s two threads).
     fn rhs(
-        stats: &mut Stats,
+        (stats, pair): (&mut Stats, Option<&Pair>),
         system: &mut dyn OdeSystem,
         t: f64,
         x: &[f64],
@@ -375,7 +376,7 @@ impl<'p> Bdf<'p> {
     ) -> Result<(), BdfError> {
         stats.f_evals += 1;
         system
-            .rhs(t, x, out)
+            .rhs_on(t, x, out, pair)
             .map_err(|failure| BdfError::Model { time: t, failure })
     }
 
@@ -427,7 +428,13 @@ impl<'p> Bdf<'p> {
         };
         let x1: Vec<f64> = x0.iter().zip(f0).map(|(x, f)| x + h0 * f).collect();
         let mut f1 = vec![0.0; self.n];
-        Self::rhs(&mut self.stats, system, self.t + h0, &x1, &mut f1)?;
+        Self::rhs(
+            (&mut self.stats, self.pair),
+            system,
+            self.t + h0,
+            &x1,
+            &mut f1,
+        )?;
         let diff: Vec<f64> = f1.iter().zip(f0).map(|(a, b)| a - b).collect();
         let d2 = Self::norm(&diff, weights) / h0;
         let h1 = if d1 <= 1e-15 && d2 <= 1e-15 {
@@ -531,7 +538,13 @@ impl<'p> Bdf<'p> {
         let mut previous_norm: Option<f64> = None;
         for k in 0..NEWTON_MAXITER {
             self.stats.newton_iters += 1;
-            let evaluated = Self::rhs(&mut self.stats, system, t_new, &self.y, &mut self.f);
+            let evaluated = Self::rhs(
+                (&mut self.stats, self.pair),
+                system,
+                t_new,
+                &self.y,
+                &mut self.f,
+            );
             if let Err(e) = evaluated {
                 // A failed evaluation inside Newton means the prediction strayed: retry smaller.
                 self.last_failure = Some(e);

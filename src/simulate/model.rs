@@ -12,6 +12,7 @@ use crate::expr::{ExprId, Node, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::Unknown;
 
+use super::pair::Pair;
 use super::system::OdeSystem;
 use super::tape::{Groups, LoopScratch, Plan, Reg, Tape, WeakReads, compile};
 
@@ -239,14 +240,20 @@ impl CompiledModel {
         self.tape.unknown_reg(u)
     }
 
-    /// Sets time and the part's states, then runs the part's steps.
-    pub fn evaluate_part(&mut self, p: usize, t: f64, x: &[f64]) -> Result<(), EvalFailure> {
+    /// Sets time and the part's states, then runs the part's steps (long batched runs in
+    /// halves on `pair`'s two threads).
+    pub fn evaluate_part(
+        &mut self,
+        p: usize,
+        (t, x): (f64, &[f64]),
+        pair: Option<&Pair>,
+    ) -> Result<(), EvalFailure> {
         self.regs[self.tape.time_reg() as usize] = t;
         let part = &mut self.parts[p];
         part.state_regs.scatter(x, &mut self.regs);
         part.evaluated_at = None;
         self.tape
-            .run_plan(&part.plan, &mut self.regs, &mut self.scratch)?;
+            .run_plan(&part.plan, &mut self.regs, &mut self.scratch, pair)?;
         if part.constant_jacobian {
             // Its Jacobian never needs the point (and copying it would cost a pass over x).
             return Ok(());
@@ -266,8 +273,14 @@ impl CompiledModel {
         Ok(())
     }
 
-    fn part_rhs(&mut self, p: usize, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        self.evaluate_part(p, t, x)?;
+    fn part_rhs(
+        &mut self,
+        p: usize,
+        (t, x): (f64, &[f64]),
+        dx: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> Result<(), EvalFailure> {
+        self.evaluate_part(p, (t, x), pair)?;
         self.parts[p].der_regs.gather(&self.regs, dx);
         Ok(())
     }
@@ -284,7 +297,7 @@ impl CompiledModel {
         let fresh = part.constant_jacobian
             || (part.evaluated_at.as_ref()).is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
         if !fresh {
-            self.evaluate_part(p, t, x)?;
+            self.evaluate_part(p, (t, x), None)?;
         }
         let part = &self.parts[p];
         for (value, code) in values.iter_mut().zip(&part.entries) {
@@ -416,7 +429,17 @@ impl OdeSystem for PartSystem<'_> {
     }
 
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        self.model.part_rhs(self.p, t, x, dx)
+        self.model.part_rhs(self.p, (t, x), dx, None)
+    }
+
+    fn rhs_on(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> Result<(), EvalFailure> {
+        self.model.part_rhs(self.p, (t, x), dx, pair)
     }
 
     fn jacobian_pattern(&self) -> &[(usize, usize)] {
@@ -439,7 +462,17 @@ impl OdeSystem for CompiledModel {
     }
 
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        self.part_rhs(0, t, x, dx)
+        self.part_rhs(0, (t, x), dx, None)
+    }
+
+    fn rhs_on(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> Result<(), EvalFailure> {
+        self.part_rhs(0, (t, x), dx, pair)
     }
 
     fn jacobian_pattern(&self) -> &[(usize, usize)] {

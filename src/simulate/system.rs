@@ -3,6 +3,8 @@
 
 use crate::causal::EvalFailure;
 
+use super::pair::Pair;
+
 /// An explicit ODE `der(x) = f(t, x)` the integrators can step.
 pub trait OdeSystem {
     /// The number of states.
@@ -10,6 +12,19 @@ pub trait OdeSystem {
 
     /// `dx = f(t, x)`.
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure>;
+
+    /// [`OdeSystem::rhs`], free to share its work with `pair`'s helper thread (the same
+    /// values either way).
+    fn rhs_on(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> Result<(), EvalFailure> {
+        let _ = pair;
+        self.rhs(t, x, dx)
+    }
 
     /// The structurally nonzero entries `(row, col)` of `∂f/∂x`, sorted by row then column;
     /// fixed for the whole run.

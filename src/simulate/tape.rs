@@ -29,6 +29,7 @@ use crate::structure::Unknown;
 
 use super::batch::{self, Strides};
 use super::linear::DenseLu;
+use super::pair::Pair;
 
 pub type Reg = u32;
 
@@ -743,15 +744,37 @@ impl Tape {
         unsafe { run(&self.instrs[code], regs) }
     }
 
-    /// `count` instances of the instructions `code`, moved by `strides` (see [`batch::run`]).
-    fn exec_batch(&self, code: Range<usize>, strides: &[Strides], count: usize, regs: &mut [f64]) {
+    /// `count` instances of the instructions `code`, moved by `strides` (see [`batch::run`]);
+    /// a long run's two halves at once on `pair`'s two threads.
+    fn exec_batch(
+        &self,
+        (code, strides): (Range<usize>, &[Strides]),
+        count: usize,
+        regs: &mut [f64],
+        pair: Option<&Pair>,
+    ) {
         assert!(
             regs.len() >= self.bound,
             "a register file smaller than its tape"
         );
-        // SAFETY: the batch's instances are the tape's own instructions (checked by
-        // `batch::split` when the plan was made), so every register they name is below `bound`.
-        unsafe { batch::run(&self.instrs[code], strides, count, regs) }
+        let code = &self.instrs[code];
+        let file = RegisterFile::new(regs);
+        // SAFETY (each call): the batch's instances are the tape's own instructions (checked
+        // by `batch::split` when the plan was made), so every register they name is below
+        // `bound`. They write registers no other instance of the run writes or reads
+        // (`batch::split`'s dependency check), so two threads running different instances
+        // do not race; what they read from before the run was written before the join.
+        // The exclusive borrow of `regs` keeps everything else out.
+        match pair.filter(|_| count >= SPLIT_RUN) {
+            None => unsafe { batch::run(code, strides, 0..count, file.start()) },
+            Some(pair) => {
+                let half = count / 2;
+                pair.join(
+                    || unsafe { batch::run(code, strides, 0..half, file.start()) },
+                    || unsafe { batch::run(code, strides, half..count, file.start()) },
+                );
+            }
+        }
     }
 
     /// The tangent pass of the instructions `code` (see [`run_tangent`]).
@@ -834,6 +857,7 @@ impl Tape {
         plan: &Plan,
         regs: &mut [f64],
         scratch: &mut LoopScratch,
+        pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
         for segment in &plan.segments {
             match segment {
@@ -847,10 +871,10 @@ impl Tape {
                     match batch {
                         None => self.exec(code.clone(), regs),
                         Some(b) => self.exec_batch(
-                            code.clone(),
-                            &plan.strides[b.strides.clone()],
+                            (code.clone(), &plan.strides[b.strides.clone()]),
                             b.count,
                             regs,
+                            pair,
                         ),
                     }
                     let written = &plan.targets[targets.clone()];
@@ -1059,15 +1083,48 @@ fn truth(x: bool) -> f64 {
     if x { 1.0 } else { 0.0 }
 }
 
+/// Batched runs at least this long run in two halves on two threads, when there are two.
+const SPLIT_RUN: usize = 512;
+
+/// A register file's start, handed to the threads that run the halves of a batched run.
+#[derive(Clone, Copy)]
+pub(super) struct RegisterFile(*mut f64);
+
+// SAFETY: only a pointer; what the threads do through it is justified where they do it
+// (`Tape::exec_batch`).
+unsafe impl Send for RegisterFile {}
+unsafe impl Sync for RegisterFile {}
+
+impl RegisterFile {
+    pub(super) fn new(regs: &mut [f64]) -> RegisterFile {
+        RegisterFile(regs.as_mut_ptr())
+    }
+
+    /// The start (a method, so that closures capture the whole `RegisterFile`).
+    pub(super) fn start(self) -> *mut f64 {
+        self.0
+    }
+}
+
 /// The interpreter loop. Unchecked register access: the bounds checks (two or three per
 /// instruction) cost a third of the evaluation of a large explicit model.
 ///
 /// # Safety
 /// Every register an instruction of `code` names is below `r.len()`.
 pub(super) unsafe fn run(code: &[Instr], r: &mut [f64]) {
-    let p = r.as_mut_ptr();
-    // SAFETY (both): the caller vouches that every register index is in bounds, and `r` is
-    // not used otherwise while `p` is.
+    // SAFETY: the caller vouches for the registers, and the exclusive borrow keeps every other
+    // access out.
+    unsafe { run_at(code, r.as_mut_ptr()) }
+}
+
+/// [`run`] on a register file given by where it starts.
+///
+/// # Safety
+/// Every register an instruction of `code` names is inside the register file at `p`, and no
+/// other thread meanwhile writes a register `code` reads or touches one it writes.
+pub(super) unsafe fn run_at(code: &[Instr], p: *mut f64) {
+    // SAFETY (both): the caller vouches that every register index is in bounds and that no
+    // other thread races on them.
     let get = |i: Reg| unsafe { *p.add(i as usize) };
     let set = |i: Reg, x: f64| unsafe { *p.add(i as usize) = x };
     for &i in code {
