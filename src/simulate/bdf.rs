@@ -148,7 +148,7 @@ pub fn integrate_bdf_with(
         ));
     }
     let start = Instant::now();
-    // The helper thread spins while the run lasts: only for solves it can share.
+    // The helper thread spins while the run lasts: only when the solves can be shared.
     let owners = matrix.owners();
     Pair::with(owners.is_some(), |pair| {
         let bdf = Bdf::new(system, (matrix, owners), pair, x0, t0, options)?;
@@ -244,7 +244,8 @@ impl Coefficients {
 
 struct Bdf<'p> {
     n: usize,
-    /// Two threads for the solves and the accepting pass, when the Newton matrix has pieces.
+    /// Two threads for the solves, the accepting pass and `f`'s long batched runs, when the
+    /// Newton matrix has pieces.
     pair: Option<&'p Pair>,
     /// With a solve in pieces, the states each of its threads solves: the accepting pass
     /// splits the same way, so that each state's data stays with one processor's cache.

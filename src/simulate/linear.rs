@@ -10,12 +10,12 @@
 //! per row), so past a few dozen states the sparse LU's cost, which grows with the fill rather
 //! than with `n³`, is the smaller one.
 
+use std::ops::Range;
+
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::lu::{LuRef, NumericLu, SymbolicLu, factorize_symbolic_lu};
 use faer::sparse::{Argsort, SparseColMat, SymbolicSparseColMat};
 use faer::{Conj, Par};
-
-use std::ops::Range;
 
 use super::pair::{Pair, share};
 use super::static_lu::{InPlace, Refactor, SolveEnds, StaticLu};
