@@ -249,6 +249,77 @@ const NEWTON_TOL: f64 = 1e-10;
 const NEWTON_MAX: usize = 50;
 
 impl Causal {
+    /// The steps reordered so that a step reading `last(v)`, or a weak variable `v`, comes
+    /// after the step that solves `v`, for simulating the model as one system, where such a
+    /// read is of `v` itself (`--partition none`). The causal order leaves weak reads out
+    /// (SPEC §2.1), so a reader may come first, and would then read the value `v` had at the
+    /// previous evaluation: the right-hand side would not be a function of the time and the
+    /// states.
+    ///
+    /// Steps keep their order where the dependencies allow (a smallest-index-first
+    /// topological sort). `Err` with the form unchanged when the weak reads close a cycle
+    /// with the other dependencies: there is then no order in which every read is current.
+    pub fn with_weak_reads_after_writers(self, pool: &ExprPool) -> Result<Causal, Causal> {
+        let mut writer: HashMap<Node, usize> = HashMap::new();
+        for (k, step) in self.steps.iter().enumerate() {
+            for u in step.targets() {
+                writer.insert(leaf(u), k);
+            }
+        }
+        let n = self.steps.len();
+        let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut waiting = vec![0usize; n];
+        let mut out_of_order = false;
+        for (k, step) in self.steps.iter().enumerate() {
+            let mut reads: Vec<usize> = Vec::new();
+            for &e in step.exprs() {
+                pool.visit_leaves(e, |l| {
+                    let read = match l {
+                        Node::Last(v) => Node::Var(v),
+                        other => other,
+                    };
+                    if let Some(&w) = writer.get(&read).filter(|&&w| w != k) {
+                        // Only a weak read (of `last(v)` or of a weak variable) can come
+                        // before its writer: the causal order follows every other read.
+                        out_of_order |= w > k;
+                        reads.push(w);
+                    }
+                });
+            }
+            reads.sort_unstable();
+            reads.dedup();
+            waiting[k] = reads.len();
+            for w in reads {
+                after[w].push(k);
+            }
+        }
+        if !out_of_order {
+            return Ok(self);
+        }
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n)
+            .filter(|&k| waiting[k] == 0)
+            .map(std::cmp::Reverse)
+            .collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(std::cmp::Reverse(k)) = ready.pop() {
+            order.push(k);
+            for &next in &after[k] {
+                waiting[next] -= 1;
+                if waiting[next] == 0 {
+                    ready.push(std::cmp::Reverse(next));
+                }
+            }
+        }
+        if order.len() < n {
+            return Err(self);
+        }
+        let mut steps: Vec<Option<Step>> = self.steps.into_iter().map(Some).collect();
+        Ok(Causal {
+            steps: order.iter().filter_map(|&k| steps[k].take()).collect(),
+            states: self.states,
+        })
+    }
+
     /// Computes every unknown from the states, parameters and time in `point`.
     pub fn evaluate(&self, pool: &ExprPool, point: &mut Point) -> Result<(), EvalFailure> {
         for (k, step) in self.steps.iter().enumerate() {

@@ -43,14 +43,39 @@ pub struct OdeJacobian {
 /// map.
 type Sens = Vec<(usize, Option<ExprId>)>;
 
+/// What a weak read `last(v)` stands for when differentiating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeakReadsAs {
+    /// A value held through the step (a partitioned run; the analyses): no entry through it.
+    Held,
+    /// `v` itself (the model simulated as one system): `∂f/∂last(v)` counts as `∂f/∂v`.
+    Current,
+}
+
+impl WeakReadsAs {
+    /// The node whose sensitivity a leaf carries.
+    fn source(self, leaf: Node) -> Node {
+        match (self, leaf) {
+            (WeakReadsAs::Current, Node::Last(v)) => Node::Var(v),
+            _ => leaf,
+        }
+    }
+}
+
+/// The Jacobian with weak reads held ([`WeakReadsAs::Held`]).
 pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
+    ode_jacobian_with(dae, causal, WeakReadsAs::Held)
+}
+
+/// The Jacobian, with weak reads standing for what `weak` says.
+pub fn ode_jacobian_with(dae: &mut Dae, causal: &Causal, weak: WeakReadsAs) -> OdeJacobian {
     let column: BTreeMap<VarId, usize> = causal
         .states
         .iter()
         .enumerate()
         .map(|(i, &v)| (v, i))
         .collect();
-    let needed = needed_steps(&dae.pool, causal);
+    let needed = needed_steps(&dae.pool, causal, weak);
     let mut partials = vec![StepPartials::default(); causal.steps.len()];
     let mut sens: HashMap<Node, Sens> = HashMap::default();
     for (&v, &j) in &column {
@@ -60,7 +85,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
         if !needed[k] {
             continue;
         }
-        partials[k] = step_partials(dae, step, &sens);
+        partials[k] = step_partials(dae, step, &sens, weak);
         match step {
             Step::Assign { target, .. } => {
                 let total = chain(&mut dae.pool, &partials[k], 0, &sens);
@@ -119,7 +144,7 @@ pub fn ode_jacobian(dae: &mut Dae, causal: &Causal) -> OdeJacobian {
 }
 
 /// Steps a state derivative depends on (the rest are outputs: no need to differentiate them).
-fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
+fn needed_steps(pool: &ExprPool, causal: &Causal, weak: WeakReadsAs) -> Vec<bool> {
     let mut needed = vec![false; causal.steps.len()];
     let mut wanted: HashSet<Node> = HashSet::default();
     for (k, step) in causal.steps.iter().enumerate().rev() {
@@ -131,6 +156,7 @@ fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
         needed[k] = true;
         for &e in step.exprs() {
             pool.visit_leaves(e, |n| {
+                let n = weak.source(n);
                 if matches!(n, Node::Var(_) | Node::Der(_)) {
                     wanted.insert(n);
                 }
@@ -142,13 +168,19 @@ fn needed_steps(pool: &ExprPool, causal: &Causal) -> Vec<bool> {
 
 /// Partials of the step's expressions with respect to every input that carries a
 /// sensitivity (states and earlier unknowns), excluding the step's own targets.
-fn step_partials(dae: &mut Dae, step: &Step, sens: &HashMap<Node, Sens>) -> StepPartials {
+fn step_partials(
+    dae: &mut Dae,
+    step: &Step,
+    sens: &HashMap<Node, Sens>,
+    weak: WeakReadsAs,
+) -> StepPartials {
     let own: Vec<Node> = step.targets().into_iter().map(leaf).collect();
     let mut inputs = Vec::new();
     for (row, &e) in step.exprs().iter().enumerate() {
         let mut leaves = Vec::new();
         dae.pool.visit_leaves(e, |n| {
-            if sens.contains_key(&n) && !own.contains(&n) {
+            let source = weak.source(n);
+            if sens.contains_key(&source) && !own.contains(&source) {
                 leaves.push(n);
             }
         });
@@ -156,7 +188,8 @@ fn step_partials(dae: &mut Dae, step: &Step, sens: &HashMap<Node, Sens>) -> Step
         for l in leaves {
             let d = dae.pool.diff(e, l);
             if dae.pool.as_const(d) != Some(0.0) {
-                inputs.push((row, l, d));
+                // `v` and `last(v)` both read: two partials on `v`, summed by `chain`.
+                inputs.push((row, weak.source(l), d));
             }
         }
     }

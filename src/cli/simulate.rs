@@ -15,7 +15,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
-use crate::jacobian::ode_jacobian;
+use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
 use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
@@ -108,6 +108,32 @@ fn grid(args: &SimulateArgs) -> Result<u64, String> {
     Ok(steps as u64)
 }
 
+/// The causal form to simulate and what its weak reads stand for. Simulated as one system,
+/// `last(v)` reads `v` itself: the steps are ordered so that it reads `v` of the same
+/// evaluation, and the Jacobian differentiates through it. Partitioned, weak reads are held.
+fn one_system_order(
+    causal: Causal,
+    dae: &Dae,
+    args: &SimulateArgs,
+    sources: &crate::source::SourceMap,
+) -> (Causal, WeakReadsAs) {
+    if args.partition == PartitionArg::Weak {
+        return (causal, WeakReadsAs::Held);
+    }
+    match causal.with_weak_reads_after_writers(&dae.pool) {
+        Ok(ordered) => (ordered, WeakReadsAs::Current),
+        Err(causal) => {
+            let warning = Diagnostic::warning(
+                "the weak reads close a cycle with the model's other dependencies: simulated \
+                 as one system, some `last(…)` read the previous evaluation's value \
+                 (`--partition weak` exchanges them once per step)",
+            );
+            super::report(sources, &[warning]);
+            (causal, WeakReadsAs::Held)
+        }
+    }
+}
+
 pub fn run(args: &SimulateArgs) -> ExitCode {
     let fixed = method(args.method);
     if fixed.is_none() && args.partition == PartitionArg::Weak {
@@ -126,8 +152,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
-    let causal = causal_form(&mut dae, &structure);
-    let jac = ode_jacobian(&mut dae, &causal);
+    let (causal, weak) =
+        one_system_order(causal_form(&mut dae, &structure), &dae, args, &flat.sources);
+    let jac = ode_jacobian_with(&mut dae, &causal, weak);
     let (names, outputs) = match outputs(&dae, &causal, args.vars.as_deref()) {
         Ok(o) => o,
         Err(m) => return usage(m),

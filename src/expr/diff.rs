@@ -5,8 +5,8 @@ use super::hash::FxHashMap as HashMap;
 use super::{ExprId, ExprPool, Func, Func2, Node};
 
 impl ExprPool {
-    /// ∂e/∂leaf, where `leaf` is a `Var`, `Der` or `Time` node; every other leaf is held constant
-    /// (a weak read `last(v)` is a constant of the step). `if` differentiates branchwise,
+    /// ∂e/∂leaf, where `leaf` is a `Var`, `Der`, `Last` or `Time` node; every other leaf is held
+    /// constant (a weak read `last(v)` too, unless it is `leaf`: it is not `v`). `if` differentiates branchwise,
     /// `abs`, `sign`, `min`, `max` piecewise.
     pub fn diff(&mut self, e: ExprId, leaf: Node) -> ExprId {
         let mut memo = HashMap::default();
@@ -18,9 +18,9 @@ impl ExprPool {
             return d;
         }
         let d = match self.node(e) {
-            n @ (Node::Var(_) | Node::Der(_)) => self.boolean(n == leaf),
+            n @ (Node::Var(_) | Node::Der(_) | Node::Last(_)) => self.boolean(n == leaf),
             Node::Time => self.boolean(leaf == Node::Time),
-            Node::Const(_) | Node::Last(_) => self.zero(),
+            Node::Const(_) => self.zero(),
             Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => self.zero(),
             Node::Add(a, b) => {
                 let (da, db) = (self.diff_memo(a, leaf, memo), self.diff_memo(b, leaf, memo));
