@@ -125,7 +125,7 @@ fn one_system_order(
         Err(causal) => {
             let warning = Diagnostic::warning(
                 "the weak reads close a cycle with the model's other dependencies: simulated \
-                 as one system, some `last(…)` read the previous evaluation's value \
+                 as one system, some of them read the previous evaluation's value \
                  (`--partition weak` exchanges them once per step)",
             );
             super::report(sources, &[warning]);
