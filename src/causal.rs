@@ -259,7 +259,13 @@ impl Causal {
     /// Steps keep their order where the dependencies allow (a smallest-index-first
     /// topological sort). `Err` with the form unchanged when the weak reads close a cycle
     /// with the other dependencies: there is then no order in which every read is current.
-    pub fn with_weak_reads_after_writers(self, pool: &ExprPool) -> Result<Causal, Causal> {
+    pub fn with_weak_reads_after_writers(self, dae: &Dae) -> Result<Causal, Causal> {
+        // Most models have no weak read: a pass over the variables and the nodes says so
+        // without hashing every step's leaves.
+        if !(dae.variables.iter().any(|v| v.weak) || dae.pool.has_last_reads()) {
+            return Ok(self);
+        }
+        let pool = &dae.pool;
         let mut writer: HashMap<Node, usize> = HashMap::new();
         for (k, step) in self.steps.iter().enumerate() {
             for u in step.targets() {

@@ -26,7 +26,7 @@ fn one_system() -> Loaded {
         },
     );
     m.causal = causal
-        .with_weak_reads_after_writers(&m.dae.pool)
+        .with_weak_reads_after_writers(&m.dae)
         .unwrap_or_else(|_| panic!("the shaft's weak reads close no cycle"));
     m.jac = ode_jacobian_with(&mut m.dae, &m.causal, WeakReadsAs::Current);
     m
@@ -84,7 +84,7 @@ fn weak_reads_closing_a_cycle_keep_the_order() {
          end Cycle;",
     );
     let steps = m.causal.steps.len();
-    let kept = m.causal.with_weak_reads_after_writers(&m.dae.pool);
+    let kept = m.causal.with_weak_reads_after_writers(&m.dae);
     assert!(matches!(kept, Err(ref c) if c.steps.len() == steps));
 }
 

@@ -120,7 +120,7 @@ fn one_system_order(
     if args.partition == PartitionArg::Weak {
         return (causal, WeakReadsAs::Held);
     }
-    match causal.with_weak_reads_after_writers(&dae.pool) {
+    match causal.with_weak_reads_after_writers(dae) {
         Ok(ordered) => (ordered, WeakReadsAs::Current),
         Err(causal) => {
             let warning = Diagnostic::warning(

@@ -343,6 +343,11 @@ impl ExprPool {
         self.nodes.len()
     }
 
+    /// Whether some expression reads `last(v)` (one pass over the nodes, no hashing).
+    pub fn has_last_reads(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n, Node::Last(_)))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
