@@ -57,9 +57,10 @@ impl Pair {
     /// Runs `body` with a pair when `wanted`, the machine has a second processor and a
     /// second thread can be started, else with `None`; the helper stops when `body` returns.
     pub fn with<R>(wanted: bool, body: impl FnOnce(Option<&Pair>) -> R) -> R {
-        // On one processor the helper would only take turns with this thread.
-        let processors = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if !wanted || processors < 2 {
+        // On one processor the helper would only take turns with this thread. (Asked only
+        // when wanted: the answer takes a system call and reads of the cgroup's files.)
+        let alone = || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2;
+        if !wanted || alone() {
             return body(None);
         }
         let pair = Pair::unserved();
