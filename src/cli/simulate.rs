@@ -114,10 +114,10 @@ fn grid(args: &SimulateArgs) -> Result<u64, String> {
 fn one_system_order(
     causal: Causal,
     dae: &Dae,
-    args: &SimulateArgs,
+    partition: PartitionArg,
     sources: &crate::source::SourceMap,
 ) -> (Causal, WeakReadsAs) {
-    if args.partition == PartitionArg::Weak {
+    if partition == PartitionArg::Weak {
         return (causal, WeakReadsAs::Held);
     }
     match causal.with_weak_reads_after_writers(dae) {
@@ -152,8 +152,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
-    let (causal, weak) =
-        one_system_order(causal_form(&mut dae, &structure), &dae, args, &flat.sources);
+    let (causal, weak) = one_system_order(
+        causal_form(&mut dae, &structure),
+        &dae,
+        args.partition,
+        &flat.sources,
+    );
     let jac = ode_jacobian_with(&mut dae, &causal, weak);
     let (names, outputs) = match outputs(&dae, &causal, args.vars.as_deref()) {
         Ok(o) => o,

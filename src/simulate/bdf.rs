@@ -151,7 +151,7 @@ pub fn integrate_bdf_with(
     // The helper thread spins while the run lasts: only when the solves can be shared.
     let owners = matrix.owners();
     Pair::with(owners.is_some(), |pair| {
-        let bdf = Bdf::new(system, (matrix, owners), pair, x0, t0, options)?;
+        let bdf = Bdf::new(system, matrix, owners, pair, x0, t0, options)?;
         run(bdf, system, t1, options, observer, start)
     })
 }
@@ -314,7 +314,8 @@ impl Corrector {
 impl<'p> Bdf<'p> {
     fn new(
         system: &mut dyn OdeSystem,
-        (matrix, owners): (NewtonMatrix, Option<[Vec<Range<usize>>; 2]>),
+        matrix: NewtonMatrix,
+        owners: Option<[Vec<Range<usize>>; 2]>,
         pair: Option<&'p Pair>,
         x0: &[f64],
         t0: f64,

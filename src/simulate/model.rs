@@ -245,7 +245,8 @@ impl CompiledModel {
     pub fn evaluate_part(
         &mut self,
         p: usize,
-        (t, x): (f64, &[f64]),
+        t: f64,
+        x: &[f64],
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
         self.regs[self.tape.time_reg() as usize] = t;
@@ -276,11 +277,12 @@ impl CompiledModel {
     fn part_rhs(
         &mut self,
         p: usize,
-        (t, x): (f64, &[f64]),
+        t: f64,
+        x: &[f64],
         dx: &mut [f64],
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
-        self.evaluate_part(p, (t, x), pair)?;
+        self.evaluate_part(p, t, x, pair)?;
         self.parts[p].der_regs.gather(&self.regs, dx);
         Ok(())
     }
@@ -297,7 +299,7 @@ impl CompiledModel {
         let fresh = part.constant_jacobian
             || (part.evaluated_at.as_ref()).is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
         if !fresh {
-            self.evaluate_part(p, (t, x), None)?;
+            self.evaluate_part(p, t, x, None)?;
         }
         let part = &self.parts[p];
         for (value, code) in values.iter_mut().zip(&part.entries) {
@@ -429,7 +431,7 @@ impl OdeSystem for PartSystem<'_> {
     }
 
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        self.model.part_rhs(self.p, (t, x), dx, None)
+        self.model.part_rhs(self.p, t, x, dx, None)
     }
 
     fn rhs_on(
@@ -439,7 +441,7 @@ impl OdeSystem for PartSystem<'_> {
         dx: &mut [f64],
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
-        self.model.part_rhs(self.p, (t, x), dx, pair)
+        self.model.part_rhs(self.p, t, x, dx, pair)
     }
 
     fn jacobian_pattern(&self) -> &[(usize, usize)] {
@@ -462,7 +464,7 @@ impl OdeSystem for CompiledModel {
     }
 
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        self.part_rhs(0, (t, x), dx, None)
+        self.part_rhs(0, t, x, dx, None)
     }
 
     fn rhs_on(
@@ -472,7 +474,7 @@ impl OdeSystem for CompiledModel {
         dx: &mut [f64],
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
-        self.part_rhs(0, (t, x), dx, pair)
+        self.part_rhs(0, t, x, dx, pair)
     }
 
     fn jacobian_pattern(&self) -> &[(usize, usize)] {

@@ -117,7 +117,7 @@ impl Partitioned {
             self.steppers[s].step(&mut self.model.part(s + 1), t, h, &mut xs)?;
             self.exchange_evals += 1;
             self.model
-                .evaluate_part(s + 1, (t + h, &xs), None)
+                .evaluate_part(s + 1, t + h, &xs, None)
                 .map_err(|failure| StepFailure::Eval { failure, t: t + h })?;
             for (&i, &xi) in states.iter().zip(&xs) {
                 x[i] = xi;
