@@ -27,6 +27,12 @@ pub struct ExprId(u32);
 impl ExprId {
     /// No node: a placeholder in tables indexed by something else.
     const NONE: ExprId = ExprId(u32::MAX);
+
+    /// The node's position in its pool, below [`ExprPool::len`]: an index for tables over the
+    /// pool's nodes.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -920,15 +920,44 @@ fn update_at<const K: usize>(coef: &Coefficients, out: Accepted<'_>) -> [f64; 2]
     let n = out.correction.len();
     let columns = &mut out.columns[..n];
     let (weights, y, psi) = (&out.weights[..n], &mut out.y[..n], &mut out.psi[..n]);
-    let (mut lower, mut higher) = ([0.0; LANES], [0.0; LANES]);
-    in_lanes(n, |i, lane| {
-        let [k, k2] = predictor.update(&mut columns[i], out.correction[i]);
-        let w = weights[i];
-        lower[lane] += (k * w).powi(2);
-        higher[lane] += (k2 * w).powi(2);
-        (y[i], psi[i]) = predictor.predict(&columns[i]);
-    });
-    [lower.iter().sum(), higher.iter().sum()]
+    // One state's pass, a function rather than a closure so that it is inlined into the
+    // unrolled lanes below: called, each state paid a call and kept its sums in memory.
+    #[inline(always)]
+    fn state<const K: usize>(
+        predictor: &Predictor<K>,
+        column: &mut Column,
+        (correction, weight): (f64, f64),
+        (y, psi): (&mut f64, &mut f64),
+    ) -> [f64; 2] {
+        let [k, k2] = predictor.update(column, correction);
+        (*y, *psi) = predictor.predict(column);
+        [(k * weight).powi(2), (k2 * weight).powi(2)]
+    }
+    let mut sums = [[0.0; 2]; LANES];
+    let full = n - n % LANES;
+    for base in (0..full).step_by(LANES) {
+        for (lane, sum) in sums.iter_mut().enumerate() {
+            let i = base + lane;
+            let [a, b] = state(
+                &predictor,
+                &mut columns[i],
+                (out.correction[i], weights[i]),
+                (&mut y[i], &mut psi[i]),
+            );
+            *sum = [sum[0] + a, sum[1] + b];
+        }
+    }
+    for (i, sum) in (full..n).zip(&mut sums) {
+        let [a, b] = state(
+            &predictor,
+            &mut columns[i],
+            (out.correction[i], weights[i]),
+            (&mut y[i], &mut psi[i]),
+        );
+        *sum = [sum[0] + a, sum[1] + b];
+    }
+    sums.iter()
+        .fold([0.0; 2], |t, s| [t[0] + s[0], t[1] + s[1]])
 }
 
 /// Maps every state's differences 0 ..= K to a step size `factor` times the current one:

@@ -19,7 +19,6 @@
 //! its target instead of a register copied into it.
 
 use crate::expr::hash::FxHashMap as HashMap;
-use smallvec::SmallVec;
 use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
@@ -254,9 +253,10 @@ impl Tape {
 }
 
 /// Where a node's value comes from, ordered: a node is as variable as its most variable leaf.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
     /// Parameters and constants: computed once.
+    #[default]
     Setup,
     /// Final for the rest of the evaluation: shareable.
     Final,
@@ -269,10 +269,12 @@ struct Compiler<'a> {
     dae: &'a Dae,
     tape: Tape,
     setup_code: Vec<Instr>,
-    setup_nodes: HashMap<ExprId, Reg>,
+    setup_nodes: NodeTable<Reg>,
     constants: HashMap<u64, Reg>,
     /// Shareable nodes, per group.
-    finals: Vec<HashMap<ExprId, Reg>>,
+    finals: Finals,
+    /// The current step's unshareable nodes (cleared at each step).
+    local: NodeTable<Reg>,
     /// Per register of an unknown: solved yet?
     solved: Vec<bool>,
     is_unknown: Vec<bool>,
@@ -280,7 +282,68 @@ struct Compiler<'a> {
     /// expressions (one per equation and per Jacobian entry) would otherwise each grow new
     /// tables.
     emit_stack: Vec<(ExprId, bool)>,
-    emitted: HashMap<ExprId, (Reg, Class)>,
+    emitted: NodeTable<(Reg, Class)>,
+}
+
+/// A map from the pool's nodes to `V`, dense: the compiler looks each node up several times,
+/// and hashing was most of its time. Clearing starts a new generation instead of touching the
+/// entries.
+struct NodeTable<V> {
+    entries: Vec<(u32, V)>,
+    generation: u32,
+}
+
+impl<V: Copy + Default> NodeTable<V> {
+    fn new(pool: &ExprPool) -> NodeTable<V> {
+        NodeTable {
+            entries: vec![(0, V::default()); pool.len()],
+            generation: 1,
+        }
+    }
+
+    fn get(&self, e: ExprId) -> Option<V> {
+        let (generation, v) = self.entries[e.index()];
+        (generation == self.generation).then_some(v)
+    }
+
+    fn insert(&mut self, e: ExprId, v: V) {
+        self.entries[e.index()] = (self.generation, v);
+    }
+
+    fn clear(&mut self) {
+        self.generation += 1;
+        if self.generation == u32::MAX {
+            self.entries.fill((0, V::default()));
+            self.generation = 1;
+        }
+    }
+}
+
+/// The shareable nodes of each group: a node's register in one group in a dense table, in
+/// any further group in a hash map (most nodes are read by one group only, and a dense table
+/// per group would cost the pool's size per group).
+struct Finals {
+    first: NodeTable<(u32, Reg)>,
+    others: HashMap<(usize, ExprId), Reg>,
+}
+
+impl Finals {
+    fn get(&self, group: usize, e: ExprId) -> Option<Reg> {
+        match self.first.get(e) {
+            Some((g, r)) if g as usize == group => Some(r),
+            Some(_) => self.others.get(&(group, e)).copied(),
+            None => None,
+        }
+    }
+
+    fn insert(&mut self, group: usize, e: ExprId, r: Reg) {
+        match self.first.get(e) {
+            Some((g, _)) if g as usize != group => {
+                self.others.insert((group, e), r);
+            }
+            _ => self.first.insert(e, (group as u32, r)),
+        }
+    }
 }
 
 /// Per-step emission state: where new instructions go and the step's unshareable nodes.
@@ -291,7 +354,6 @@ struct StepEmit {
     pre: Vec<Instr>,
     /// Pending nodes of the expression being emitted.
     pending: Vec<Instr>,
-    local: HashMap<ExprId, Reg>,
 }
 
 impl Compiler<'_> {
@@ -352,15 +414,15 @@ impl Compiler<'_> {
     }
 
     fn lookup(&self, e: ExprId, s: &StepEmit) -> Option<(Reg, Class)> {
-        if let Some(&r) = self.setup_nodes.get(&e) {
+        if let Some(r) = self.setup_nodes.get(e) {
             return Some((r, Class::Setup));
         }
-        if let Some(&r) = s.local.get(&e) {
+        if let Some(r) = self.local.get(e) {
             return Some((r, Class::Pending));
         }
         let inputs = (s.inputs != s.group).then_some(s.inputs);
         for g in std::iter::once(s.group).chain(inputs) {
-            if let Some(&r) = self.finals[g].get(&e) {
+            if let Some(r) = self.finals.get(g, e) {
                 return Some((r, Class::Final));
             }
         }
@@ -371,24 +433,23 @@ impl Compiler<'_> {
     /// its register.
     fn emit(&mut self, root: ExprId, s: &mut StepEmit) -> Reg {
         let mut stack = std::mem::take(&mut self.emit_stack);
-        let mut done = std::mem::take(&mut self.emitted);
         stack.clear();
-        done.clear();
+        self.emitted.clear();
         stack.push((root, false));
         while let Some((e, expanded)) = stack.pop() {
-            if done.contains_key(&e) {
+            if self.emitted.get(e).is_some() {
                 continue;
             }
             let node = self.pool.node(e);
             // Leaves have registers of their own, never in the tables `lookup` searches.
             if node.is_leaf() {
                 let found = self.leaf(node);
-                done.insert(e, found);
+                self.emitted.insert(e, found);
                 continue;
             }
             if !expanded {
                 if let Some(found) = self.lookup(e, s) {
-                    done.insert(e, found);
+                    self.emitted.insert(e, found);
                     continue;
                 }
                 stack.push((e, true));
@@ -396,11 +457,15 @@ impl Compiler<'_> {
                 continue;
             }
             let kids = self.operands(e, node);
-            let args: SmallVec<[(Reg, Class); 4]> = kids.into_iter().map(|k| done[&k]).collect();
+            let mut operands = [(0, Class::Setup); 3];
+            for (slot, &k) in operands.iter_mut().zip(kids.as_slice()) {
+                *slot = self.emitted.get(k).expect("operands are emitted first");
+            }
+            let args = &operands[..kids.as_slice().len()];
             let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
             let dst = self.alloc();
-            let instr = self.instr(node, dst, &args);
-            let instr = self.divide_by_reciprocal(instr, &args, class);
+            let instr = self.instr(node, dst, args);
+            let instr = self.divide_by_reciprocal(instr, args, class);
             match class {
                 Class::Setup => {
                     self.setup_code.push(instr);
@@ -408,19 +473,17 @@ impl Compiler<'_> {
                 }
                 Class::Final => {
                     s.pre.push(instr);
-                    self.finals[s.group].insert(e, dst);
+                    self.finals.insert(s.group, e, dst);
                 }
                 Class::Pending => {
                     s.pending.push(instr);
-                    s.local.insert(e, dst);
+                    self.local.insert(e, dst);
                 }
             }
-            done.insert(e, (dst, class));
+            self.emitted.insert(e, (dst, class));
         }
-        let root = done[&root].0;
         self.emit_stack = stack;
-        self.emitted = done;
-        root
+        self.emitted.get(root).expect("the root is emitted").0
     }
 
     /// The nodes an instruction for `e` reads: its children, except that `a + (−b)` and
@@ -506,8 +569,8 @@ impl Compiler<'_> {
         {
             let [_, a, b, c] = last.registers().0;
             *last = last.with_registers([target, a, b, c]);
-            if let Some(shared) = self.finals[group].get_mut(&e) {
-                *shared = target;
+            if self.finals.get(group, e).is_some() {
+                self.finals.insert(group, e, target);
             }
             return;
         }
@@ -527,8 +590,8 @@ impl Compiler<'_> {
             inputs,
             pre: Vec::new(),
             pending: Vec::new(),
-            local: HashMap::default(),
         };
+        self.local.clear();
         let targets: Vec<Reg> = step
             .targets()
             .into_iter()
@@ -612,8 +675,8 @@ impl Compiler<'_> {
             inputs,
             pre: Vec::new(),
             pending: Vec::new(),
-            local: HashMap::default(),
         };
+        self.local.clear();
         let r = self.emit(e, &mut s);
         let mut code = s.pre;
         code.append(&mut s.pending);
@@ -639,14 +702,6 @@ pub fn compile(
             _ => {}
         }
     }
-    let group_count = groups
-        .of_step
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(groups.inputs)
-        + 1;
     let mut c = Compiler {
         pool: &dae.pool,
         dae,
@@ -663,13 +718,17 @@ pub fn compile(
             max_loop: 0,
         },
         setup_code: Vec::new(),
-        setup_nodes: HashMap::default(),
+        setup_nodes: NodeTable::new(&dae.pool),
         constants: HashMap::default(),
-        finals: vec![HashMap::default(); group_count as usize],
+        finals: Finals {
+            first: NodeTable::new(&dae.pool),
+            others: HashMap::default(),
+        },
+        local: NodeTable::new(&dae.pool),
         solved: vec![false; base],
         is_unknown,
         emit_stack: Vec::new(),
-        emitted: HashMap::default(),
+        emitted: NodeTable::new(&dae.pool),
     };
     let inputs = groups.inputs as usize;
     for (k, step) in causal.steps.iter().enumerate() {
@@ -1232,5 +1291,51 @@ unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
             Instr::Copy(d, a) => (d, t(a)),
         };
         set(d, dt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(n: usize) -> (ExprPool, Vec<ExprId>) {
+        let mut pool = ExprPool::new();
+        let ids = (0..n).map(|k| pool.constant(k as f64 + 0.5)).collect();
+        (pool, ids)
+    }
+
+    #[test]
+    fn a_cleared_node_table_forgets_its_entries() {
+        let (pool, ids) = nodes(3);
+        let mut table = NodeTable::<Reg>::new(&pool);
+        table.insert(ids[1], 7);
+        assert_eq!((table.get(ids[1]), table.get(ids[0])), (Some(7), None));
+        table.clear();
+        assert_eq!(table.get(ids[1]), None);
+        table.insert(ids[0], 3);
+        assert_eq!(table.get(ids[0]), Some(3));
+        // The generation wraps: the entries of every earlier generation are forgotten.
+        table.generation = u32::MAX - 1;
+        table.insert(ids[2], 9);
+        table.clear();
+        assert_eq!(
+            ids.iter().map(|&e| table.get(e)).collect::<Vec<_>>(),
+            [None; 3]
+        );
+    }
+
+    #[test]
+    fn a_node_has_a_register_per_group() {
+        let (pool, ids) = nodes(2);
+        let mut finals = Finals {
+            first: NodeTable::new(&pool),
+            others: HashMap::default(),
+        };
+        finals.insert(0, ids[0], 10);
+        finals.insert(2, ids[0], 20);
+        finals.insert(0, ids[0], 11);
+        finals.insert(2, ids[0], 21);
+        let seen = [(0, 0), (2, 0), (1, 0), (0, 1)].map(|(g, k)| finals.get(g, ids[k]));
+        assert_eq!(seen, [Some(11), Some(21), None, None]);
     }
 }
