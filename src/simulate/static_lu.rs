@@ -206,6 +206,9 @@ impl StaticLu {
     /// second piece's.
     pub fn owners(&self) -> Option<[Vec<Range<usize>>; 2]> {
         let [a, b] = self.pieces?;
+        if self.n() < MIN_THREADED_ROWS {
+            return None;
+        }
         let first = self.perm[..a].iter().chain(&self.perm[b..]).copied();
         Some([runs(first.collect()), runs(self.perm[a..b].to_vec())])
     }
@@ -240,6 +243,10 @@ impl StaticLu {
         let (factors, y) = self.factors();
         let ends = &*ends;
         let zero = E::Sums::default();
+        if pair.is_none() {
+            // SAFETY: one thread, and the exclusive borrows keep the others out.
+            return unsafe { factors.interleaved(ends, y, [a, b]) };
+        }
         // SAFETY (each block): the two threads take rows of different pieces, whose rows of
         // `L` read only their own piece's entries of `y` and whose rows of `U` read only their
         // own piece's and the separator's, which neither writes then (`keeps_apart`,
@@ -310,7 +317,7 @@ impl Factors<'_> {
             // SAFETY: the entries are this thread's alone, by the caller's promise.
             unsafe {
                 let b = ends.rhs(self.perm[i], &mut sums);
-                y[i].set(eliminated(self.l, i, b, y));
+                y[i].set(self.forward_substituted(i, b, y));
             }
         }
         sums
@@ -331,17 +338,100 @@ impl Factors<'_> {
         for i in rows.rev() {
             // SAFETY: the entries are this thread's alone, by the caller's promise.
             unsafe {
-                // U = D·Û with Û's rows stored: the pivot's product is off the chain of rows.
-                let x = eliminated(self.u, i, y[i].get() * self.inv_diag[i], y);
+                let x = self.back_substituted(i, y);
                 y[i].set(x);
                 ends.solution(self.perm[i], x, &mut sums);
             }
         }
         sums
     }
+
+    /// Row `i` of the forward substitution, from entry `b` of the right-hand side.
+    ///
+    /// # Safety
+    /// As for [`eliminated`].
+    #[inline(always)]
+    unsafe fn forward_substituted(&self, i: usize, b: f64, y: &[SharedF64]) -> f64 {
+        // SAFETY: by the caller's promise. `L`'s columns ascend: the row solved just before,
+        // which the processor waits for, comes last.
+        unsafe { eliminated(self.l, i, b, y, Columns::Ascending) }
+    }
+
+    /// Row `i` of the back substitution.
+    ///
+    /// # Safety
+    /// As for [`eliminated`].
+    #[inline(always)]
+    unsafe fn back_substituted(&self, i: usize, y: &[SharedF64]) -> f64 {
+        // U = D·Û with Û's rows stored: the pivot's product is off the chain of rows. `Û`'s
+        // columns ascend, so the row solved just before is the row's first: taken last, the
+        // rest of the row's sum is ready when it is.
+        // SAFETY: by the caller's promise.
+        unsafe {
+            let start = y[i].get() * self.inv_diag[i];
+            eliminated(self.u, i, start, y, Columns::Descending)
+        }
+    }
+
+    /// [`StaticLu::solve_fused`] over pieces `[a, b]` on this thread: the rows of the two
+    /// pieces, which read nothing of each other, taken in turns, so that the processor
+    /// overlaps their two chains of rows (each row waits for one just solved). Returns the
+    /// sums over the first piece and the separator, and over the second piece, each
+    /// accumulated in the order a thread of [`StaticLu::solve_pieces`] accumulates it.
+    ///
+    /// # Safety
+    /// No other thread touches `y` or `ends` meanwhile.
+    unsafe fn interleaved<E: SolveEnds>(
+        &self,
+        ends: &E,
+        y: &[SharedF64],
+        [a, b]: [usize; 2],
+    ) -> [E::Sums; 2] {
+        let n = self.perm.len();
+        let turns = a.min(b - a);
+        let [mut first, mut second] = [E::Sums::default(); 2];
+        // SAFETY (each block): one thread, by the caller's promise; each piece's rows read
+        // only their own piece's rows and the separator's (`keeps_apart`), solved before them.
+        for k in 0..turns {
+            let (i, j) = (k, a + k);
+            unsafe {
+                let bi = ends.rhs(self.perm[i], &mut first);
+                let bj = ends.rhs(self.perm[j], &mut second);
+                y[i].set(self.forward_substituted(i, bi, y));
+                y[j].set(self.forward_substituted(j, bj, y));
+            }
+        }
+        unsafe {
+            first = self.forward(turns..a, ends, y, first);
+            second = self.forward(a + turns..b, ends, y, second);
+            first = self.forward(b..n, ends, y, first);
+            first = self.backward(b..n, ends, y, first);
+            first = self.backward(turns..a, ends, y, first);
+            second = self.backward(a + turns..b, ends, y, second);
+        }
+        for k in (0..turns).rev() {
+            let (i, j) = (k, a + k);
+            unsafe {
+                let xi = self.back_substituted(i, y);
+                let xj = self.back_substituted(j, y);
+                y[i].set(xi);
+                y[j].set(xj);
+                ends.solution(self.perm[i], xi, &mut first);
+                ends.solution(self.perm[j], xj, &mut second);
+            }
+        }
+        [first, second]
+    }
 }
 
-/// `start − Σ_j T(i, j)·y_j` over row `i` of the triangle `T`.
+/// The order a row's entries are summed in.
+#[derive(Clone, Copy)]
+enum Columns {
+    Ascending,
+    Descending,
+}
+
+/// `start − Σ_j T(i, j)·y_j` over row `i` of the triangle `T`, its columns taken in `order`.
 ///
 /// # Safety
 /// No other thread writes the entries of `y` the row reads meanwhile.
@@ -351,11 +441,16 @@ unsafe fn eliminated(
     i: usize,
     start: f64,
     y: &[SharedF64],
+    order: Columns,
 ) -> f64 {
     let r = ptr[i]..ptr[i + 1];
-    (vals[r.clone()].iter().zip(&cols[r]))
-        // SAFETY: by the caller's promise.
-        .fold(start, |s, (&t, &j)| s - t * unsafe { y[j].get() })
+    let entries = vals[r.clone()].iter().zip(&cols[r]);
+    // SAFETY (both): by the caller's promise.
+    let step = |s: f64, (&t, &j): (&f64, &usize)| s - t * unsafe { y[j].get() };
+    match order {
+        Columns::Ascending => entries.fold(start, step),
+        Columns::Descending => entries.rev().fold(start, step),
+    }
 }
 
 /// Where a solve reads its right-hand side and puts its solution, entry by entry. A
@@ -474,10 +569,15 @@ fn runs(mut entries: Vec<usize>) -> Vec<Range<usize>> {
     runs
 }
 
-/// Below this many rows pieces are not looked for: a solve is too short to share between two
-/// threads. (The heat exchanger's BDF run gains 10 % at 2 100 rows, 15 % at 3 000 and 25 %
-/// at 9 000; at 900 the hand-overs eat the gain.)
-pub const MIN_PIECES_ROWS: usize = 2048;
+/// Below this many rows pieces are not looked for: the two chains of rows a solve then
+/// interleaves are too short to matter.
+pub const MIN_PIECES_ROWS: usize = 256;
+
+/// Below this many rows a solve in pieces runs on one thread, its pieces' rows interleaved: it
+/// is too short to share between two threads. (The heat exchanger's BDF run gains 10 % from
+/// the second thread at 2 100 rows, 15 % at 3 000 and 25 % at 9 000; at 900 the hand-overs
+/// eat the gain.)
+pub const MIN_THREADED_ROWS: usize = 2048;
 
 /// The rows' order (`perm[new] = old`): two pieces then their separator, each in minimum
 /// degree order, when the pattern has them and is large; else minimum degree.
@@ -930,45 +1030,78 @@ mod tests {
         entries
     }
 
+    /// Solves in place and folds what it reads and gives, in the order it does, into its
+    /// sums: two solves with equal sums took each piece's entries in the same order.
+    struct InOrder<'a>(&'a [SharedF64]);
+
+    impl SolveEnds for InOrder<'_> {
+        type Sums = f64;
+
+        unsafe fn rhs(&self, i: usize, sums: &mut f64) -> f64 {
+            *sums = 0.5 * *sums + i as f64;
+            // SAFETY: entry `i` is this thread's alone, by the caller's promise.
+            unsafe { self.0[i].get() }
+        }
+
+        unsafe fn solution(&self, i: usize, x: f64, sums: &mut f64) {
+            *sums = 0.5 * *sums + x;
+            // SAFETY: as in `rhs`.
+            unsafe { self.0[i].set(x) }
+        }
+    }
+
     #[test]
     fn a_solve_in_pieces_solves_and_is_the_same_on_one_thread_or_two() {
-        let cells = MIN_PIECES_ROWS / 3 + 1;
-        let n = 3 * cells;
-        let entries = ladder(cells);
-        let pattern: Vec<(usize, usize)> = entries.iter().map(|&(r, c, _)| (r, c)).collect();
-        let mut lu = StaticLu::new(n, &pattern);
-        let [first, second] = lu.owners().expect("a long ladder has pieces");
-        let count = |runs: &[Range<usize>]| runs.iter().map(|r| r.len()).sum::<usize>();
-        assert_eq!(count(&first) + count(&second), n);
-        assert!(count(&second) > n / 3, "balanced pieces");
-        let slots = lu.slots(&pattern);
-        lu.factor(|v| {
-            for (&slot, &(_, _, x)) in slots.iter().zip(&entries) {
-                v[slot] += x;
+        // Interleaved on one thread below `MIN_THREADED_ROWS`, shared above; either way
+        // the same when run on two threads.
+        for cells in [MIN_PIECES_ROWS / 3 + 1, MIN_THREADED_ROWS / 3 + 1] {
+            let n = 3 * cells;
+            let entries = ladder(cells);
+            let pattern: Vec<(usize, usize)> = entries.iter().map(|&(r, c, _)| (r, c)).collect();
+            let mut lu = StaticLu::new(n, &pattern);
+            let [a, b] = lu.pieces.expect("a long ladder has pieces");
+            assert!(
+                a > n / 3 && b - a > n / 3,
+                "balanced pieces: {a}, {b} of {n}"
+            );
+            match lu.owners() {
+                Some([first, second]) => {
+                    assert!(n >= MIN_THREADED_ROWS);
+                    let count = |runs: &[Range<usize>]| runs.iter().map(|r| r.len()).sum::<usize>();
+                    assert_eq!(count(&first), a + n - b);
+                    assert_eq!(count(&second), b - a);
+                }
+                None => assert!(n < MIN_THREADED_ROWS),
             }
-        })
-        .expect("diagonally dominant");
-        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
-        let solve = |lu: &mut StaticLu, pair: Option<&Pair>| {
-            let mut x = b.clone();
-            lu.solve_pieces(&mut InPlace(share(&mut x)), pair);
-            x
-        };
-        let alone = solve(&mut lu, None);
-        let together = Pair::with(true, |pair| solve(&mut lu, pair));
-        assert_eq!(alone, together, "bit for bit");
-        // The residual, from the matrix's entries: an oracle independent of the factors.
-        let mut residual = b.clone();
-        for &(r, c, x) in &entries {
-            residual[r] -= x * alone[c];
+            let slots = lu.slots(&pattern);
+            lu.factor(|v| {
+                for (&slot, &(_, _, x)) in slots.iter().zip(&entries) {
+                    v[slot] += x;
+                }
+            })
+            .expect("diagonally dominant");
+            let rhs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
+            let solve = |lu: &mut StaticLu, pair: Option<&Pair>| {
+                let mut x = rhs.clone();
+                let sums = lu.solve_pieces(&mut InOrder(share(&mut x)), pair);
+                (x, sums)
+            };
+            let alone = solve(&mut lu, None);
+            let together = Pair::with(true, |pair| solve(&mut lu, pair));
+            assert_eq!(alone, together, "bit for bit, sums included");
+            // The residual, from the matrix's entries: an oracle independent of the factors.
+            let mut residual = rhs.clone();
+            for &(r, c, x) in &entries {
+                residual[r] -= x * alone.0[c];
+            }
+            let worst = residual.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+            assert!(worst < 1e-12, "residual {worst}");
         }
-        let worst = residual.iter().fold(0.0f64, |m, r| m.max(r.abs()));
-        assert!(worst < 1e-12, "residual {worst}");
     }
 
     #[test]
     fn pieces_cost_little_fill_and_keep_apart() {
-        let cells = MIN_PIECES_ROWS / 3 + 1;
+        let cells = MIN_THREADED_ROWS / 3 + 1;
         let n = 3 * cells;
         let pattern: Vec<(usize, usize)> = ladder(cells).iter().map(|&(r, c, _)| (r, c)).collect();
         let lu = StaticLu::new(n, &pattern);
