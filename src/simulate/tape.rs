@@ -19,6 +19,7 @@
 //! its target instead of a register copied into it.
 
 use crate::expr::hash::FxHashMap as HashMap;
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
@@ -287,61 +288,118 @@ struct Compiler<'a> {
 
 /// A map from the pool's nodes to `V`, dense: the compiler looks each node up several times,
 /// and hashing was most of its time. Clearing starts a new generation instead of touching the
-/// entries.
+/// entries. An entry is one word, generation and value, zero when empty: the table is
+/// allocated zeroed, so the pages of nodes the compiler never visits are never touched (at
+/// N = 300 the four tables' first touch cost about a fifth of the compile).
 struct NodeTable<V> {
-    entries: Vec<(u32, V)>,
-    generation: u32,
+    entries: Vec<u64>,
+    generation: u64,
+    value: PhantomData<V>,
 }
 
-impl<V: Copy + Default> NodeTable<V> {
+/// The bits of a [`NodeTable`] entry its value takes; the generation takes the others.
+const VALUE_BITS: u32 = 34;
+
+/// A value a [`NodeTable`] holds, in [`VALUE_BITS`] bits.
+trait Packed: Copy {
+    fn pack(self) -> u64;
+    fn unpack(bits: u64) -> Self;
+}
+
+impl Packed for Reg {
+    fn pack(self) -> u64 {
+        self.into()
+    }
+
+    fn unpack(bits: u64) -> Reg {
+        bits as Reg
+    }
+}
+
+impl Packed for (Reg, Class) {
+    fn pack(self) -> u64 {
+        u64::from(self.0) | (self.1 as u64) << Reg::BITS
+    }
+
+    fn unpack(bits: u64) -> (Reg, Class) {
+        let class = match bits >> Reg::BITS {
+            0 => Class::Setup,
+            1 => Class::Final,
+            _ => Class::Pending,
+        };
+        (bits as Reg, class)
+    }
+}
+
+impl<V: Packed> NodeTable<V> {
     fn new(pool: &ExprPool) -> NodeTable<V> {
         NodeTable {
-            entries: vec![(0, V::default()); pool.len()],
+            entries: vec![0; pool.len()],
             generation: 1,
+            value: PhantomData,
         }
     }
 
     fn get(&self, e: ExprId) -> Option<V> {
-        let (generation, v) = self.entries[e.index()];
-        (generation == self.generation).then_some(v)
+        let entry = self.entries[e.index()];
+        (entry >> VALUE_BITS == self.generation).then(|| V::unpack(entry & VALUE_MASK))
     }
 
     fn insert(&mut self, e: ExprId, v: V) {
-        self.entries[e.index()] = (self.generation, v);
+        self.entries[e.index()] = self.generation << VALUE_BITS | v.pack();
     }
 
     fn clear(&mut self) {
         self.generation += 1;
-        if self.generation == u32::MAX {
-            self.entries.fill((0, V::default()));
+        if self.generation == LAST_GENERATION {
+            self.entries.fill(0);
             self.generation = 1;
         }
     }
 }
 
+const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
+/// The first generation past what an entry holds.
+const LAST_GENERATION: u64 = 1 << (u64::BITS - VALUE_BITS);
+
 /// The shareable nodes of each group: a node's register in one group in a dense table, in
 /// any further group in a hash map (most nodes are read by one group only, and a dense table
 /// per group would cost the pool's size per group).
 struct Finals {
-    first: NodeTable<(u32, Reg)>,
+    /// Per node, `(group + 1) << 32 | register`, or zero (allocated zeroed, as in
+    /// [`NodeTable`]).
+    first: Vec<u64>,
     others: HashMap<(usize, ExprId), Reg>,
 }
 
 impl Finals {
+    fn new(pool: &ExprPool) -> Finals {
+        Finals {
+            first: vec![0; pool.len()],
+            others: HashMap::default(),
+        }
+    }
+
+    /// The group and register of the node's first entry.
+    fn first(&self, e: ExprId) -> Option<(usize, Reg)> {
+        let entry = self.first[e.index()];
+        (entry != 0).then(|| ((entry >> Reg::BITS) as usize - 1, entry as Reg))
+    }
+
     fn get(&self, group: usize, e: ExprId) -> Option<Reg> {
-        match self.first.get(e) {
-            Some((g, r)) if g as usize == group => Some(r),
+        match self.first(e) {
+            Some((g, r)) if g == group => Some(r),
             Some(_) => self.others.get(&(group, e)).copied(),
             None => None,
         }
     }
 
     fn insert(&mut self, group: usize, e: ExprId, r: Reg) {
-        match self.first.get(e) {
-            Some((g, _)) if g as usize != group => {
+        match self.first(e) {
+            Some((g, _)) if g != group => {
                 self.others.insert((group, e), r);
             }
-            _ => self.first.insert(e, (group as u32, r)),
+            _ => self.first[e.index()] = (group as u64 + 1) << Reg::BITS | u64::from(r),
         }
     }
 }
@@ -720,10 +778,7 @@ pub fn compile(
         setup_code: Vec::new(),
         setup_nodes: NodeTable::new(&dae.pool),
         constants: HashMap::default(),
-        finals: Finals {
-            first: NodeTable::new(&dae.pool),
-            others: HashMap::default(),
-        },
+        finals: Finals::new(&dae.pool),
         local: NodeTable::new(&dae.pool),
         solved: vec![false; base],
         is_unknown,
@@ -1315,7 +1370,7 @@ mod tests {
         table.insert(ids[0], 3);
         assert_eq!(table.get(ids[0]), Some(3));
         // The generation wraps: the entries of every earlier generation are forgotten.
-        table.generation = u32::MAX - 1;
+        table.generation = LAST_GENERATION - 1;
         table.insert(ids[2], 9);
         table.clear();
         assert_eq!(
@@ -1325,14 +1380,26 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_keeps_its_register_and_class_apart_from_the_generation() {
+        let (pool, ids) = nodes(1);
+        let mut table = NodeTable::<(Reg, Class)>::new(&pool);
+        table.generation = LAST_GENERATION - 1;
+        for class in [Class::Setup, Class::Final, Class::Pending] {
+            for reg in [0, 1, Reg::MAX] {
+                table.insert(ids[0], (reg, class));
+                assert_eq!(table.get(ids[0]), Some((reg, class)));
+            }
+        }
+    }
+
+    #[test]
     fn a_node_has_a_register_per_group() {
         let (pool, ids) = nodes(2);
-        let mut finals = Finals {
-            first: NodeTable::new(&pool),
-            others: HashMap::default(),
-        };
+        let mut finals = Finals::new(&pool);
         finals.insert(0, ids[0], 10);
         finals.insert(2, ids[0], 20);
+        finals.insert(5, ids[1], Reg::MAX);
+        assert_eq!(finals.get(5, ids[1]), Some(Reg::MAX));
         finals.insert(0, ids[0], 11);
         finals.insert(2, ids[0], 21);
         let seen = [(0, 0), (2, 0), (1, 0), (0, 1)].map(|(g, k)| finals.get(g, ids[k]));
