@@ -288,11 +288,12 @@ struct Compiler<'a> {
 
 /// A map from the pool's nodes to `V`, dense: the compiler looks each node up several times,
 /// and hashing was most of its time. Clearing starts a new generation instead of touching the
-/// entries. An entry is one word, generation and value, zero when empty: the table is
-/// allocated zeroed, so the pages of nodes the compiler never visits are never touched (at
-/// N = 300 the four tables' first touch cost about a fifth of the compile).
+/// entries. An entry is one word, generation and value, zero when empty.
 struct NodeTable<V> {
+    /// Allocated at the first insertion: some tables stay empty (a model without
+    /// unshareable nodes leaves the steps' local table so).
     entries: Vec<u64>,
+    nodes: usize,
     generation: u64,
     value: PhantomData<V>,
 }
@@ -334,18 +335,22 @@ impl Packed for (Reg, Class) {
 impl<V: Packed> NodeTable<V> {
     fn new(pool: &ExprPool) -> NodeTable<V> {
         NodeTable {
-            entries: vec![0; pool.len()],
+            entries: Vec::new(),
+            nodes: pool.len(),
             generation: 1,
             value: PhantomData,
         }
     }
 
     fn get(&self, e: ExprId) -> Option<V> {
-        let entry = self.entries[e.index()];
+        let entry = *self.entries.get(e.index())?;
         (entry >> VALUE_BITS == self.generation).then(|| V::unpack(entry & VALUE_MASK))
     }
 
     fn insert(&mut self, e: ExprId, v: V) {
+        if self.entries.is_empty() {
+            self.entries = vec![0; self.nodes];
+        }
         self.entries[e.index()] = self.generation << VALUE_BITS | v.pack();
     }
 
@@ -366,8 +371,7 @@ const LAST_GENERATION: u64 = 1 << (u64::BITS - VALUE_BITS);
 /// any further group in a hash map (most nodes are read by one group only, and a dense table
 /// per group would cost the pool's size per group).
 struct Finals {
-    /// Per node, `(group + 1) << 32 | register`, or zero (allocated zeroed, as in
-    /// [`NodeTable`]).
+    /// Per node, `(group + 1) << 32 | register`, or zero.
     first: Vec<u64>,
     others: HashMap<(usize, ExprId), Reg>,
 }
