@@ -140,27 +140,12 @@ pub fn simulate_bdf(
     options: &Options,
     outputs: &[Unknown],
 ) -> Result<Trajectory, Failure> {
-    // The Newton matrix's ordering and fill need only the Jacobian's pattern: analysed on a
-    // second thread while this one compiles the model.
-    let pattern: Vec<(usize, usize)> = m.jac.entries.iter().map(|e| (e.row, e.col)).collect();
-    // Analysed on this thread instead when no other can be started.
-    let analyse = || NewtonMatrix::new(m.causal.states.len(), &pattern);
-    let (mut model, matrix) = std::thread::scope(|scope| {
-        let analysis = std::thread::Builder::new().spawn_scoped(scope, analyse);
-        let model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
-        let matrix = match analysis {
-            Ok(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => analyse(),
-        };
-        (model, matrix)
-    });
-    debug_assert_eq!(
-        model.jacobian_pattern(),
-        pattern,
-        "the whole model's own pattern"
-    );
+    let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
+    // Analysed on this thread, after the compile. On a second thread (until 2026-11-24) the
+    // two overlapped, but on the two-processor machines measured each ran about half as
+    // fast while the other ran, and starting the thread cost 50-100 us: the setup took
+    // longer in most runs (BENCHMARKS.md).
+    let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
     let h = (options.stop - options.start) / options.steps as f64;
