@@ -49,6 +49,54 @@ impl Step {
             Step::Loop { residuals, .. } => residuals,
         }
     }
+
+    /// The equations of [`Step::exprs`], one for one.
+    pub fn equations(&self) -> &[usize] {
+        match self {
+            Step::Assign { equation, .. } | Step::Newton { equation, .. } => {
+                std::slice::from_ref(equation)
+            }
+            Step::Loop { equations, .. } => equations,
+        }
+    }
+}
+
+/// Weak reads that close a cycle with the other dependencies (see
+/// [`Causal::with_weak_reads_after_writers`]): the causal form unchanged, and an equation
+/// whose weak read is on such a cycle.
+#[derive(Debug)]
+pub struct WeakCycle {
+    pub causal: Causal,
+    pub equation: usize,
+}
+
+/// A read `(reader, writer)` of a step by an earlier one (a weak read) on a cycle of reads
+/// among the steps a topological sort left `waiting`. Every such step waits for another that
+/// waits, so walking from one to a step it waits for comes back to a step already seen; the
+/// cycle that closes cannot be all forward reads, whose steps' indices only grow.
+fn backward_read_on_a_cycle(before: &[Vec<usize>], waiting: &[usize]) -> (usize, usize) {
+    let stuck = |k: usize| waiting[k] > 0;
+    let mut seen_at: Vec<Option<usize>> = vec![None; waiting.len()];
+    let mut path: Vec<usize> = Vec::new();
+    let mut k = (0..waiting.len())
+        .find(|&k| stuck(k))
+        .expect("a step left waiting");
+    while seen_at[k].is_none() {
+        seen_at[k] = Some(path.len());
+        path.push(k);
+        k = *before[k]
+            .iter()
+            .find(|&&w| stuck(w))
+            .expect("a waiting step waits for a waiting step");
+    }
+    // The cycle is path[seen_at[k]..], each step reading the one before it, the first
+    // reading the last.
+    let cycle = &path[seen_at[k].unwrap_or(0)..];
+    let reads = cycle.iter().zip(cycle.iter().skip(1).chain(cycle.first()));
+    reads
+        .map(|(&reader, &writer)| (reader, writer))
+        .find(|&(reader, writer)| writer > reader)
+        .expect("a cycle of reads has a backward one")
 }
 
 /// The node an unknown stands for in expressions.
@@ -259,7 +307,7 @@ impl Causal {
     /// Steps keep their order where the dependencies allow (a smallest-index-first
     /// topological sort). `Err` with the form unchanged when the weak reads close a cycle
     /// with the other dependencies: there is then no order in which every read is current.
-    pub fn with_weak_reads_after_writers(self, dae: &Dae) -> Result<Causal, Causal> {
+    pub fn with_weak_reads_after_writers(self, dae: &Dae) -> Result<Causal, WeakCycle> {
         // Most models have no weak read: a pass over the variables and the nodes says so
         // without hashing every step's leaves.
         if !(dae.variables.iter().any(|v| v.weak) || dae.pool.has_last_reads()) {
@@ -273,32 +321,40 @@ impl Causal {
             }
         }
         let n = self.steps.len();
+        // The steps whose targets expression `e` of step `k` reads, other than `k`.
+        let writers_read = |k: usize, e: ExprId, reads: &mut Vec<usize>| {
+            pool.visit_leaves(e, |l| {
+                let read = match l {
+                    Node::Last(v) => Node::Var(v),
+                    other => other,
+                };
+                if let Some(&w) = writer.get(&read).filter(|&&w| w != k) {
+                    reads.push(w);
+                }
+            });
+        };
         let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut waiting = vec![0usize; n];
-        let mut out_of_order = false;
         for (k, step) in self.steps.iter().enumerate() {
             let mut reads: Vec<usize> = Vec::new();
             for &e in step.exprs() {
-                pool.visit_leaves(e, |l| {
-                    let read = match l {
-                        Node::Last(v) => Node::Var(v),
-                        other => other,
-                    };
-                    if let Some(&w) = writer.get(&read).filter(|&&w| w != k) {
-                        // Only a weak read (of `last(v)` or of a weak variable) can come
-                        // before its writer: the causal order follows every other read.
-                        out_of_order |= w > k;
-                        reads.push(w);
-                    }
-                });
+                writers_read(k, e, &mut reads);
             }
             reads.sort_unstable();
             reads.dedup();
             waiting[k] = reads.len();
-            for w in reads {
+            for &w in &reads {
                 after[w].push(k);
             }
+            before[k] = reads;
         }
+        // Only a weak read (of `last(v)` or of a weak variable) can come before its writer:
+        // the causal order follows every other read.
+        let out_of_order = before
+            .iter()
+            .enumerate()
+            .any(|(k, reads)| reads.iter().any(|&w| w > k));
         if !out_of_order {
             return Ok(self);
         }
@@ -317,7 +373,19 @@ impl Causal {
             }
         }
         if order.len() < n {
-            return Err(self);
+            let (reader, writer) = backward_read_on_a_cycle(&before, &waiting);
+            let step = &self.steps[reader];
+            let equation = (step.exprs().iter().zip(step.equations()))
+                .find(|&(&e, _)| {
+                    let mut reads = Vec::new();
+                    writers_read(reader, e, &mut reads);
+                    reads.contains(&writer)
+                })
+                .map_or(step.equations()[0], |(_, &eq)| eq);
+            return Err(WeakCycle {
+                causal: self,
+                equation,
+            });
         }
         let mut steps: Vec<Option<Step>> = self.steps.into_iter().map(Some).collect();
         Ok(Causal {
