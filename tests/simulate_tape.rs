@@ -211,3 +211,29 @@ fn long_batched_runs_on_two_threads_compute_what_one_thread_computes() {
     assert_eq!(alone, together);
     assert!(alone.iter().all(|d| d.is_finite() && *d != 0.0));
 }
+
+/// A Jacobian asked for at the point of the last evaluation reuses that evaluation only if no
+/// register was written since: here a write to the state's own register (as the exchange of
+/// weak values writes registers between evaluations) must not leak into the entries.
+#[test]
+fn a_write_between_evaluation_and_jacobian_is_not_reused() {
+    let m = inline(
+        "model Quadratic
+           Real s(start = 2);
+         equation
+           der(s) = -s^2;
+         end Quadratic;",
+    );
+    let start = initial_point(&m.dae).expect("parameters evaluate");
+    let mut model =
+        CompiledModel::new(&m.dae, &m.causal, &m.jac, &start, &Layout::whole(&m.causal));
+    let x = [2.0];
+    let mut dx = [0.0];
+    model.rhs(0.0, &x, &mut dx).expect("evaluates");
+    assert_eq!(dx, [-4.0]);
+    let s = model.tape.var_reg(m.causal.states[0]);
+    model.set_value(s, 5.0);
+    let mut entries = vec![0.0; model.jacobian_pattern().len()];
+    model.jacobian(0.0, &x, &mut entries).expect("evaluates");
+    assert_eq!(entries, [-4.0], "∂(−s²)/∂s at s = 2");
+}

@@ -208,6 +208,12 @@ impl CompiledModel {
         self.regs[n..2 * n].copy_from_slice(&point.ders);
         self.regs[self.tape.time_reg() as usize] = point.time;
         self.tape.run_setup(&mut self.regs);
+        self.forget_evaluations();
+    }
+
+    /// Registers were written: no part's last evaluation still holds (a Jacobian at its point
+    /// must evaluate again).
+    fn forget_evaluations(&mut self) {
         for part in &mut self.parts {
             part.evaluated_at = None;
         }
@@ -229,6 +235,7 @@ impl CompiledModel {
 
     pub fn set_value(&mut self, reg: Reg, x: f64) {
         self.regs[reg as usize] = x;
+        self.forget_evaluations();
     }
 
     /// The current state vector.
@@ -250,9 +257,10 @@ impl CompiledModel {
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
         self.regs[self.tape.time_reg() as usize] = t;
+        // The time and the part's registers change under the other parts too.
+        self.forget_evaluations();
         let part = &mut self.parts[p];
         part.state_regs.scatter(x, &mut self.regs);
-        part.evaluated_at = None;
         self.tape
             .run_plan(&part.plan, &mut self.regs, &mut self.scratch, pair)?;
         if part.constant_jacobian {
