@@ -3,7 +3,8 @@
 //! pieces with no entry between them.
 //!
 //! Why: ordered piece, piece, separator, the factors' rows of one piece never read the
-//! other's, so each triangular solve runs the two pieces at once on two threads and only
+//! other's, so each triangular solve can run the two pieces at once, on two threads, or in
+//! turns on one (its two chains of dependent rows then overlap in the processor), and only
 //! the separator's few rows alone ([`super::static_lu::StaticLu::solve_pieces`]).
 //!
 //! The separator is a level of a breadth-first level structure of `A + Aᵀ` from a

@@ -228,9 +228,10 @@ impl StaticLu {
     }
 
     /// [`StaticLu::solve_fused`] piece by piece: with `pair`, the two pieces at once on its
-    /// two threads, the separator on this one. Returns the sums over the first piece and the
-    /// separator, and over the second piece; the same, bit for bit, with `pair` or without.
-    /// Without pieces, the whole solve's sums and nothing.
+    /// two threads, the separator on this one; without, the two pieces' rows in turns on this
+    /// thread. Returns the sums over the first piece and the separator, and over the second
+    /// piece; the same, bit for bit, with `pair` or without. Without pieces, the whole
+    /// solve's sums and nothing.
     pub fn solve_pieces<E: SolveEnds + Sync>(
         &mut self,
         ends: &mut E,

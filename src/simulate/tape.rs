@@ -254,10 +254,9 @@ impl Tape {
 }
 
 /// Where a node's value comes from, ordered: a node is as variable as its most variable leaf.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
     /// Parameters and constants: computed once.
-    #[default]
     Setup,
     /// Final for the rest of the evaluation: shareable.
     Final,
