@@ -89,8 +89,8 @@ fn backward_read_on_a_cycle(before: &[Vec<usize>], waiting: &[usize]) -> (usize,
             .find(|&&w| stuck(w))
             .expect("a waiting step waits for a waiting step");
     }
-    // The cycle is path[seen_at[k]..], each step reading the one before it, the first
-    // reading the last.
+    // The cycle is path[seen_at[k]..], each step reading the one after it, the last reading
+    // the first.
     let cycle = &path[seen_at[k].unwrap_or(0)..];
     let reads = cycle.iter().zip(cycle.iter().skip(1).chain(cycle.first()));
     reads

@@ -31,8 +31,11 @@ pub struct Part {
     /// Columns (local) holding entries that pass through a Newton loop, and those entries
     /// `(local entry, register of the row's derivative)`.
     implicit_columns: Vec<(usize, Vec<(usize, Reg)>)>,
-    /// The `(t, x)` of the last evaluation, so a Jacobian at the same point reuses it.
-    evaluated_at: Option<(f64, Vec<f64>)>,
+    /// The `t` of the last evaluation, while it still holds, and its `x` (kept allocated
+    /// when forgotten: evaluations come every step), so a Jacobian at the same point reuses
+    /// it.
+    evaluated_at: Option<f64>,
+    evaluated_x: Vec<f64>,
     /// Every entry depends on parameters and constants only.
     constant_jacobian: bool,
     /// The causal steps it runs, in evaluation order, grouped for evaluation.
@@ -267,10 +270,9 @@ impl CompiledModel {
             // Its Jacobian never needs the point (and copying it would cost a pass over x).
             return Ok(());
         }
-        let cache = part.evaluated_at.get_or_insert_with(|| (t, Vec::new()));
-        cache.0 = t;
-        cache.1.clear();
-        cache.1.extend_from_slice(x);
+        part.evaluated_at = Some(t);
+        part.evaluated_x.clear();
+        part.evaluated_x.extend_from_slice(x);
         Ok(())
     }
 
@@ -304,8 +306,8 @@ impl CompiledModel {
     ) -> Result<(), EvalFailure> {
         let part = &self.parts[p];
         // A constant Jacobian's entries read parameters only: no evaluation at the point.
-        let fresh = part.constant_jacobian
-            || (part.evaluated_at.as_ref()).is_some_and(|(t0, x0)| *t0 == t && x0.as_slice() == x);
+        let fresh =
+            part.constant_jacobian || (part.evaluated_at == Some(t) && part.evaluated_x == x);
         if !fresh {
             self.evaluate_part(p, t, x, None)?;
         }
@@ -423,6 +425,7 @@ fn make_part(
         entries,
         implicit_columns: implicit.into_iter().collect(),
         evaluated_at: None,
+        evaluated_x: Vec::new(),
         constant_jacobian,
     }
 }
