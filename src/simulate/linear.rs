@@ -375,9 +375,16 @@ fn solve_gathered<E: SolveEnds>(
     work: &mut [f64],
     solve: impl FnOnce(&mut [f64]),
 ) -> E::Sums {
+    assert_eq!(
+        ends.size(),
+        work.len(),
+        "the ends of a solve of {} unknowns",
+        work.len()
+    );
     let mut sums = E::Sums::default();
     for (i, b) in work.iter_mut().enumerate() {
-        // SAFETY: one thread, and the exclusive borrow keeps the others out of `ends`.
+        // SAFETY: in bounds (the assertion above). One thread, and the exclusive borrow keeps
+        // the others out of `ends`.
         *b = unsafe { ends.rhs(i, &mut sums) };
     }
     solve(work);

@@ -80,7 +80,7 @@ impl StaticLu {
         let update_slots = update_slots(n, (&l_ptr, &l_col), (&u_ptr, &u_col));
         let pieces = pieces.filter(|&p| keeps_apart(p, (&l_ptr, &l_col), (&u_ptr, &u_col)));
         let len = l_col.len() + u_col.len() + n;
-        StaticLu {
+        let lu = StaticLu {
             perm,
             pieces,
             l_ptr,
@@ -90,7 +90,31 @@ impl StaticLu {
             values: vec![0.0; len],
             update_slots,
             work: vec![0.0; n],
-        }
+        };
+        lu.assert_in_bounds();
+        lu
+    }
+
+    /// What the solves, which index without bounds checks, rely on: every row's entries lie
+    /// inside the factors and name a column below `n` on the row's side of the diagonal, and
+    /// `perm` is a permutation of `0..n`. Checked once, here rather than per entry and solve.
+    fn assert_in_bounds(&self) {
+        let n = self.n();
+        let triangle = |ptr: &[usize], cols: &[usize], lower: bool| {
+            ptr.len() == n + 1
+                && ptr[n] == cols.len()
+                && (0..n).all(|i| {
+                    ptr[i] <= ptr[i + 1]
+                        && cols[ptr[i]..ptr[i + 1]]
+                            .iter()
+                            .all(|&j| if lower { j < i } else { i < j && j < n })
+                })
+        };
+        assert!(triangle(&self.l_ptr, &self.l_col, true));
+        assert!(triangle(&self.u_ptr, &self.u_col, false));
+        assert!(self.perm.iter().all(|&old| old < n));
+        assert!(self.pieces.is_none_or(|[a, b]| a <= b && b <= n));
+        assert_eq!(self.work.len(), n);
     }
 
     pub fn n(&self) -> usize {
@@ -218,9 +242,11 @@ impl StaticLu {
     /// soon as back substitution has it. Returns what `ends` accumulated over `x`.
     pub fn solve_fused<E: SolveEnds>(&mut self, ends: &mut E) -> E::Sums {
         let n = self.n();
+        assert_eq!(ends.size(), n, "the ends of a solve of {n} unknowns");
         let (factors, y) = self.factors();
         let ends = &*ends;
-        // SAFETY: one thread, and the exclusive borrows keep the others out of `y` and `ends`.
+        // SAFETY: in bounds (the assertion above; `y` has `n` entries). One thread, and the
+        // exclusive borrows keep the others out of `y` and `ends`.
         unsafe {
             let sums = factors.forward(0..n, ends, y, E::Sums::default());
             factors.backward(0..n, ends, y, sums)
@@ -241,9 +267,12 @@ impl StaticLu {
             return [self.solve_fused(ends), E::Sums::default()];
         };
         let n = self.n();
+        assert_eq!(ends.size(), n, "the ends of a solve of {n} unknowns");
         let (factors, y) = self.factors();
         let ends = &*ends;
         let zero = E::Sums::default();
+        // SAFETY (each block below): in bounds, by the assertion above, the pieces' bounds
+        // checked at analysis (`assert_in_bounds`) and `y` having `n` entries.
         if pair.is_none() {
             // SAFETY: one thread, and the exclusive borrows keep the others out.
             return unsafe { factors.interleaved(ends, y, [a, b]) };
@@ -290,7 +319,10 @@ impl StaticLu {
 /// One triangular factor stored by rows: row pointers, columns, values.
 type Triangle<'a> = (&'a [usize], &'a [usize], &'a [f64]);
 
-/// The factors of [`StaticLu`], shared by the threads of a solve.
+/// The factors of [`StaticLu`], shared by the threads of a solve. In bounds as
+/// [`StaticLu::assert_in_bounds`] checks: its solves index the factors, `perm`, the
+/// intermediate vector `y` and the ends without checks, so `y` and the ends have `n` entries
+/// and the rows solved are below `n`.
 #[derive(Clone, Copy)]
 struct Factors<'a> {
     perm: &'a [usize],
@@ -305,8 +337,9 @@ impl Factors<'_> {
     /// Forward substitution `L y = b` over `rows`, which read only rows solved before them.
     ///
     /// # Safety
-    /// No other thread meanwhile writes an entry of `y` these rows read, or touches the
-    /// entries of `y` and `ends` these rows write (`perm[i]` for `ends`).
+    /// `rows` below `n`, and `y` and `ends` of `n` entries. No other thread meanwhile writes
+    /// an entry of `y` these rows read, or touches the entries of `y` and `ends` these rows
+    /// write (`perm[i]` for `ends`).
     unsafe fn forward<E: SolveEnds>(
         &self,
         rows: Range<usize>,
@@ -317,8 +350,8 @@ impl Factors<'_> {
         for i in rows {
             // SAFETY: the entries are this thread's alone, by the caller's promise.
             unsafe {
-                let b = ends.rhs(self.perm[i], &mut sums);
-                y[i].set(self.forward_substituted(i, b, y));
+                let b = ends.rhs(*self.perm.get_unchecked(i), &mut sums);
+                y.get_unchecked(i).set(self.forward_substituted(i, b, y));
             }
         }
         sums
@@ -340,8 +373,8 @@ impl Factors<'_> {
             // SAFETY: the entries are this thread's alone, by the caller's promise.
             unsafe {
                 let x = self.back_substituted(i, y);
-                y[i].set(x);
-                ends.solution(self.perm[i], x, &mut sums);
+                y.get_unchecked(i).set(x);
+                ends.solution(*self.perm.get_unchecked(i), x, &mut sums);
             }
         }
         sums
@@ -369,7 +402,7 @@ impl Factors<'_> {
         // rest of the row's sum is ready when it is.
         // SAFETY: by the caller's promise.
         unsafe {
-            let start = y[i].get() * self.inv_diag[i];
+            let start = y.get_unchecked(i).get() * *self.inv_diag.get_unchecked(i);
             eliminated(self.u, i, start, y, Columns::Descending)
         }
     }
@@ -381,7 +414,8 @@ impl Factors<'_> {
     /// accumulated in the order a thread of [`StaticLu::solve_pieces`] accumulates it.
     ///
     /// # Safety
-    /// No other thread touches `y` or `ends` meanwhile.
+    /// `a ≤ b ≤ n`, and `y` and `ends` of `n` entries. No other thread touches `y` or `ends`
+    /// meanwhile.
     unsafe fn interleaved<E: SolveEnds>(
         &self,
         ends: &E,
@@ -396,10 +430,10 @@ impl Factors<'_> {
         for k in 0..turns {
             let (i, j) = (k, a + k);
             unsafe {
-                let bi = ends.rhs(self.perm[i], &mut first);
-                let bj = ends.rhs(self.perm[j], &mut second);
-                y[i].set(self.forward_substituted(i, bi, y));
-                y[j].set(self.forward_substituted(j, bj, y));
+                let bi = ends.rhs(*self.perm.get_unchecked(i), &mut first);
+                let bj = ends.rhs(*self.perm.get_unchecked(j), &mut second);
+                y.get_unchecked(i).set(self.forward_substituted(i, bi, y));
+                y.get_unchecked(j).set(self.forward_substituted(j, bj, y));
             }
         }
         unsafe {
@@ -415,10 +449,10 @@ impl Factors<'_> {
             unsafe {
                 let xi = self.back_substituted(i, y);
                 let xj = self.back_substituted(j, y);
-                y[i].set(xi);
-                y[j].set(xj);
-                ends.solution(self.perm[i], xi, &mut first);
-                ends.solution(self.perm[j], xj, &mut second);
+                y.get_unchecked(i).set(xi);
+                y.get_unchecked(j).set(xj);
+                ends.solution(*self.perm.get_unchecked(i), xi, &mut first);
+                ends.solution(*self.perm.get_unchecked(j), xj, &mut second);
             }
         }
         [first, second]
@@ -435,7 +469,8 @@ enum Columns {
 /// `start − Σ_j T(i, j)·y_j` over row `i` of the triangle `T`, its columns taken in `order`.
 ///
 /// # Safety
-/// No other thread writes the entries of `y` the row reads meanwhile.
+/// `i` is a row of `T`, in bounds as [`StaticLu::assert_in_bounds`] checks, and `y` has an
+/// entry per column. No other thread writes the entries of `y` the row reads meanwhile.
 #[inline(always)]
 unsafe fn eliminated(
     (ptr, cols, vals): Triangle<'_>,
@@ -444,10 +479,14 @@ unsafe fn eliminated(
     y: &[SharedF64],
     order: Columns,
 ) -> f64 {
-    let r = ptr[i]..ptr[i + 1];
-    let entries = vals[r.clone()].iter().zip(&cols[r]);
-    // SAFETY (both): by the caller's promise.
-    let step = |s: f64, (&t, &j): (&f64, &usize)| s - t * unsafe { y[j].get() };
+    // SAFETY (all three): in bounds by the caller's promise.
+    let r = unsafe { *ptr.get_unchecked(i)..*ptr.get_unchecked(i + 1) };
+    let entries = unsafe {
+        vals.get_unchecked(r.clone())
+            .iter()
+            .zip(cols.get_unchecked(r))
+    };
+    let step = |s: f64, (&t, &j): (&f64, &usize)| s - t * unsafe { y.get_unchecked(j).get() };
     match order {
         Columns::Ascending => entries.fold(start, step),
         Columns::Descending => entries.rev().fold(start, step),
@@ -466,10 +505,12 @@ unsafe fn eliminated(
 pub trait SolveEnds {
     /// What the caller sums over the solution's entries (per thread; the caller adds them).
     type Sums: Default + Copy + Send;
+    /// How many entries the ends have; a solve checks that it is its matrix's size.
+    fn size(&self) -> usize;
     /// Entry `i` of the right-hand side; each is asked for once.
     ///
     /// # Safety
-    /// No other thread calls `rhs` or `solution` for entry `i` meanwhile.
+    /// `i < self.size()`. No other thread calls `rhs` or `solution` for entry `i` meanwhile.
     unsafe fn rhs(&self, i: usize, sums: &mut Self::Sums) -> f64;
     /// Entry `i` of the solution, given once and final, and the sums so far.
     ///
@@ -483,6 +524,10 @@ pub struct InPlace<'a>(pub &'a [SharedF64]);
 
 impl SolveEnds for InPlace<'_> {
     type Sums = ();
+
+    fn size(&self) -> usize {
+        self.0.len()
+    }
 
     unsafe fn rhs(&self, i: usize, _: &mut ()) -> f64 {
         // SAFETY: entry `i` is this thread's alone, by the caller's promise.
@@ -867,6 +912,10 @@ mod tests {
     impl SolveEnds for Recording {
         type Sums = f64;
 
+        fn size(&self) -> usize {
+            self.b.len()
+        }
+
         unsafe fn rhs(&self, i: usize, _: &mut f64) -> f64 {
             self.asked.borrow_mut().push(i);
             self.b[i]
@@ -1038,6 +1087,10 @@ mod tests {
 
     impl SolveEnds for InOrder<'_> {
         type Sums = f64;
+
+        fn size(&self) -> usize {
+            self.0.len()
+        }
 
         unsafe fn rhs(&self, i: usize, sums: &mut f64) -> f64 {
             *sums = 0.5 * *sums + i as f64;
