@@ -173,11 +173,18 @@ impl StaticLu {
             let lr = self.l_ptr[i]..self.l_ptr[i + 1];
             let ur = u_start + self.u_ptr[i]..u_start + self.u_ptr[i + 1];
             let pivot = diag_start + i;
-            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()]))
-                .fold(values[pivot].abs(), |m, v| m.max(v.abs()));
-            let mut grown = row_max;
+            // Finite (checked above): the plain comparison, not `f64::max`'s NaN handling.
+            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()])).fold(
+                values[pivot].abs(),
+                |m, v| if v.abs() > m { v.abs() } else { m },
+            );
+            let limit = MAX_GROWTH * row_max;
+            // Whether an update left a value past the limit (a NaN is caught below, with the
+            // row's other non-finite values). A flag rather than the running maximum: each
+            // update's comparison then waits on no other.
+            let mut exceeded = false;
             // Ascending columns: every update to column j comes from a row above j.
-            for p in lr {
+            for p in lr.clone() {
                 let j = self.l_col[p];
                 let xj = values[p];
                 let l = xj * values[diag_start + j];
@@ -192,15 +199,21 @@ impl StaticLu {
                     // U's rows are stored divided by their pivot: l·U(j, k) = x_j·Û(j, k).
                     for (source, &target) in sources.zip(row_targets) {
                         values[target] -= xj * values[source];
-                        grown = grown.max(values[target].abs());
+                        exceeded |= values[target].abs() > limit;
                     }
                 }
             }
-            if !grown.is_finite() {
-                return Err(Refactor::Singular);
-            }
-            if grown > MAX_GROWTH * row_max {
-                return Err(Refactor::Unstable);
+            if exceeded {
+                let mut row = values[lr]
+                    .iter()
+                    .chain(&values[ur.clone()])
+                    .chain([&values[pivot]]);
+                let finite = row.all(|v| v.is_finite());
+                return Err(if finite {
+                    Refactor::Unstable
+                } else {
+                    Refactor::Singular
+                });
             }
             let x = values[pivot];
             if x == 0.0 || !x.is_finite() {
@@ -1005,6 +1018,22 @@ mod tests {
         } else {
             assert_eq!(result, Ok(()));
         }
+    }
+
+    #[test]
+    fn overflow_is_singular_not_unstable() {
+        // [[1, 1e300], [1e300, 1]] (symmetric, so either order): the second pivot is
+        // 1 − 1e600, past the largest double. Not a growth a pivoting LU could avoid.
+        let entries = [(0, 0), (0, 1), (1, 0), (1, 1)];
+        let mut lu = StaticLu::new(2, &entries);
+        let slots = lu.slots(&entries);
+        let values = [1.0, 1e300, 1e300, 1.0];
+        let result = lu.factor(|v| {
+            for (&s, &x) in slots.iter().zip(&values) {
+                v[s] += x;
+            }
+        });
+        assert_eq!(result, Err(Refactor::Singular));
     }
 
     /// The entries of `L` and `U` a dense symbolic elimination of the permuted pattern
