@@ -1020,7 +1020,29 @@ impl SharedAccepted<'_> {
 /// The accepting pass at order `K` (see [`Bdf::update_differences`]), in blocks; each lane
 /// sums the squares of its states (state `i` of a block in lane `i`, and so the states left
 /// after the whole blocks).
-fn update_at<const K: usize>(coef: &Coefficients, mut out: Accepted<'_>) -> [f64; 2] {
+fn update_at<const K: usize>(coef: &Coefficients, out: Accepted<'_>) -> [f64; 2] {
+    // Checked once per pass; std caches the answer.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2.
+        return unsafe { update_at_avx2::<K>(coef, out) };
+    }
+    update_in_blocks::<K>(coef, out)
+}
+
+/// [`update_in_blocks`] compiled for AVX2: a block's four states in one vector register
+/// instead of two (x86-64's baseline SSE2). No fused multiply-add, so that the results are
+/// the same on every x86-64 processor. At N = 300 the heat exchanger's integration took
+/// about 4 % less time (4.51 → 4.34 ms, best of 8 rounds in one process).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn update_at_avx2<const K: usize>(coef: &Coefficients, out: Accepted<'_>) -> [f64; 2] {
+    update_in_blocks::<K>(coef, out)
+}
+
+/// The accepting pass itself (see [`update_at`]).
+#[inline(always)]
+fn update_in_blocks<const K: usize>(coef: &Coefficients, mut out: Accepted<'_>) -> [f64; 2] {
     let predictor = Predictor::<K>::new(coef);
     let mut sums = [[0.0; LANES]; 2];
     let (whole, rest) = blocks(out.correction.len());
@@ -1183,6 +1205,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The accepting pass's results for `n` states at order 3 from fixed pseudo-random
+    /// data, through `pass`: the differences, the prediction and the two sums.
+    fn accepted_by(
+        n: usize,
+        pass: impl FnOnce(&Coefficients, Accepted<'_>) -> [f64; 2],
+    ) -> (Vec<f64>, Vec<f64>, [f64; 2]) {
+        let value = |k: usize| ((k * 7919 % 1000) as f64 - 500.0) / 37.0;
+        let mut d = Differences::new(n);
+        for (k, x) in d.values.iter_mut().enumerate() {
+            *x = value(k);
+        }
+        let correction: Vec<f64> = (0..n).map(|i| value(i + 5000)).collect();
+        let weights: Vec<f64> = (0..n)
+            .map(|i| 1.0 / (1.0 + value(i + 9000).abs()))
+            .collect();
+        let (mut y, mut psi) = (vec![0.0; n], vec![0.0; n]);
+        let out = Accepted {
+            rows: d.rows_mut(),
+            correction: &correction,
+            weights: &weights,
+            y: &mut y,
+            psi: &mut psi,
+        };
+        let sums = pass(&Coefficients::new(), out);
+        y.extend(psi);
+        (d.values, y, sums)
+    }
+
+    #[test]
+    fn the_accepting_pass_is_the_same_with_avx2_or_without() {
+        // 11 states: two whole blocks and three left over.
+        let plain = accepted_by(11, update_in_blocks::<3>);
+        let chosen = accepted_by(11, update_at::<3>);
+        assert_eq!(plain, chosen);
+        // And it is the pass: difference 4 (K + 1) is now the correction.
+        let correction_of_state_2 = ((5002 * 7919 % 1000) as f64 - 500.0) / 37.0;
+        assert_eq!(plain.0[4 * 11 + 2], correction_of_state_2);
     }
 
     #[test]
