@@ -96,8 +96,9 @@ impl StaticLu {
     }
 
     /// What the solves, which index without bounds checks, rely on: every row's entries lie
-    /// inside the factors and name a column below `n` on the row's side of the diagonal, and
-    /// `perm` is a permutation of `0..n`. Checked once, here rather than per entry and solve.
+    /// inside the factors and name a column below `n` on the row's side of the diagonal,
+    /// `perm` names entries below `n`, and the pieces end by `n`. Checked once, here rather
+    /// than per entry and solve.
     fn assert_in_bounds(&self) {
         let n = self.n();
         let triangle = |ptr: &[usize], cols: &[usize], lower: bool| {
