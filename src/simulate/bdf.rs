@@ -723,14 +723,14 @@ const LANES: usize = 4;
 /// a shape the compiler unrolls into independent lanes.
 #[inline(always)]
 fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
-    let full = n - n % LANES;
-    for base in (0..full).step_by(LANES) {
+    let (whole, rest) = blocks(n);
+    for base in whole {
         for lane in 0..LANES {
             body(base + lane, lane);
         }
     }
-    for i in full..n {
-        body(i, i - full);
+    for (lane, i) in rest.enumerate() {
+        body(i, lane);
     }
 }
 

@@ -985,18 +985,29 @@ mod tests {
         assert!((sum - expected.iter().sum::<f64>()).abs() < 1e-12);
     }
 
+    /// The analysis of `entries` and the outcome of factoring the matrix of `values`, one
+    /// per entry.
+    fn factored(entries: &[(usize, usize)], values: &[f64]) -> (StaticLu, Result<(), Refactor>) {
+        let n = entries
+            .iter()
+            .map(|&(r, c)| r.max(c) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut lu = StaticLu::new(n, entries);
+        let slots = lu.slots(entries);
+        let result = lu.factor(|v| {
+            for (&s, &x) in slots.iter().zip(values) {
+                v[s] += x;
+            }
+        });
+        (lu, result)
+    }
+
     #[test]
     fn zero_diagonal_is_refused() {
         // [[0, 1], [1, 0]] needs a row exchange.
         let entries = [(0, 1), (1, 0), (0, 0), (1, 1)];
-        let mut lu = StaticLu::new(2, &entries);
-        let slots = lu.slots(&entries);
-        let values = [1.0, 1.0, 0.0, 0.0];
-        let result = lu.factor(|v| {
-            for (&s, &x) in slots.iter().zip(&values) {
-                v[s] += x;
-            }
-        });
+        let (_, result) = factored(&entries, &[1.0, 1.0, 0.0, 0.0]);
         assert!(result.is_err());
     }
 
@@ -1004,14 +1015,7 @@ mod tests {
     fn growth_is_unstable() {
         // [[1e-6, 1], [1, 1]]: eliminating on the tiny pivot makes the second row 1e6 large.
         let entries = [(0, 0), (0, 1), (1, 0), (1, 1)];
-        let mut lu = StaticLu::new(2, &entries);
-        let slots = lu.slots(&entries);
-        let values = [1e-6, 1.0, 1.0, 1.0];
-        let result = lu.factor(|v| {
-            for (&s, &x) in slots.iter().zip(&values) {
-                v[s] += x;
-            }
-        });
+        let (lu, result) = factored(&entries, &[1e-6, 1.0, 1.0, 1.0]);
         // AMD may order either row first; the ordering that starts at row 1 is stable.
         let first = lu.perm[0];
         if first == 0 {
@@ -1026,14 +1030,7 @@ mod tests {
         // [[1, 1e300], [1e300, 1]] (symmetric, so either order): the second pivot is
         // 1 − 1e600, past the largest double. Not a growth a pivoting LU could avoid.
         let entries = [(0, 0), (0, 1), (1, 0), (1, 1)];
-        let mut lu = StaticLu::new(2, &entries);
-        let slots = lu.slots(&entries);
-        let values = [1.0, 1e300, 1e300, 1.0];
-        let result = lu.factor(|v| {
-            for (&s, &x) in slots.iter().zip(&values) {
-                v[s] += x;
-            }
-        });
+        let (_, result) = factored(&entries, &[1.0, 1e300, 1e300, 1.0]);
         assert_eq!(result, Err(Refactor::Singular));
     }
 
