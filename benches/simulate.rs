@@ -74,6 +74,7 @@ fn heat_exchanger(
             steps,
             tol,
             partition: Partition::None,
+            max_step: f64::INFINITY,
         };
         let model = Model {
             dae: &dae,

@@ -88,6 +88,7 @@ fn run_one(
         steps: 100,
         tol: 1e-10,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let model = Model {
         dae: &dae,

@@ -294,6 +294,7 @@ fn trajectory_error(dir: &Path, case: &Case) -> Result<f64, String> {
         // A decade tighter than OMC's DASSL run, so the comparison measures the model.
         tol: option(opts, "tolerance").unwrap_or(1e-6) / 10.0,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let mut outputs = Vec::new();
     let mut signs = Vec::new();

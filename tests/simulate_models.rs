@@ -37,6 +37,7 @@ fn quarter_car_starts_at_rest_and_crosses_the_curb() {
         steps: 3000,
         tol: 1e-10,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let r = run(&m, &options, &outputs);
     // Steady state: the accelerations vanish at t = 0 and the springs carry the weights.
@@ -135,6 +136,7 @@ fn weak_ladder(r2: f64, c2: f64, dt: f64, steps: u64) -> (Loaded, Trajectory) {
         steps,
         tol: 1e-13,
         partition: Partition::Weak,
+        max_step: f64::INFINITY,
     };
     let r = run(&m, &options, &outputs);
     (m, r)
@@ -231,6 +233,7 @@ fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not(
         steps: (stop * 100.0).round() as u64,
         tol: 1e-10,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     // Up to 0.6 the error-level assert holds; the warning fired first at t = 0.23.
     let ok = simulate(m.model(), &start, &until(0.6), &[], |_| {}).expect("holds up to 0.6");
@@ -250,6 +253,7 @@ fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not(
         (
             Options {
                 partition: Partition::Weak,
+                max_step: f64::INFINITY,
                 ..until(1.0)
             },
             "weak partition",
@@ -303,6 +307,7 @@ fn a_nan_is_reported_at_the_first_step_that_produces_it() {
         steps: 100,
         tol: 1e-8,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let b = Unknown::Algebraic(var(&m, "b"));
     let solves_b = |k: usize| match &m.causal.steps[k] {

@@ -170,6 +170,7 @@ fn bdf_simulates_the_shaft_as_one_system() {
             steps: 10,
             tol,
             partition: Partition::None,
+            max_step: f64::INFINITY,
         };
         simulate_bdf(m.model(), &start, &options, &states).expect("simulates")
     };

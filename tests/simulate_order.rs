@@ -41,6 +41,7 @@ fn error(method: Method, steps: u64) -> f64 {
         steps,
         tol: 1e-13,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let outputs = [Unknown::Algebraic(x), Unknown::Algebraic(v)];
     let run = simulate(m.model(), &start, &options, &outputs, |_| {}).expect("simulates");
@@ -95,6 +96,7 @@ fn run_implicit(model: &str, method: Method) -> mocca::simulate::system::Stats {
         steps: 50,
         tol: 1e-10,
         partition: Partition::None,
+        max_step: f64::INFINITY,
     };
     let run = simulate(m.model(), &start, &options, &[], |_| {}).expect("simulates");
     assert_eq!(run.stats.steps, 50);

@@ -1,4 +1,4 @@
-//! `mocca simulate`: initialise, integrate with a fixed step, write CSV, compare with a
+//! `mocca simulate`: initialise, integrate (fixed step or BDF), write CSV, compare with a
 //! reference run, print the statistics.
 
 use std::io::IsTerminal;
@@ -47,27 +47,36 @@ pub enum PartitionArg {
 pub struct SimulateArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// The integration method: a fixed-step method, or `bdf` (variable step and order)
     #[arg(long, value_enum, default_value_t = MethodArg::ImplicitEuler)]
     pub method: MethodArg,
-    /// The fixed step size.
-    #[arg(long, default_value_t = 1e-3)]
+    /// The step of the fixed-step methods, and the output interval of every method
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
     pub step: f64,
-    #[arg(long, default_value_t = 0.0)]
+    /// The start time (initialisation happens here)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub start: f64,
-    #[arg(long, default_value_t = 1.0)]
+    /// The end time; equal to `--start`, only the initial state is computed and written
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub stop: f64,
-    /// Newton tolerance of the implicit stages (relative to `1 + |x|`).
-    #[arg(long, default_value_t = 1e-8)]
+    /// The tolerance: of Newton on the implicit stages (relative to `1 + |x|`), and with
+    /// `bdf` its relative and absolute error tolerance
+    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
     pub tol: f64,
-    /// Write the trajectory as CSV.
+    /// The largest step `bdf` may take (default: unlimited)
+    #[arg(long, value_name = "H", allow_negative_numbers = true)]
+    pub max_step: Option<f64>,
+    /// Write the trajectory as CSV
     #[arg(long, value_name = "FILE.csv")]
     pub out: Option<PathBuf>,
-    /// Variables to record (default: the states); `der(x)` names a derivative.
+    /// Variables to record (default: the states); `der(x)` names a derivative
     #[arg(long, value_name = "a,b,..")]
     pub vars: Option<String>,
-    /// A reference CSV (time + named columns) to compute the RMSE against.
+    /// A reference CSV (time + named columns) to compute the RMSE against
     #[arg(long, value_name = "REF.csv")]
     pub compare: Option<PathBuf>,
+    /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own
+    /// (Gauss–Seidel)
     #[arg(long, value_enum, default_value_t = PartitionArg::None)]
     pub partition: PartitionArg,
 }
@@ -92,14 +101,20 @@ fn method(arg: MethodArg) -> Option<Method> {
 
 /// Checks the numeric flags; the number of steps of the fixed grid.
 fn grid(args: &SimulateArgs) -> Result<u64, String> {
-    if !(args.start.is_finite() && args.stop.is_finite() && args.stop > args.start) {
-        return Err("`--stop` must be a number greater than `--start`".to_string());
+    if !(args.start.is_finite() && args.stop.is_finite() && args.stop >= args.start) {
+        return Err("`--stop` must be a number not less than `--start`".to_string());
     }
     if !(args.step.is_finite() && args.step > 0.0) {
         return Err("`--step` must be a positive number".to_string());
     }
     if !(args.tol.is_finite() && args.tol > 0.0) {
         return Err("`--tol` must be a positive number".to_string());
+    }
+    if args.max_step.is_some_and(|h| h.is_nan() || h <= 0.0) {
+        return Err("`--max-step` must be a positive number".to_string());
+    }
+    if args.stop == args.start {
+        return Ok(0);
     }
     let steps = ((args.stop - args.start) / args.step).round().max(1.0);
     if steps > 1e9 {
@@ -181,6 +196,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             PartitionArg::None => Partition::None,
             PartitionArg::Weak => Partition::Weak,
         },
+        max_step: args.max_step.unwrap_or(f64::INFINITY),
     };
     // The trajectory is kept only for `--out` and `--compare`: recording every state at every
     // step costs as much as a cheap model's evaluation.

@@ -40,7 +40,7 @@ use std::time::Instant;
 use super::linear::NewtonMatrix;
 use super::pair::{Pair, SharedF64, both, exclusive, share};
 use super::static_lu::SolveEnds;
-use super::system::{OdeSystem, Stats};
+use super::system::{OdeSystem, Stats, pieces};
 use crate::causal::EvalFailure;
 
 const MAX_ORDER: usize = 5;
@@ -51,6 +51,9 @@ const MAX_FACTOR: f64 = 10.0;
 /// keeps the step (CVODE's threshold): a too-large step then fails its error test and is
 /// cut, while small changes would each cost a factorization.
 const KEEP_STEP_BELOW: f64 = 1.5;
+/// With breakpoints, the first step of each interval between them is at most this fraction
+/// of it.
+const FIRST_STEPS_PER_INTERVAL: f64 = 100.0;
 /// The NDF coefficients κ_k (Shampine and Reichelt, 1997); κ = 0 would give plain BDF.
 const KAPPA: [f64; MAX_ORDER + 1] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0];
 
@@ -65,6 +68,8 @@ pub struct BdfOptions {
     pub max_steps: u64,
     /// The first step; chosen from the problem when `None`.
     pub first_step: Option<f64>,
+    /// The largest step (`f64::INFINITY`: unlimited).
+    pub max_step: f64,
 }
 
 impl Default for BdfOptions {
@@ -75,6 +80,7 @@ impl Default for BdfOptions {
             output_times: Vec::new(),
             max_steps: 1_000_000,
             first_step: None,
+            max_step: f64::INFINITY,
         }
     }
 }
@@ -118,6 +124,17 @@ pub struct BdfOutcome {
     pub final_state: Vec<f64>,
 }
 
+impl BdfOutcome {
+    /// No integration at all: the state stays `x`.
+    pub fn none(x: Vec<f64>) -> BdfOutcome {
+        BdfOutcome {
+            stats: Stats::default(),
+            wall_seconds: 0.0,
+            final_state: x,
+        }
+    }
+}
+
 /// Integrates `der(x) = f(t, x)` from `x0` at `t0` to `t1 > t0`, reporting the solution at
 /// `t0`, at each output time and at `t1` to `observer`.
 pub fn integrate_bdf(
@@ -152,6 +169,8 @@ pub fn integrate_bdf_with(
     let start = Instant::now();
     // The helper thread spins while the run lasts: only when the solves can be shared.
     let owners = matrix.owners();
+    let first_break = system.breakpoints().iter().copied().find(|&b| b > t0);
+    system.enter_interval(t0, first_break.unwrap_or(f64::INFINITY));
     Pair::with(owners.is_some(), |pair| {
         let bdf = Bdf::new(system, matrix, owners, pair, x0, t0, options)?;
         run(bdf, system, t1, options, observer, start)
@@ -175,17 +194,32 @@ fn run(
         .copied()
         .filter(|&t| t > t0 && t < t1)
         .peekable();
-    while bdf.t < t1 {
-        if bdf.stats.steps >= options.max_steps {
-            return Err(BdfError::TooManySteps { time: bdf.t });
+    let breakpoints = system.breakpoints().to_vec();
+    for (a, b) in pieces(&breakpoints, t0, t1) {
+        if a > t0 {
+            // The right-hand side may jump here: the history before it is no basis for
+            // extrapolating past it.
+            system.enter_interval(a, b);
+            bdf.restart(system, None)?;
         }
-        let t_old = bdf.t;
-        bdf.step(system, t1)?;
-        while let Some(&t) = outputs.peek().filter(|&&t| t <= bdf.t) {
-            if t > t_old {
-                observer(t, &bdf.interpolate(t));
+        if !breakpoints.is_empty() {
+            // An input that switches on often starts from rest (a ramp, a bump), where the
+            // starting step's estimate sees nothing to resolve: a first step across the
+            // whole interval would sample the input only at its ends.
+            bdf.limit_step((b - a) / FIRST_STEPS_PER_INTERVAL);
+        }
+        while bdf.t < b {
+            if bdf.stats.steps >= options.max_steps {
+                return Err(BdfError::TooManySteps { time: bdf.t });
             }
-            outputs.next();
+            let t_old = bdf.t;
+            bdf.step(system, b)?;
+            while let Some(&t) = outputs.peek().filter(|&&t| t <= bdf.t) {
+                if t > t_old {
+                    observer(t, &bdf.interpolate(t));
+                }
+                outputs.next();
+            }
         }
     }
     let final_state = bdf.d.solution();
@@ -213,6 +247,9 @@ fn check_input(
     }
     if !(options.rtol > 0.0 && options.atol > 0.0) {
         return bad("the tolerances must be positive");
+    }
+    if options.max_step.is_nan() || options.max_step <= 0.0 {
+        return bad("the largest step must be positive");
     }
     if x0.iter().any(|x| !x.is_finite()) {
         return bad("the initial state is not finite");
@@ -262,6 +299,7 @@ struct Bdf<'p> {
     equal_steps: usize,
     rtol: f64,
     atol: f64,
+    max_step: f64,
     newton_tol: f64,
     coef: Coefficients,
     jac: Vec<f64>,
@@ -336,6 +374,7 @@ impl<'p> Bdf<'p> {
             equal_steps: 0,
             rtol: options.rtol,
             atol: options.atol,
+            max_step: options.max_step,
             newton_tol: (10.0 * f64::EPSILON / options.rtol).max(options.rtol.sqrt().min(0.03)),
             coef: Coefficients::new(),
             jac: vec![0.0; pattern_len],
@@ -354,18 +393,48 @@ impl<'p> Bdf<'p> {
             trial_weights: vec![0.0; n],
         };
         bdf.d.rows_mut()[0].copy_from_slice(x0);
-        bdf.weights = x0.iter().map(|&x| bdf.weight(x)).collect();
-        let mut f0 = vec![0.0; n];
-        Self::rhs((&mut bdf.stats, pair), system, t0, x0, &mut f0)?;
-        bdf.h = match options.first_step {
-            Some(h) if h > 0.0 => h,
-            _ => bdf.initial_step(system, x0, &f0)?,
-        };
-        for (d, &f) in bdf.d.rows_mut()[1].iter_mut().zip(&f0) {
-            *d = f * bdf.h;
-        }
-        bdf.jacobian(system, t0, x0)?;
+        bdf.restart(system, options.first_step)?;
         Ok(bdf)
+    }
+
+    /// Shortens the next step to at most `h` (the step is order 1 and unused yet: called
+    /// right after a start).
+    fn limit_step(&mut self, h: f64) {
+        if self.h > h {
+            self.change_d(h / self.h);
+        }
+    }
+
+    /// Starts again at order 1 from the current time and solution, with `first_step` or one
+    /// chosen from the problem, and a fresh Jacobian.
+    fn restart(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        first_step: Option<f64>,
+    ) -> Result<(), BdfError> {
+        let x0 = self.d.solution();
+        self.d = Differences::new(self.n);
+        self.d.rows_mut()[0].copy_from_slice(&x0);
+        self.order = 1;
+        self.equal_steps = 0;
+        self.factored = false;
+        self.predicted = false;
+        self.last_failure = None;
+        self.weights = x0.iter().map(|&x| self.weight(x)).collect();
+        let mut f0 = vec![0.0; self.n];
+        Self::rhs((&mut self.stats, self.pair), system, self.t, &x0, &mut f0)?;
+        let h = match first_step {
+            Some(h) if h > 0.0 => h,
+            _ => self.initial_step(system, &x0, &f0)?,
+        };
+        self.h = h.min(self.max_step);
+        for (d, &f) in self.d.rows_mut()[1].iter_mut().zip(&f0) {
+            *d = f * self.h;
+        }
+        if self.constant_jacobian && self.jac_current {
+            return Ok(());
+        }
+        self.jacobian(system, self.t, &x0)
     }
 
     /// `f(t, x)` into `out`, counted (its long batched runs on `pair`'s two threads).
@@ -650,7 +719,9 @@ impl<'p> Bdf<'p> {
             .max_by(|a, b| a.1.total_cmp(b.1))
             .unwrap_or((1, &1.0));
         let order = (k + best).saturating_sub(1).clamp(1, MAX_ORDER);
-        let factor = (safety * factor).min(MAX_FACTOR);
+        let factor = (safety * factor)
+            .min(MAX_FACTOR)
+            .min(self.max_step / self.h);
         if order == k && factor < KEEP_STEP_BELOW {
             return;
         }

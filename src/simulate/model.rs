@@ -108,6 +108,11 @@ pub struct CompiledModel {
     state_regs: Vec<Reg>,
     pub states: Vec<VarId>,
     pub parts: Vec<Part>,
+    /// The model's breakpoints (the parameter sides of its relations with `time`), ascending.
+    breakpoints: Vec<f64>,
+    /// The time those relations read, fixed inside the interval the integrator is in; `None`:
+    /// the time itself.
+    switch_time: Option<f64>,
 }
 
 /// How to split the model: `groups` says which steps share computed nodes and `parts` lists
@@ -198,6 +203,8 @@ impl CompiledModel {
             state_regs,
             states: causal.states.clone(),
             parts,
+            breakpoints: Vec::new(),
+            switch_time: None,
         };
         model.load(point);
         model
@@ -209,9 +216,28 @@ impl CompiledModel {
         let n = self.tape.vars;
         self.regs[..n].copy_from_slice(&point.vars);
         self.regs[n..2 * n].copy_from_slice(&point.ders);
-        self.regs[self.tape.time_reg() as usize] = point.time;
+        self.set_time(point.time);
         self.tape.run_setup(&mut self.regs);
+        self.breakpoints = breakpoint_times(&self.tape, &self.regs);
         self.forget_evaluations();
+    }
+
+    /// Writes the time, and the time relations with breakpoints read.
+    fn set_time(&mut self, t: f64) {
+        self.regs[self.tape.time_reg() as usize] = t;
+        self.regs[self.tape.switch_time as usize] = self.switch_time.unwrap_or(t);
+    }
+
+    /// Holds the relations with breakpoints at their values inside the interval that starts
+    /// at `t` (after a switch at `t`, as after an event), for evaluating the model at `t`.
+    pub fn enter_interval_from(&mut self, t: f64) {
+        let next = self
+            .breakpoints
+            .iter()
+            .copied()
+            .find(|&b| b > t)
+            .unwrap_or(f64::INFINITY);
+        self.enter_interval(t, next);
     }
 
     /// Registers were written: no part's last evaluation still holds (a Jacobian at its point
@@ -259,7 +285,7 @@ impl CompiledModel {
         x: &[f64],
         pair: Option<&Pair>,
     ) -> Result<(), EvalFailure> {
-        self.regs[self.tape.time_reg() as usize] = t;
+        self.set_time(t);
         // The time and the part's registers change under the other parts too.
         self.forget_evaluations();
         let part = &mut self.parts[p];
@@ -356,6 +382,29 @@ fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
         .iter()
         .map(|v| by_var.get(v).copied().unwrap_or(groups.inputs))
         .collect()
+}
+
+/// The finite values of the tape's breakpoint registers, ascending, without repeats.
+fn breakpoint_times(tape: &Tape, regs: &[f64]) -> Vec<f64> {
+    let mut times: Vec<f64> = tape
+        .breakpoints
+        .iter()
+        .map(|&r| regs[r as usize])
+        .filter(|t| t.is_finite())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    times
+}
+
+/// A time strictly inside `(from, to)` (`to` may be infinite), where the relations with
+/// breakpoints take the values they keep over the whole interval.
+fn inside(from: f64, to: f64) -> f64 {
+    if to.is_finite() {
+        from + (to - from) / 2.0
+    } else {
+        from + from.abs().max(1.0)
+    }
 }
 
 /// Whether `root` reads no time, state, derivative, algebraic or weak value: only parameters,
@@ -466,6 +515,14 @@ impl OdeSystem for PartSystem<'_> {
     fn jacobian_is_constant(&self) -> bool {
         self.model.parts[self.p].constant_jacobian
     }
+
+    fn breakpoints(&self) -> &[f64] {
+        self.model.breakpoints()
+    }
+
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.model.enter_interval(from, to);
+    }
 }
 
 /// The whole model as an ODE over `Causal::states`.
@@ -498,6 +555,17 @@ impl OdeSystem for CompiledModel {
 
     fn jacobian_is_constant(&self) -> bool {
         self.parts[0].constant_jacobian
+    }
+
+    fn breakpoints(&self) -> &[f64] {
+        &self.breakpoints
+    }
+
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.switch_time = Some(inside(from, to));
+        let t = self.regs[self.tape.time_reg() as usize];
+        self.set_time(t);
+        self.forget_evaluations();
     }
 }
 

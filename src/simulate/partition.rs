@@ -19,7 +19,7 @@ use crate::structure::{Structure, Unknown};
 use super::fixed_step::{StepFailure, Stepper};
 use super::model::{CompiledModel, Layout};
 use super::run::Options;
-use super::system::Stats;
+use super::system::{OdeSystem, Stats, pieces};
 use super::tape::{Groups, Reg, WeakReads};
 
 pub struct Partitioned {
@@ -149,13 +149,17 @@ impl Partitioned {
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), StepFailure> {
         let mut x = x0.to_vec();
-        let h = (options.stop - options.start) / options.steps as f64;
+        let breakpoints = self.model.breakpoints().to_vec();
         if record(&self.model, options.start).is_break() {
             return Ok(());
         }
         for k in 0..options.steps {
-            self.step(options.start + k as f64 * h, h, &mut x)?;
-            if record(&self.model, options.start + (k + 1) as f64 * h).is_break() {
+            let (t, t_next) = (options.time(k), options.time(k + 1));
+            for (a, b) in pieces(&breakpoints, t, t_next) {
+                self.model.enter_interval(a, b);
+                self.step(a, b - a, &mut x)?;
+            }
+            if record(&self.model, t_next).is_break() {
                 return Ok(());
             }
             progress(k + 1);

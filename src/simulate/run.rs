@@ -11,13 +11,13 @@ use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checker, Violation};
-use super::bdf::{BdfError, BdfOptions, integrate_bdf_with};
+use super::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf_with};
 use super::fixed_step::{Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
 use super::linear::NewtonMatrix;
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
-use super::system::{OdeSystem, Stats};
+use super::system::{OdeSystem, Stats, pieces};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Partition {
@@ -36,6 +36,18 @@ pub struct Options {
     /// Newton tolerance of the implicit stages.
     pub tol: f64,
     pub partition: Partition,
+    /// The BDF's largest step (unlimited when infinite).
+    pub max_step: f64,
+}
+
+impl Options {
+    /// The `k`-th output time, `start + k·(stop − start)/steps` (computed, not accumulated).
+    pub fn time(&self, k: u64) -> f64 {
+        if k == self.steps {
+            return self.stop;
+        }
+        self.start + k as f64 * (self.stop - self.start) / self.steps as f64
+    }
 }
 
 /// What a run produced: the time grid, one column per recorded unknown, and the counters.
@@ -89,6 +101,7 @@ pub fn simulate(
         jac,
     } = m;
     let mut model = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
+    model.enter_interval_from(options.start);
     let (mut x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
     let clock = Instant::now();
@@ -97,18 +110,19 @@ pub fn simulate(
     let (stats, sparse) = match options.partition {
         Partition::None => {
             let mut stepper = Stepper::new(options.method, options.tol, &model);
-            let h = (options.stop - options.start) / options.steps as f64;
+            let breakpoints = model.breakpoints().to_vec();
             let mut result = recorder.at_states(&mut model, options.start, &x);
             for k in 0..options.steps {
                 if result.is_err() {
                     break;
                 }
-                let t = options.start + k as f64 * h;
-                if let Err(e) = stepper.step(&mut model, t, h, &mut x) {
+                let (t, t_next) = (options.time(k), options.time(k + 1));
+                if let Err(e) = step_to(&mut stepper, &mut model, &breakpoints, (t, t_next), &mut x)
+                {
                     result = Err(Failure::Step(e));
                     break;
                 }
-                result = recorder.at_states(&mut model, options.start + (k + 1) as f64 * h, &x);
+                result = recorder.at_states(&mut model, t_next, &x);
                 progress(k + 1);
             }
             result?;
@@ -132,6 +146,21 @@ pub fn simulate(
     Ok(recorder.finish(stats, init_iterations, sparse, integration))
 }
 
+/// Steps from `t` to `t_next`, ending a step at each breakpoint between them.
+fn step_to(
+    stepper: &mut Stepper,
+    model: &mut CompiledModel,
+    breakpoints: &[f64],
+    (t, t_next): (f64, f64),
+    x: &mut [f64],
+) -> Result<(), StepFailure> {
+    for (a, b) in pieces(breakpoints, t, t_next) {
+        model.enter_interval(a, b);
+        stepper.step(model, a, b - a, x)?;
+    }
+    Ok(())
+}
+
 /// The variable-step reference run: BDF with `options.tol` as relative and absolute
 /// tolerance, the solution reported on the fixed grid of `options.steps` intervals.
 pub fn simulate_bdf(
@@ -146,28 +175,33 @@ pub fn simulate_bdf(
     // fast while the other ran, and starting the thread cost 50-100 us: the setup took
     // longer in most runs (BENCHMARKS.md).
     let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
+    model.enter_interval_from(options.start);
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
-    let h = (options.stop - options.start) / options.steps as f64;
     let bdf = BdfOptions {
         rtol: options.tol,
         atol: options.tol,
-        output_times: (1..options.steps)
-            .map(|k| options.start + k as f64 * h)
-            .collect(),
+        output_times: (1..options.steps).map(|k| options.time(k)).collect(),
+        max_step: options.max_step,
         ..BdfOptions::default()
     };
     let mut states: Vec<(f64, Vec<f64>)> = Vec::with_capacity(options.steps as usize + 1);
-    let outcome = integrate_bdf_with(
-        &mut model,
-        matrix,
-        &x,
-        options.start,
-        options.stop,
-        &bdf,
-        &mut |t, x| states.push((t, x.to_vec())),
-    )
-    .map_err(Failure::Bdf)?;
+    let outcome = if options.steps == 0 {
+        // Initialisation only: the initial state is the whole trajectory.
+        states.push((options.start, x.clone()));
+        BdfOutcome::none(x.clone())
+    } else {
+        integrate_bdf_with(
+            &mut model,
+            matrix,
+            &x,
+            options.start,
+            options.stop,
+            &bdf,
+            &mut |t, x| states.push((t, x.to_vec())),
+        )
+        .map_err(Failure::Bdf)?
+    };
     let sources: Vec<Source> = outputs
         .iter()
         .map(|&u| source(m.causal, &model, u))
@@ -210,6 +244,7 @@ impl<'a> Recorder<'a> {
     /// integration: not counted).
     fn at_states(&mut self, model: &mut CompiledModel, t: f64, x: &[f64]) -> Result<(), Failure> {
         if self.evaluate {
+            model.enter_interval_from(t);
             let mut dx = vec![0.0; x.len()];
             model
                 .rhs(t, x, &mut dx)

@@ -38,6 +38,32 @@ pub trait OdeSystem {
     fn jacobian_is_constant(&self) -> bool {
         false
     }
+
+    /// The times at which `f` may jump (relations between `time` and parameters), ascending.
+    /// Every integrator ends a step exactly at each.
+    fn breakpoints(&self) -> &[f64] {
+        &[]
+    }
+
+    /// Until the next call, relations that switch at breakpoints keep the values they have
+    /// inside `(from, to)`, also at its ends: a step ending at a breakpoint sees the model
+    /// before the switch, and the next one after it.
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        let _ = (from, to);
+    }
+}
+
+/// The pieces `(a, b)` of `[from, to]` between the breakpoints inside it, in order.
+pub fn pieces(breakpoints: &[f64], from: f64, to: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    let inner = breakpoints
+        .iter()
+        .copied()
+        .filter(move |&b| b > from && b < to);
+    inner.chain(std::iter::once(to)).scan(from, |a, b| {
+        let piece = (*a, b);
+        *a = b;
+        Some(piece)
+    })
 }
 
 /// What an integration cost (SPEC §6).

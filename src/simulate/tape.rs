@@ -222,6 +222,13 @@ pub struct Tape {
     pub mode: WeakReads,
     /// The largest loop block (sizes the scratch space).
     pub max_loop: usize,
+    /// The time that relations between `time` and a parameter expression read (`time < t0`):
+    /// the integrators hold it inside the interval between two breakpoints, so that such a
+    /// relation switches exactly at its breakpoint.
+    pub switch_time: Reg,
+    /// Registers holding each such relation's parameter side (its breakpoint), set by the
+    /// setup code.
+    pub breakpoints: Vec<Reg>,
 }
 
 impl Tape {
@@ -522,7 +529,8 @@ impl Compiler<'_> {
             for (slot, &k) in operands.iter_mut().zip(kids.as_slice()) {
                 *slot = self.emitted.get(k).expect("operands are emitted first");
             }
-            let args = &operands[..kids.as_slice().len()];
+            let args = &mut operands[..kids.as_slice().len()];
+            self.switch_on_breakpoint(node, args);
             let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
             let dst = self.alloc();
             let instr = self.instr(node, dst, args);
@@ -545,6 +553,25 @@ impl Compiler<'_> {
         }
         self.emit_stack = stack;
         self.emitted.get(root).expect("the root is emitted").0
+    }
+
+    /// A relation between `time` and an expression of parameters and constants reads
+    /// [`Tape::switch_time`] instead of the time, and its parameter side is a breakpoint.
+    fn switch_on_breakpoint(&mut self, node: Node, args: &mut [(Reg, Class)]) {
+        let Node::Cmp(_, a, b) = node else {
+            return;
+        };
+        let time = self.tape.time_reg();
+        let (time_side, other) = match (self.pool.node(a), self.pool.node(b)) {
+            (Node::Time, _) => (0, 1),
+            (_, Node::Time) => (1, 0),
+            _ => return,
+        };
+        if args[time_side].0 != time || args[other].1 != Class::Setup {
+            return;
+        }
+        args[time_side].0 = self.tape.switch_time;
+        self.tape.breakpoints.push(args[other].0);
     }
 
     /// The nodes an instruction for `e` reads: its children, except that `a + (−b)` and
@@ -755,6 +782,7 @@ pub fn compile(
 ) -> Tape {
     let n = dae.variables.len();
     let base = 2 * n + 1 + if mode == WeakReads::Exchanged { n } else { 0 };
+    let switch_time = base as Reg;
     let mut is_unknown = vec![false; base];
     for v in dae.var_ids() {
         match dae.var(v).kind {
@@ -772,11 +800,13 @@ pub fn compile(
             steps: Vec::with_capacity(causal.steps.len()),
             setup: 0..0,
             extra: Vec::with_capacity(extra.len()),
-            registers: base,
+            registers: base + 1,
             constants: Vec::new(),
             vars: n,
             mode,
             max_loop: 0,
+            switch_time,
+            breakpoints: Vec::new(),
         },
         setup_code: Vec::new(),
         setup_nodes: NodeTable::new(&dae.pool),

@@ -1,0 +1,245 @@
+//! Answers that were wrong or refused: breakpoints of time-dependent inputs in every
+//! integrator, `--max-step`, a run of initialisation only, negative option values.
+
+mod simulate_support;
+
+use std::process::Command;
+
+use mocca::causal::initial_point;
+use mocca::simulate::fixed_step::Method;
+use mocca::simulate::run::{Options, Partition, Trajectory, simulate, simulate_bdf};
+use mocca::structure::Unknown;
+use simulate_support::{Loaded, example, inline};
+
+fn options(method: Method, stop: f64, steps: u64) -> Options {
+    Options {
+        method,
+        start: 0.0,
+        stop,
+        steps,
+        tol: 1e-8,
+        partition: Partition::None,
+        max_step: f64::INFINITY,
+    }
+}
+
+fn states(m: &Loaded) -> Vec<Unknown> {
+    m.causal
+        .states
+        .iter()
+        .map(|&v| Unknown::Algebraic(v))
+        .collect()
+}
+
+fn fixed(m: &Loaded, options: &Options) -> Trajectory {
+    let start = initial_point(&m.dae).expect("parameters");
+    simulate(m.model(), &start, options, &states(m), |_| {}).expect("simulates")
+}
+
+fn bdf(m: &Loaded, options: &Options) -> Trajectory {
+    let start = initial_point(&m.dae).expect("parameters");
+    simulate_bdf(m.model(), &start, options, &states(m)).expect("simulates")
+}
+
+fn last(t: &Trajectory) -> Vec<f64> {
+    t.columns
+        .iter()
+        .map(|c| *c.last().expect("a row"))
+        .collect()
+}
+
+/// Before breakpoints, BDF took three steps over the quarter car's curb (between t = 1 and
+/// 1.5), never saw it, and ended with the road at 0 instead of 0.2.
+#[test]
+fn bdf_sees_the_quarter_cars_curb() {
+    let m = example("quarter_car.mo", &[]);
+    let road = m
+        .causal
+        .states
+        .iter()
+        .position(|&v| m.dae.var(v).name == "x_r")
+        .expect("x_r is a state");
+    let fine = last(&fixed(&m, &options(Method::Trapezoidal, 3.0, 30_000)));
+    for (steps, tol) in [(3000, 1e-8), (3, 1e-8), (1, 1e-6)] {
+        let mut o = options(Method::ImplicitEuler, 3.0, steps);
+        o.tol = tol;
+        let end = last(&bdf(&m, &o));
+        assert!(
+            (end[road] - 0.2).abs() < 1e-5_f64.max(tol * 100.0),
+            "x_r(3) = {} (outputs {steps}, tol {tol})",
+            end[road]
+        );
+        for (i, (a, b)) in end.iter().zip(&fine).enumerate() {
+            assert!(
+                (a - b).abs() < 1e-3,
+                "state {i} at t = 3: BDF {a}, trapezoidal {b} (outputs {steps}, tol {tol})"
+            );
+        }
+    }
+}
+
+/// `der(x)` switches from 1 to 0 at t = 0.3, between two points of a 0.25 grid: each
+/// integrator ends a step there, so x(1) = 0.3 exactly (the integrand is constant on each
+/// side). Without the breakpoint, explicit Euler gave 0.5.
+#[test]
+fn every_integrator_ends_a_step_at_a_breakpoint() {
+    let model = |relation: &str| {
+        inline(&format!(
+            "model Switch\n  parameter Real t0 = 0.1;\n  parameter Real T = 0.2;\n  \
+             Real x(start = 0, fixed = true);\nequation\n  der(x) = {relation};\nend Switch;\n"
+        ))
+    };
+    for relation in [
+        "if time < 0.3 then 1 else 0",
+        "if noEvent(time < t0 + T) then 1 else 0",
+        "if t0 + T <= time then 0 else 1",
+        "if time >= t0 + T then 0 else 1",
+    ] {
+        let m = model(relation);
+        for method in [
+            Method::ExplicitEuler,
+            Method::Heun,
+            Method::ImplicitEuler,
+            Method::Trapezoidal,
+        ] {
+            let x = last(&fixed(&m, &options(method, 1.0, 4)))[0];
+            assert!(
+                (x - 0.3).abs() < 1e-12,
+                "{relation}, {method:?}: x(1) = {x}"
+            );
+        }
+        let x = last(&bdf(&m, &options(Method::ImplicitEuler, 1.0, 4)))[0];
+        assert!((x - 0.3).abs() < 1e-9, "{relation}, BDF: x(1) = {x}");
+    }
+}
+
+/// A step on either side of a breakpoint sees the branch of its own side, also at the end
+/// it shares with the breakpoint; a recorded point at the breakpoint is after the switch.
+#[test]
+fn the_branch_switches_exactly_at_the_breakpoint() {
+    let m = inline(
+        "model Jump\n  Real x(start = 0, fixed = true);\n  Real y;\nequation\n  \
+         y = if time <= 0.5 then 1 else 2;\n  der(x) = y;\nend Jump;\n",
+    );
+    let y = m.dae.lookup("y").expect("y");
+    let start = initial_point(&m.dae).expect("parameters");
+    let o = options(Method::ImplicitEuler, 1.0, 2);
+    let outputs = [Unknown::Algebraic(y), states(&m)[0]];
+    let r = simulate(m.model(), &start, &o, &outputs, |_| {}).expect("simulates");
+    assert_eq!(r.times, [0.0, 0.5, 1.0]);
+    assert_eq!(r.columns[0], [1.0, 2.0, 2.0], "y before, at and after 0.5");
+    // Implicit Euler is exact on a piecewise-constant right-hand side.
+    assert_eq!(r.columns[1], [0.0, 0.5, 1.5], "x");
+}
+
+/// `--max-step` bounds every BDF step: a linear decay would otherwise take a few long steps.
+#[test]
+fn bdf_keeps_below_the_largest_step() {
+    let m = inline(
+        "model Decay\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend Decay;\n",
+    );
+    let free = bdf(&m, &options(Method::ImplicitEuler, 10.0, 1));
+    let mut o = options(Method::ImplicitEuler, 10.0, 1);
+    o.max_step = 0.01;
+    let bounded = bdf(&m, &o);
+    assert!(
+        free.stats.steps < 500,
+        "{} steps unbounded",
+        free.stats.steps
+    );
+    assert!(
+        bounded.stats.steps >= 1000,
+        "{} steps with h ≤ 0.01 over 10 s",
+        bounded.stats.steps
+    );
+    let x = last(&bounded)[0];
+    assert!((x - (-10.0_f64).exp()).abs() < 1e-6, "x(10) = {x}");
+}
+
+fn mocca(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mocca runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn temp_csv(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("mocca-{}-{name}.csv", std::process::id()))
+}
+
+/// The issue's own command: the road ends at 0.2 through the binary too.
+#[test]
+fn the_quarter_car_under_bdf_through_the_binary() {
+    let out = temp_csv("quarter-bdf");
+    let path = out.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&[
+        "simulate",
+        "examples/quarter_car.mo",
+        "--method",
+        "bdf",
+        "--stop",
+        "3",
+        "--vars",
+        "x_r",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(&out).expect("written");
+    let _ = std::fs::remove_file(&out);
+    let end: f64 = csv
+        .lines()
+        .last()
+        .and_then(|l| l.split(',').nth(1))
+        .and_then(|x| x.parse().ok())
+        .expect("a value");
+    assert!((end - 0.2).abs() < 1e-6, "x_r(3) = {end}");
+}
+
+/// `--stop` equal to `--start` initialises and writes that one row, for every method; a
+/// negative `--start` is a value, not an option.
+#[test]
+fn initialisation_only_and_negative_times() {
+    for method in ["implicit-euler", "bdf"] {
+        let out = temp_csv(&format!("init-{method}"));
+        let path = out.to_str().expect("utf-8");
+        let (_, err, code) = mocca(&[
+            "simulate",
+            "examples/quarter_car.mo",
+            "--method",
+            method,
+            "--start",
+            "-1",
+            "--stop",
+            "-1",
+            "--out",
+            path,
+        ]);
+        assert_eq!(code, 0, "{method}: {err}");
+        let csv = std::fs::read_to_string(&out).expect("written");
+        let _ = std::fs::remove_file(&out);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows.len(), 2, "{method}: header and one row: {csv}");
+        let time: f64 = rows[1]
+            .split(',')
+            .next()
+            .and_then(|t| t.parse().ok())
+            .expect("a time");
+        assert_eq!(time, -1.0, "{method}: {}", rows[1]);
+    }
+    let (_, err, code) = mocca(&[
+        "simulate",
+        "examples/quarter_car.mo",
+        "--start",
+        "0",
+        "--stop",
+        "-1",
+    ]);
+    assert_eq!(code, 2, "stop before start is bad usage: {err}");
+}
