@@ -243,3 +243,89 @@ fn initialisation_only_and_negative_times() {
     ]);
     assert_eq!(code, 2, "stop before start is bad usage: {err}");
 }
+
+fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).expect("written");
+    let _ = std::fs::remove_file(path);
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header");
+    let mut names = Vec::new();
+    let (mut field, mut quoted) = (String::new(), false);
+    for c in header.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => names.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    names.push(field);
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().expect("a number")).collect())
+        .collect();
+    (names, rows)
+}
+
+const ARRAY_MODEL: &str = "tests/data/recordable.mo";
+
+/// Every declared variable can be recorded: states, an array element with two subscripts,
+/// alias-eliminated variables (recomputed from their alias), a parameter and an input
+/// (constant columns) and a derivative. Before, `x[1,2]` split at its comma and aliases,
+/// parameters and inputs were refused.
+#[test]
+fn every_variable_is_recordable() {
+    let out = temp_csv("recordable");
+    let path = out.to_str().expect("utf-8");
+    let vars = "x[1,2], y,z,k,u,der(x[1,2]),'x[2,1]'";
+    let (_, err, code) = mocca(&[
+        "simulate",
+        ARRAY_MODEL,
+        "--vars",
+        vars,
+        "--stop",
+        "0.01",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (names, rows) = read_csv(&out);
+    assert_eq!(
+        names,
+        [
+            "time",
+            "x[1,2]",
+            "y",
+            "z",
+            "k",
+            "u",
+            "der(x[1,2])",
+            "x[2,1]"
+        ]
+    );
+    assert_eq!(rows.len(), 11);
+    for row in &rows {
+        let (x12, y, z, k, u, dx12, x21) = (row[1], row[2], row[3], row[4], row[5], row[6], row[7]);
+        assert_eq!(y, x12, "y = x[1,2]");
+        assert_eq!(z, -x12, "z = -y");
+        assert_eq!((k, u), (2.0, 0.0), "parameter and input");
+        assert!((dx12 + k * x12).abs() < 1e-12, "der(x[1,2]) = -k x[1,2]");
+        assert_eq!(x21, x12, "the same decay");
+    }
+    let (_, err, code) = mocca(&[
+        "simulate",
+        ARRAY_MODEL,
+        "--vars",
+        "all",
+        "--stop",
+        "0.01",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (names, _) = read_csv(&out);
+    for name in ["k", "u", "y", "z", "x[1,1]", "x[1,2]", "x[2,1]", "x[2,2]"] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    let (_, err, code) = mocca(&["simulate", ARRAY_MODEL, "--vars", "x[3,1]"]);
+    assert_eq!(code, 2, "an element that does not exist is refused: {err}");
+    assert!(err.contains("x[3,1]"), "{err}");
+}

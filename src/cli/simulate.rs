@@ -15,6 +15,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use crate::causal::{Causal, WeakCycle, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
+use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
 use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
@@ -69,7 +70,8 @@ pub struct SimulateArgs {
     /// Write the trajectory as CSV
     #[arg(long, value_name = "FILE.csv")]
     pub out: Option<PathBuf>,
-    /// Variables to record (default: the states); `der(x)` names a derivative
+    /// Variables to record (default: the states): any variable of the model, `der(x)` of a
+    /// state, or `all`
     #[arg(long, value_name = "a,b,..")]
     pub vars: Option<String>,
     /// A reference CSV (time + named columns) to compute the RMSE against
@@ -329,54 +331,79 @@ fn write_out(path: &std::path::Path, names: &[String], t: &run::Trajectory) -> s
     std::io::Write::flush(&mut file)
 }
 
-/// The recorded variables: the states by default, else the names given (`der(x)` allowed).
+/// The recorded variables: the states by default, `all` for every variable, else the names
+/// given (`der(x)` of a state allowed).
 fn outputs(
     dae: &Dae,
     causal: &Causal,
     vars: Option<&str>,
 ) -> Result<(Vec<String>, Vec<Unknown>), String> {
-    let Some(vars) = vars else {
-        return Ok((
-            causal
-                .states
-                .iter()
-                .map(|&v| dae.var(v).name.clone())
-                .collect(),
-            causal
-                .states
-                .iter()
-                .map(|&v| Unknown::Algebraic(v))
-                .collect(),
-        ));
-    };
-    let mut names = Vec::new();
-    let mut unknowns = Vec::new();
-    for name in vars.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (inner, derivative) = match name.strip_prefix("der(").and_then(|s| s.strip_suffix(')'))
-        {
-            Some(inner) => (inner, true),
-            None => (name, false),
-        };
-        let v = dae
-            .lookup(inner)
-            .ok_or_else(|| format!("`{inner}` is not a variable of the model"))?;
-        let kind = dae.var(v).kind;
-        let unknown = if derivative {
-            if !causal.states.contains(&v) {
-                return Err(format!(
-                    "`{inner}` is not a state, so `{name}` is not computed"
-                ));
+    let chosen: Vec<VarId> = match vars.map(str::trim) {
+        None => causal.states.clone(),
+        Some("all") => dae.var_ids().collect(),
+        Some(list) => {
+            let mut names = Vec::new();
+            let mut unknowns = Vec::new();
+            for name in split_names(list) {
+                let (name, unknown) = named_output(dae, causal, &name)?;
+                names.push(name);
+                unknowns.push(unknown);
             }
-            Unknown::Derivative(v)
-        } else if kind.is_unknown() {
-            Unknown::Algebraic(v)
-        } else {
-            return Err(format!("`{name}` is not a state or algebraic variable"));
-        };
-        names.push(name.to_string());
-        unknowns.push(unknown);
+            return Ok((names, unknowns));
+        }
+    };
+    let names = chosen.iter().map(|&v| dae.var(v).name.clone()).collect();
+    Ok((names, chosen.into_iter().map(Unknown::Algebraic).collect()))
+}
+
+/// The names of a comma-separated list, without blanks; commas inside brackets separate
+/// subscripts (`x[1,2]`), not names.
+fn split_names(list: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in list.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                names.push(std::mem::take(&mut current));
+                continue;
+            }
+            c if c.is_whitespace() => continue,
+            _ => {}
+        }
+        current.push(c);
     }
-    Ok((names, unknowns))
+    names.push(current);
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+/// What `name` (`x`, `'x[1,2]'`, `der(x)`) records, and its column's name (the flat name,
+/// unquoted).
+fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unknown), String> {
+    let (inner, derivative) = match name.strip_prefix("der(").and_then(|s| s.strip_suffix(')')) {
+        Some(inner) => (inner, true),
+        None => (name, false),
+    };
+    let unquoted = inner
+        .strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or(inner);
+    let v = dae
+        .lookup(unquoted)
+        .ok_or_else(|| format!("`{inner}` is not a variable of the model"))?;
+    let flat = &dae.var(v).name;
+    if !derivative {
+        return Ok((flat.clone(), Unknown::Algebraic(v)));
+    }
+    if !causal.states.contains(&v) {
+        return Err(format!(
+            "`{inner}` is not a state, so `{name}` is not computed"
+        ));
+    }
+    Ok((format!("der({flat})"), Unknown::Derivative(v)))
 }
 
 /// A progress bar on a terminal, nothing when piped.

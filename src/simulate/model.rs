@@ -8,7 +8,7 @@
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::{Dae, VarKind};
 use crate::expr::hash::FxHashMap as HashMap;
-use crate::expr::{ExprId, Node, VarId};
+use crate::expr::{ExprId, ExprPool, Node, Values, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::Unknown;
 
@@ -267,6 +267,12 @@ impl CompiledModel {
         self.forget_evaluations();
     }
 
+    /// The value of `e` (over the pool the model was compiled from) at the current values;
+    /// NaN where it reads something the tape does not hold.
+    pub fn evaluate(&self, pool: &ExprPool, e: ExprId) -> f64 {
+        pool.eval(e, &RegisterValues(self)).unwrap_or(f64::NAN)
+    }
+
     /// The current state vector.
     pub fn state_values(&self) -> Vec<f64> {
         self.state_regs.iter().map(|&r| self.value(r)).collect()
@@ -382,6 +388,21 @@ fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
         .iter()
         .map(|v| by_var.get(v).copied().unwrap_or(groups.inputs))
         .collect()
+}
+
+/// The registers as values of the variables, derivatives and time.
+struct RegisterValues<'m>(&'m CompiledModel);
+
+impl Values for RegisterValues<'_> {
+    fn var(&self, v: VarId) -> Option<f64> {
+        Some(self.0.value(self.0.tape.var_reg(v)))
+    }
+    fn der(&self, v: VarId) -> Option<f64> {
+        Some(self.0.value(self.0.tape.der_reg(v)))
+    }
+    fn time(&self) -> Option<f64> {
+        Some(self.0.value(self.0.tape.time_reg()))
+    }
 }
 
 /// The finite values of the tape's breakpoint registers, ascending, without repeats.

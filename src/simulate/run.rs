@@ -6,7 +6,8 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use crate::causal::{Causal, Point};
-use crate::dae::Dae;
+use crate::dae::{Dae, VarKind};
+use crate::expr::ExprId;
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
@@ -105,7 +106,10 @@ pub fn simulate(
     let (mut x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
     let clock = Instant::now();
-    let sources: Vec<Source> = outputs.iter().map(|&u| source(causal, &model, u)).collect();
+    let sources: Vec<Source> = outputs
+        .iter()
+        .map(|&u| source(dae, causal, &model, u))
+        .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     let (stats, sparse) = match options.partition {
         Partition::None => {
@@ -204,7 +208,7 @@ pub fn simulate_bdf(
     };
     let sources: Vec<Source> = outputs
         .iter()
-        .map(|&u| source(m.causal, &model, u))
+        .map(|&u| source(m.dae, m.causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(m.dae, sources, states.len());
     for (t, x) in &states {
@@ -216,6 +220,7 @@ pub fn simulate_bdf(
 
 /// Collects the recorded outputs point by point and checks the assertions at each.
 struct Recorder<'a> {
+    dae: &'a Dae,
     sources: Vec<Source>,
     times: Vec<f64>,
     columns: Vec<Vec<f64>>,
@@ -229,8 +234,9 @@ impl<'a> Recorder<'a> {
     fn new(dae: &'a Dae, sources: Vec<Source>, capacity: usize) -> Recorder<'a> {
         let checker = Checker::new(dae);
         let evaluate =
-            !checker.is_empty() || sources.iter().any(|s| matches!(s, Source::Register(_)));
+            !checker.is_empty() || sources.iter().any(|s| !matches!(s, Source::State(_)));
         Recorder {
+            dae,
             columns: vec![Vec::with_capacity(capacity); sources.len()],
             sources,
             times: Vec::with_capacity(capacity),
@@ -256,6 +262,7 @@ impl<'a> Recorder<'a> {
             column.push(match *s {
                 Source::State(i) => x[i],
                 Source::Register(r) => model.value(r),
+                Source::Alias(e) => model.evaluate(&self.dae.pool, e),
             });
         }
         Ok(())
@@ -269,11 +276,11 @@ impl<'a> Recorder<'a> {
         }
         self.times.push(t);
         for (column, s) in self.columns.iter_mut().zip(&self.sources) {
-            let r = match *s {
-                Source::State(i) => model.tape.var_reg(causal.states[i]),
-                Source::Register(r) => r,
-            };
-            column.push(model.value(r));
+            column.push(match *s {
+                Source::State(i) => model.value(model.tape.var_reg(causal.states[i])),
+                Source::Register(r) => model.value(r),
+                Source::Alias(e) => model.evaluate(&self.dae.pool, e),
+            });
         }
         ControlFlow::Continue(())
     }
@@ -317,14 +324,23 @@ impl<'a> Recorder<'a> {
 enum Source {
     /// Index into the state vector.
     State(usize),
+    /// A register of the tape: an unknown, or a parameter, constant or input (fixed for the
+    /// run).
     Register(super::tape::Reg),
+    /// An alias-eliminated variable: its binding over the variable it is an alias of.
+    Alias(ExprId),
 }
 
-fn source(causal: &Causal, model: &CompiledModel, u: Unknown) -> Source {
+/// Where the value of `u` is: for a variable that is not an unknown, its register or its
+/// alias binding.
+fn source(dae: &Dae, causal: &Causal, model: &CompiledModel, u: Unknown) -> Source {
     match u {
         Unknown::Algebraic(v) => match causal.states.iter().position(|&s| s == v) {
             Some(i) => Source::State(i),
-            None => Source::Register(model.unknown_reg(u)),
+            None => match (dae.var(v).kind, dae.var(v).binding) {
+                (VarKind::Alias, Some(binding)) => Source::Alias(binding),
+                _ => Source::Register(model.unknown_reg(u)),
+            },
         },
         Unknown::Derivative(_) => Source::Register(model.unknown_reg(u)),
     }
