@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::dae::{Dae, VarKind};
 use crate::expr::{ExprId, ExprPool, Node, Values, VarId};
+use crate::newton;
 use crate::structure::{BlockKind, Structure, Unknown};
 
 #[derive(Clone, Debug)]
@@ -210,8 +211,9 @@ impl Point {
 /// Why evaluating the causal form failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EvalFailure {
-    /// Newton did not converge on this step (index into `Causal::steps`).
-    NoConvergence(usize),
+    /// Newton did not converge on this step (index into `Causal::steps`), leaving this
+    /// largest residual.
+    NoConvergence { step: usize, residual: f64 },
     /// A value became NaN or infinite on this step.
     NotFinite(usize),
     /// A parameter's value could not be computed (its binding refers to itself).
@@ -292,9 +294,6 @@ fn eval_known(
     }
     Ok(dae.pool.eval(e, &Known(known)).unwrap_or(f64::NAN))
 }
-
-const NEWTON_TOL: f64 = 1e-10;
-const NEWTON_MAX: usize = 50;
 
 impl Causal {
     /// The steps reordered so that a step reading `last(v)`, or a weak variable `v`, comes
@@ -408,8 +407,15 @@ impl Causal {
                     derivative,
                     ..
                 } => {
-                    newton_scalar(pool, point, *target, *residual, *derivative)
-                        .ok_or(EvalFailure::NoConvergence(k))?;
+                    let mut block = ScalarBlock {
+                        pool,
+                        point,
+                        target: *target,
+                        exprs: [*residual, *derivative],
+                        slope: 0.0,
+                    };
+                    newton::solve(&mut block, 1, &mut newton::Work::new(1))
+                        .map_err(|residual| EvalFailure::NoConvergence { step: k, residual })?;
                 }
                 Step::Loop {
                     targets,
@@ -417,8 +423,20 @@ impl Causal {
                     jacobian,
                     ..
                 } => {
-                    newton_block(pool, point, targets, residuals, jacobian)
-                        .ok_or(EvalFailure::NoConvergence(k))?;
+                    let mut block = LoopBlock {
+                        pool,
+                        point,
+                        targets,
+                        residuals,
+                        jacobian,
+                        lu: None,
+                    };
+                    newton::solve(
+                        &mut block,
+                        targets.len(),
+                        &mut newton::Work::new(targets.len()),
+                    )
+                    .map_err(|residual| EvalFailure::NoConvergence { step: k, residual })?;
                 }
             }
             if step.targets().iter().any(|&u| !point.get(u).is_finite()) {
@@ -429,57 +447,91 @@ impl Causal {
     }
 }
 
-fn newton_scalar(
-    pool: &ExprPool,
-    point: &mut Point,
+/// A scalar implicit step as a Newton system over the reference evaluator.
+struct ScalarBlock<'a> {
+    pool: &'a ExprPool,
+    point: &'a mut Point,
     target: Unknown,
-    residual: ExprId,
-    derivative: ExprId,
-) -> Option<()> {
-    for _ in 0..NEWTON_MAX {
-        let r = pool.eval(residual, point).ok()?;
-        if r.abs() <= NEWTON_TOL * (1.0 + point.get(target).abs()) {
-            return Some(());
-        }
-        let d = pool.eval(derivative, point).ok()?;
-        if d == 0.0 || !d.is_finite() {
-            return None;
-        }
-        point.set(target, point.get(target) - r / d);
-    }
-    None
+    /// The residual and its derivative by the target.
+    exprs: [ExprId; 2],
+    slope: f64,
 }
 
-fn newton_block(
-    pool: &ExprPool,
-    point: &mut Point,
-    targets: &[Unknown],
-    residuals: &[ExprId],
-    jacobian: &[(usize, usize, ExprId)],
-) -> Option<()> {
-    let n = targets.len();
-    for _ in 0..NEWTON_MAX {
-        let r: Vec<f64> = residuals
-            .iter()
-            .map(|&e| pool.eval(e, point))
-            .collect::<Result<_, _>>()
-            .ok()?;
-        let scale = 1.0
-            + targets
-                .iter()
-                .map(|&u| point.get(u).abs())
-                .fold(0.0, f64::max);
-        if r.iter().all(|x| x.abs() <= NEWTON_TOL * scale) {
-            return Some(());
-        }
-        let mut j = nalgebra::DMatrix::<f64>::zeros(n, n);
-        for &(row, col, d) in jacobian {
-            j[(row, col)] = pool.eval(d, point).ok()?;
-        }
-        let step = j.lu().solve(&nalgebra::DVector::from_vec(r))?;
-        for (c, &u) in targets.iter().enumerate() {
-            point.set(u, point.get(u) - step[c]);
+impl newton::System for ScalarBlock<'_> {
+    fn residuals(&mut self, r: &mut [f64]) {
+        r[0] = self
+            .pool
+            .eval(self.exprs[0], self.point)
+            .unwrap_or(f64::NAN);
+    }
+    fn targets(&self, y: &mut [f64]) {
+        y[0] = self.point.get(self.target);
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        self.point.set(self.target, y[0]);
+    }
+    fn factor(&mut self) -> bool {
+        self.slope = self
+            .pool
+            .eval(self.exprs[1], self.point)
+            .unwrap_or(f64::NAN);
+        self.slope != 0.0 && self.slope.is_finite()
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        v[0] /= self.slope;
+    }
+}
+
+/// An algebraic loop as a Newton system over the reference evaluator.
+struct LoopBlock<'a> {
+    pool: &'a ExprPool,
+    point: &'a mut Point,
+    targets: &'a [Unknown],
+    residuals: &'a [ExprId],
+    jacobian: &'a [(usize, usize, ExprId)],
+    lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+}
+
+impl newton::System for LoopBlock<'_> {
+    fn residuals(&mut self, r: &mut [f64]) {
+        for (ri, &e) in r.iter_mut().zip(self.residuals) {
+            *ri = self.pool.eval(e, self.point).unwrap_or(f64::NAN);
         }
     }
-    None
+    fn targets(&self, y: &mut [f64]) {
+        for (yi, &u) in y.iter_mut().zip(self.targets) {
+            *yi = self.point.get(u);
+        }
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        for (&yi, &u) in y.iter().zip(self.targets) {
+            self.point.set(u, yi);
+        }
+    }
+    fn factor(&mut self) -> bool {
+        let n = self.targets.len();
+        let mut j = nalgebra::DMatrix::<f64>::zeros(n, n);
+        for &(row, col, d) in self.jacobian {
+            j[(row, col)] = self.pool.eval(d, self.point).unwrap_or(f64::NAN);
+        }
+        let lu = j.lu();
+        let usable = is_usable(&lu);
+        self.lu = Some(lu);
+        usable
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        let solved = self.lu.as_ref().and_then(|lu| {
+            let mut x = nalgebra::DVector::from_column_slice(v);
+            lu.solve_mut(&mut x).then_some(x)
+        });
+        match solved {
+            Some(x) => v.copy_from_slice(x.as_slice()),
+            None => v.fill(f64::NAN),
+        }
+    }
+}
+
+/// Whether a factorization is invertible with finite entries.
+fn is_usable(lu: &nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>) -> bool {
+    lu.is_invertible() && lu.u().iter().all(|x| x.is_finite())
 }

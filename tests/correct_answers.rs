@@ -329,3 +329,57 @@ fn every_variable_is_recordable() {
     assert_eq!(code, 2, "an element that does not exist is refused: {err}");
     assert!(err.contains("x[3,1]"), "{err}");
 }
+
+/// `(y − x)³ = 0` has a triple root, where Newton converges linearly and the residual is the
+/// error cubed: a residual test alone stopped at y − x = 4e-4. Both the compiled tape and the
+/// reference evaluator now find it to the tolerance.
+#[test]
+fn newton_converges_at_a_singular_root() {
+    let m = inline(
+        "model Triple\n  Real x(start = 1, fixed = true);\n  Real y(start = 3);\nequation\n  \
+         der(x) = -x;\n  (y - x)^3 = 0;\nend Triple;\n",
+    );
+    let (x, y) = (m.dae.lookup("x").expect("x"), m.dae.lookup("y").expect("y"));
+    let start = initial_point(&m.dae).expect("parameters");
+    let o = options(Method::ImplicitEuler, 1.0, 10);
+    let outputs = [Unknown::Algebraic(x), Unknown::Algebraic(y)];
+    let r = simulate(m.model(), &start, &o, &outputs, |_| {}).expect("simulates");
+    for (k, (a, b)) in r.columns[0].iter().zip(&r.columns[1]).enumerate() {
+        assert!((a - b).abs() < 1e-8, "row {k}: x = {a}, y = {b}");
+    }
+    let mut point = start.clone();
+    m.causal
+        .evaluate(&m.dae.pool, &mut point)
+        .expect("the reference evaluator converges");
+    assert!(
+        (point.vars[y.0 as usize] - 1.0).abs() < 1e-8,
+        "reference y = {}",
+        point.vars[y.0 as usize]
+    );
+}
+
+/// A block without a real root names its block, its variable, the residual left and the time.
+#[test]
+fn newton_failure_names_block_variable_and_residual() {
+    std::fs::create_dir_all(std::env::temp_dir()).expect("temp dir");
+    let path = std::env::temp_dir().join(format!("mocca-{}-noroot.mo", std::process::id()));
+    std::fs::write(
+        &path,
+        "model NoRoot\n  Real x(start = 1, fixed = true);\n  Real y(start = 1);\nequation\n  \
+         der(x) = -x;\n  y^2 + 1 = x;\nend NoRoot;\n",
+    )
+    .expect("written");
+    let (_, err, code) = mocca(&["simulate", path.to_str().expect("utf-8")]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 1, "{err}");
+    for part in [
+        "Newton did not converge",
+        "largest residual left",
+        "block 2",
+        "`y`",
+        "y^2 + 1 = x",
+        "at time",
+    ] {
+        assert!(err.contains(part), "`{part}` in:\n{err}");
+    }
+}

@@ -137,8 +137,11 @@ fn fail(sources: &crate::source::SourceMap, d: &Diagnostic) -> ExitCode {
 /// Names the block, equation and variables of a failed evaluation.
 pub(crate) fn failure(dae: &Dae, steps: &[Step], f: &EvalFailure) -> Diagnostic {
     let (k, what) = match f {
-        EvalFailure::NoConvergence(k) => (*k, "Newton did not converge"),
-        EvalFailure::NotFinite(k) => (*k, "a value became NaN or infinite"),
+        EvalFailure::NoConvergence { step, residual } => (
+            *step,
+            format!("Newton did not converge (largest residual left {residual:e})"),
+        ),
+        EvalFailure::NotFinite(k) => (*k, "a value became NaN or infinite".to_string()),
         EvalFailure::Parameter(v) => {
             return Diagnostic::error(format!(
                 "the value of parameter `{}` cannot be computed",

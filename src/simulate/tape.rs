@@ -25,6 +25,7 @@ use std::ops::Range;
 use crate::causal::{Causal, EvalFailure, Step};
 use crate::dae::{Dae, VarKind};
 use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId};
+use crate::newton;
 use crate::structure::Unknown;
 
 use super::batch::{self, Strides};
@@ -845,15 +846,12 @@ fn registers_named(i: &Instr) -> impl Iterator<Item = Reg> {
     regs.into_iter().take(named)
 }
 
-/// Newton settings of the steps, the same as the reference evaluator's.
-const NEWTON_TOL: f64 = 1e-10;
-const NEWTON_MAX: usize = 50;
-
-/// Scratch space of loop blocks, allocated once.
+/// Scratch space of Newton blocks, allocated once.
 #[derive(Clone, Debug)]
 pub struct LoopScratch {
     lu: DenseLu,
     rhs: Vec<f64>,
+    newton: newton::Work,
 }
 
 impl LoopScratch {
@@ -861,7 +859,94 @@ impl LoopScratch {
         LoopScratch {
             lu: DenseLu::new(tape.max_loop),
             rhs: vec![0.0; tape.max_loop],
+            newton: newton::Work::new(tape.max_loop.max(1)),
         }
+    }
+}
+
+/// A scalar implicit step as a Newton system: `regs_of` are its target, residual and
+/// derivative registers, `code` the instructions computing the residual and the derivative.
+struct ScalarBlock<'a> {
+    tape: &'a Tape,
+    regs: &'a mut [f64],
+    regs_of: [Reg; 3],
+    code: [&'a Range<usize>; 2],
+    slope: f64,
+}
+
+impl newton::System for ScalarBlock<'_> {
+    fn residuals(&mut self, r: &mut [f64]) {
+        self.tape.exec(self.code[0].clone(), self.regs);
+        r[0] = self.regs[self.regs_of[1] as usize];
+    }
+    fn targets(&self, y: &mut [f64]) {
+        y[0] = self.regs[self.regs_of[0] as usize];
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        self.regs[self.regs_of[0] as usize] = y[0];
+    }
+    fn factor(&mut self) -> bool {
+        self.tape.exec(self.code[1].clone(), self.regs);
+        self.slope = self.regs[self.regs_of[2] as usize];
+        self.slope != 0.0 && self.slope.is_finite()
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        v[0] /= self.slope;
+    }
+}
+
+/// Factors a loop's Jacobian `∂R/∂Y` from its registers (computed by its `deriv` code).
+fn factor_loop(lu: &mut DenseLu, regs: &[f64], n: usize, jacobian: &[(usize, usize, Reg)]) -> bool {
+    lu.resize(n);
+    lu.clear();
+    for &(r, c, d) in jacobian {
+        lu.set(r, c, regs[d as usize]);
+    }
+    lu.factor()
+}
+
+/// The registers and code of an algebraic loop.
+#[derive(Clone, Copy)]
+struct LoopBlock<'a> {
+    targets: &'a [Reg],
+    residuals: &'a [Reg],
+    iter: &'a Range<usize>,
+    deriv: &'a Range<usize>,
+    jacobian: &'a [(usize, usize, Reg)],
+}
+
+/// An algebraic loop as a Newton system, its Jacobian factored densely.
+struct LoopSystem<'a> {
+    tape: &'a Tape,
+    regs: &'a mut [f64],
+    lu: &'a mut DenseLu,
+    block: LoopBlock<'a>,
+}
+
+impl newton::System for LoopSystem<'_> {
+    fn residuals(&mut self, r: &mut [f64]) {
+        self.tape.exec(self.block.iter.clone(), self.regs);
+        for (ri, &reg) in r.iter_mut().zip(self.block.residuals) {
+            *ri = self.regs[reg as usize];
+        }
+    }
+    fn targets(&self, y: &mut [f64]) {
+        for (yi, &t) in y.iter_mut().zip(self.block.targets) {
+            *yi = self.regs[t as usize];
+        }
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        for (&yi, &t) in y.iter().zip(self.block.targets) {
+            self.regs[t as usize] = yi;
+        }
+    }
+    fn factor(&mut self) -> bool {
+        self.tape.exec(self.block.deriv.clone(), self.regs);
+        let n = self.block.targets.len();
+        factor_loop(self.lu, self.regs, n, self.block.jacobian)
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        self.lu.solve(v);
     }
 }
 
@@ -1053,25 +1138,39 @@ impl Tape {
     ) -> Result<(), EvalFailure> {
         let step = &self.steps[k];
         self.exec(step.pre.clone(), regs);
-        let converged = match &step.code {
-            StepCode::Assign => true,
+        let solved = match &step.code {
+            StepCode::Assign => Ok(()),
             StepCode::Newton {
                 target,
                 residual,
                 derivative,
                 iter,
                 deriv,
-            } => self.newton_scalar(regs, *target, *residual, *derivative, iter, deriv),
+            } => self.newton_scalar(
+                regs,
+                &mut scratch.newton,
+                (*target, *residual, *derivative),
+                (iter, deriv),
+            ),
             StepCode::Loop {
                 targets,
                 residuals,
                 iter,
                 deriv,
                 jacobian,
-            } => self.newton_loop(regs, scratch, targets, residuals, iter, deriv, jacobian),
+            } => {
+                let block = LoopBlock {
+                    targets,
+                    residuals,
+                    iter,
+                    deriv,
+                    jacobian,
+                };
+                self.newton_loop(regs, scratch, block)
+            }
         };
-        if !converged {
-            return Err(EvalFailure::NoConvergence(k));
+        if let Err(residual) = solved {
+            return Err(EvalFailure::NoConvergence { step: k, residual });
         }
         if step.targets.iter().any(|&t| !regs[t as usize].is_finite()) {
             return Err(EvalFailure::NotFinite(k));
@@ -1082,81 +1181,35 @@ impl Tape {
     fn newton_scalar(
         &self,
         regs: &mut [f64],
-        target: Reg,
-        residual: Reg,
-        derivative: Reg,
-        iter: &Range<usize>,
-        deriv: &Range<usize>,
-    ) -> bool {
-        let (t, r, d) = (target as usize, residual as usize, derivative as usize);
-        for _ in 0..NEWTON_MAX {
-            self.exec(iter.clone(), regs);
-            if regs[r].abs() <= NEWTON_TOL * (1.0 + regs[t].abs()) {
-                return true;
-            }
-            self.exec(deriv.clone(), regs);
-            if regs[d] == 0.0 || !regs[d].is_finite() || !regs[r].is_finite() {
-                return false;
-            }
-            regs[t] -= regs[r] / regs[d];
-        }
-        false
+        work: &mut newton::Work,
+        (target, residual, derivative): (Reg, Reg, Reg),
+        (iter, deriv): (&Range<usize>, &Range<usize>),
+    ) -> Result<(), f64> {
+        let mut system = ScalarBlock {
+            tape: self,
+            regs,
+            regs_of: [target, residual, derivative],
+            code: [iter, deriv],
+            slope: 0.0,
+        };
+        newton::solve(&mut system, 1, work)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn newton_loop(
         &self,
         regs: &mut [f64],
         scratch: &mut LoopScratch,
-        targets: &[Reg],
-        residuals: &[Reg],
-        iter: &Range<usize>,
-        deriv: &Range<usize>,
-        jacobian: &[(usize, usize, Reg)],
-    ) -> bool {
-        let n = targets.len();
-        for _ in 0..NEWTON_MAX {
-            self.exec(iter.clone(), regs);
-            let scale = 1.0
-                + targets
-                    .iter()
-                    .map(|&t| regs[t as usize].abs())
-                    .fold(0.0, f64::max);
-            if residuals
-                .iter()
-                .all(|&r| regs[r as usize].abs() <= NEWTON_TOL * scale)
-            {
-                return true;
-            }
-            self.exec(deriv.clone(), regs);
-            if !self.factor_loop(regs, scratch, n, jacobian) {
-                return false;
-            }
-            for (i, &r) in residuals.iter().enumerate() {
-                scratch.rhs[i] = regs[r as usize];
-            }
-            scratch.lu.solve(&mut scratch.rhs[..n]);
-            for (i, &t) in targets.iter().enumerate() {
-                regs[t as usize] -= scratch.rhs[i];
-            }
-        }
-        false
-    }
-
-    /// Factors the loop's Jacobian `∂R/∂Y` from its registers (computed by its `deriv` code).
-    fn factor_loop(
-        &self,
-        regs: &[f64],
-        scratch: &mut LoopScratch,
-        n: usize,
-        jacobian: &[(usize, usize, Reg)],
-    ) -> bool {
-        scratch.lu.resize(n);
-        scratch.lu.clear();
-        for &(r, c, d) in jacobian {
-            scratch.lu.set(r, c, regs[d as usize]);
-        }
-        scratch.lu.factor()
+        block: LoopBlock<'_>,
+    ) -> Result<(), f64> {
+        let n = block.targets.len();
+        let LoopScratch { lu, newton, .. } = scratch;
+        let mut system = LoopSystem {
+            tape: self,
+            regs,
+            lu,
+            block,
+        };
+        newton::solve(&mut system, n, newton)
     }
 
     /// Tangents (forward-mode derivatives) of every register the steps compute, for the seed
@@ -1201,7 +1254,7 @@ impl Tape {
                     self.exec_tangent(iter.clone(), regs, tan);
                     self.exec(deriv.clone(), regs);
                     let n = targets.len();
-                    let factored = self.factor_loop(regs, scratch, n, jacobian);
+                    let factored = factor_loop(&mut scratch.lu, regs, n, jacobian);
                     for (i, &r) in residuals.iter().enumerate() {
                         scratch.rhs[i] = -tan[r as usize];
                     }
