@@ -15,6 +15,7 @@ pub mod frontend;
 pub mod generate;
 pub mod jacobian;
 pub mod load;
+pub mod numfmt;
 pub mod simulate;
 pub mod source;
 pub mod structure;
