@@ -73,7 +73,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
-            "  state    h̄\n  w      0.15\n  phi    1e-7\n  I      12.5\n"
+            "  state     h̄\n  w      0.15\n  phi    1e-7\n  I      12.5\n"
         );
     }
 }
