@@ -16,6 +16,7 @@ pub mod generate;
 pub mod jacobian;
 pub mod load;
 pub mod newton;
+pub mod numfmt;
 pub mod simulate;
 pub mod source;
 pub mod structure;

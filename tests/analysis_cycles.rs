@@ -135,12 +135,14 @@ fn two_masses_have_two_time_scales() {
 }
 
 #[test]
-fn half_car_cancelled_couplings_are_no_edges_and_the_angle_rate_is_a_hub() {
+fn half_car_cancellation_residue_is_an_edge_that_bounds_nothing() {
     let (names, values) = example("half_car.mo", &[]);
     let a = cycles_at(&names, &values, 0.5);
-    // 2 k_f L_f = 2 k_r L_r: z and theta do not feed each other's accelerations. Left: self-loops
-    // of v_z and w_theta, z ↔ v_z, theta ↔ w_theta, v_z ↔ w_theta.
-    assert_eq!(a.enumeration.cycles, 5);
+    // 2 k_f L_f = 2 k_r L_r on paper; in floating point ∂der(v_z)/∂theta comes out 0 and
+    // ∂der(w_theta)/∂z 7e-15. A structural entry with a nonzero value is an edge, so besides
+    // the self-loops of v_z and w_theta, z ↔ v_z, theta ↔ w_theta and v_z ↔ w_theta there is
+    // z → v_z → w_theta → z, whose product 2.1 · 7e-15 bounds nothing.
+    assert_eq!(a.enumeration.cycles, 6);
     // v_z: J = −(2k_f + 2k_r)/M = −98 ⇒ z ↔ v_z gives sqrt(0.5/98).
     assert!(close(h(&names, &a, "z"), (0.5f64 / 98.0).sqrt()));
     // theta ↔ w_theta: (2k_f L_f² + 2k_r L_r²)/J = 50.4.
@@ -148,8 +150,8 @@ fn half_car_cancelled_couplings_are_no_edges_and_the_angle_rate_is_a_hub() {
     let all: Vec<usize> = (0..4).collect();
     let sets = cycle_sets(&a.graph, &all);
     let hub_names: Vec<&str> = sets.hubs.iter().map(|(v, _)| names[*v].as_str()).collect();
-    assert_eq!(hub_names, vec!["v_z", "w_theta"]);
-    assert_eq!(sets.blocks.len(), 3);
+    assert_eq!(hub_names, vec!["w_theta"]);
+    assert_eq!(sets.blocks.len(), 2);
 }
 
 #[test]
@@ -168,12 +170,27 @@ fn rc_ladder_weak_connection_cuts_the_two_cycle() {
 }
 
 #[test]
-fn power_shaft_angle_has_no_bound() {
+fn power_shaft_split_at_the_weak_shaft_leaves_the_angle_without_bound() {
+    // The library's default Jacobian holds weak reads: the decoupled subsystems.
     let (names, values) = example("power_shaft.mo", &[]);
     let a = cycles_at(&names, &values, 0.5);
     assert_eq!(a.enumeration.cycles, 3);
     assert_eq!(h(&names, &a, "mech.inertia.phi"), f64::INFINITY);
     assert_eq!(a.bounds.h_bar.iter().filter(|x| x.is_finite()).count(), 3);
+}
+
+#[test]
+fn entries_many_decades_apart_are_all_edges() {
+    let (names, values) = model_text(
+        "model Decades\n  Real x(start = 1); Real y(start = 1);\nequation\n  \
+         der(x) = -1e7*x + 1e-7*y;\n  der(y) = -1e-7*x - y;\nend Decades;\n",
+    );
+    let a = cycles_at(&names, &values, 0.5);
+    // Two self-loops and x ↔ y, whose product is 1e-14.
+    assert_eq!(a.enumeration.cycles, 3);
+    assert_eq!(a.bounds.cycles_through, vec![2, 2]);
+    // y's own bound 1.5 is below the 2-cycle's sqrt(0.5 / 1e-14).
+    assert_bounds(&a.bounds.h_bar, &[1.5e-7, 1.5]);
 }
 
 #[test]
@@ -398,5 +415,233 @@ fn separability_pictures_are_written_as_svg_and_png() {
         "/nonexistent/dir/map.png",
     ];
     assert_eq!(mocca(&bad).1, 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `(row name, column name, value)` of every entry of `mocca jacobian --format json`.
+fn jacobian_entries(args: &[&str]) -> (Vec<(String, String, f64)>, serde_json::Value) {
+    let mut all = vec!["jacobian"];
+    all.extend_from_slice(args);
+    all.extend(["--format", "json"]);
+    let (json, code) = mocca(&all);
+    assert_eq!(code, 0, "{all:?}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let states: Vec<String> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let mut entries: Vec<(String, String, f64)> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let at = |k: &str| states[e[k].as_u64().unwrap() as usize].clone();
+            (at("row"), at("col"), e["value"].as_f64().unwrap())
+        })
+        .collect();
+    entries.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    (entries, v)
+}
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let (json, code) = mocca(&all);
+    assert_eq!(code, 0, "{all:?}");
+    serde_json::from_str(&json).expect("JSON")
+}
+
+fn state_h_bound(v: &serde_json::Value, name: &str) -> serde_json::Value {
+    let states = v["states"].as_array().unwrap();
+    let s = states.iter().find(|s| s["name"] == name).expect("state");
+    s["h_bound"].clone()
+}
+
+#[test]
+fn analyses_couple_weak_connections_by_default() {
+    // The same model without the `weak` marks: one system, the reference for the coupled
+    // analysis.
+    let text = std::fs::read_to_string("examples/power_shaft.mo").unwrap();
+    let strong = text.replace(
+        "connect(mech.shaft(weak tau), elec.shaft(weak phi));",
+        "connect(mech.shaft, elec.shaft);",
+    );
+    assert_ne!(strong, text);
+    let dir = std::env::temp_dir().join(format!("mocca-strong-shaft-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("power_shaft_strong.mo");
+    std::fs::write(&path, strong).unwrap();
+    let (coupled, v) = jacobian_entries(&["examples/power_shaft.mo"]);
+    let (reference, _) = jacobian_entries(&[path.to_str().unwrap()]);
+    assert_eq!(v["weak"], "coupled");
+    assert_eq!(coupled.len(), reference.len());
+    for (c, r) in coupled.iter().zip(&reference) {
+        assert_eq!((&c.0, &c.1), (&r.0, &r.1));
+        assert!(close(c.2, r.2), "{c:?} against {r:?}");
+    }
+    // The electrical torque reads the angle: d der(w) / d phi = −(P_base E V / X) cos(δ) / J
+    // = −(100 · 1.2 · 1 / 0.5) / 2 at δ = 0.
+    let torque = coupled
+        .iter()
+        .find(|e| e.0 == "mech.inertia.w" && e.1 == "mech.inertia.phi")
+        .expect("the angle feeds the shaft's acceleration");
+    assert!(close(torque.2, -120.0));
+    // So the angle is on a cycle, phi ↔ w with product 120: h̄ = sqrt(0.5 / 120).
+    let cycles = json_of(&["cycles", "examples/power_shaft.mo"]);
+    assert_eq!(cycles["weak"], "coupled");
+    let h = state_h_bound(&cycles, "mech.inertia.phi").as_f64().unwrap();
+    assert!(close(h, (0.5f64 / 120.0).sqrt()), "{h}");
+    let map = json_of(&["separability", "examples/power_shaft.mo"]);
+    assert_eq!(map["weak"], "coupled");
+    assert_eq!(map["order"].as_array().unwrap().len(), 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn weak_split_analyses_the_decoupled_subsystems() {
+    let (split, v) = jacobian_entries(&["examples/power_shaft.mo", "--weak", "split"]);
+    assert_eq!(v["weak"], "split");
+    // Each side reads the other's held value: nothing crosses the shaft.
+    assert_eq!(split.len(), 5);
+    assert!(!split.iter().any(|e| e.1 == "mech.inertia.phi"));
+    let cycles = json_of(&["cycles", "examples/power_shaft.mo", "--weak", "split"]);
+    assert_eq!(cycles["weak"], "split");
+    assert!(state_h_bound(&cycles, "mech.inertia.phi").is_null());
+}
+
+/// The root of `k1 u + k3 u³ = f` (increasing in u), by bisection.
+fn cubic_spring_deflection(k1: f64, k3: f64, f: f64) -> f64 {
+    let (mut lo, mut hi) = (-1.0, 1.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if k1 * mid + k3 * mid.powi(3) < f {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+#[test]
+fn analyses_default_to_the_consistent_initial_state() {
+    // The quarter car starts at rest under gravity (initial equations der(v) = 0): the body
+    // spring carries m_s g, the tyre (m_s + m_t) g, so both cubic springs are compressed.
+    let (g, m_s, m_t) = (9.81, 267.0, 36.6);
+    let (k1_s, k3_s, k1_t, k3_t) = (18.742, 2.0e5, 193.915, 2.0e8);
+    let u_s = cubic_spring_deflection(k1_s, k3_s, -m_s * g);
+    let u_t = cubic_spring_deflection(k1_t, k3_t, -(m_s + m_t) * g);
+    let stiffness = |k1: f64, k3: f64, u: f64| k1 + 3.0 * k3 * u * u;
+    let entry = |entries: &[(String, String, f64)], row: &str, col: &str| {
+        entries
+            .iter()
+            .find(|e| e.0 == row && e.1 == col)
+            .unwrap_or_else(|| panic!("no entry {row}, {col}"))
+            .2
+    };
+    let (initial, v) = jacobian_entries(&["examples/quarter_car.mo"]);
+    assert_eq!(v["operating_point"], "initial");
+    let want = -stiffness(k1_s, k3_s, u_s) / m_s;
+    assert!(close(entry(&initial, "v_s", "x_s"), want));
+    let want = -(stiffness(k1_t, k3_t, u_t) + stiffness(k1_s, k3_s, u_s)) / m_t;
+    let got = entry(&initial, "v_t", "x_t");
+    assert!(
+        (got - want).abs() <= 1e-8 * want.abs(),
+        "{got} against {want}"
+    );
+    // `--at start`: the start values as written, springs at rest length.
+    let (start, v) = jacobian_entries(&["examples/quarter_car.mo", "--at", "start"]);
+    assert_eq!(v["operating_point"], "start");
+    assert!(close(entry(&start, "v_s", "x_s"), -k1_s / m_s));
+    // States set on the start values, negative ones included.
+    let (set, _) = jacobian_entries(&["examples/quarter_car.mo", "--at", "start,x_s=-0.05"]);
+    let want = -stiffness(k1_s, k3_s, -0.05) / m_s;
+    assert!(close(entry(&set, "v_s", "x_s"), want));
+    let (set, _) = jacobian_entries(&["examples/quarter_car.mo", "--at", "x_s=-0.05"]);
+    let want = -stiffness(k1_s, k3_s, -0.05 - u_t) / m_s;
+    assert!(close(entry(&set, "v_s", "x_s"), want));
+    // `cycles` and `separability` evaluate at the same point and say which.
+    let cycles = json_of(&["cycles", "examples/quarter_car.mo"]);
+    assert_eq!(cycles["operating_point"], "initial");
+    // x_s ↔ v_s is the body's fastest cycle: h̄ = sqrt(0.5 / |J_vs,xs|) at most.
+    let h = state_h_bound(&cycles, "x_s").as_f64().unwrap();
+    assert!(h <= (0.5 / (stiffness(k1_s, k3_s, u_s) / m_s)).sqrt() * (1.0 + 1e-12));
+    let cycles = json_of(&["cycles", "examples/quarter_car.mo", "--at", "start"]);
+    assert_eq!(cycles["operating_point"], "start");
+    let map = json_of(&["separability", "examples/quarter_car.mo", "--at", "start"]);
+    assert_eq!(map["operating_point"], "start");
+}
+
+#[test]
+fn jacobian_text_prints_short_exact_numbers_in_aligned_columns() {
+    let dir = std::env::temp_dir().join(format!("mocca-decades-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("decades.mo");
+    std::fs::write(
+        &path,
+        "model Decades\n  Real x(start = 1); Real y(start = 1);\nequation\n  \
+         der(x) = -1e7*x + 1e-7*y;\n  der(y) = -1e-7*x - 2.999*y;\nend Decades;\n",
+    )
+    .unwrap();
+    let (text, code) = mocca(&["jacobian", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    let values: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().nth(6).unwrap())
+        .collect();
+    assert_eq!(values, ["-10000000", "1e-7", "-1e-7", "-2.999"]);
+    // The values end in one column.
+    let ends: Vec<usize> = lines[1..]
+        .iter()
+        .zip(&values)
+        .map(|(l, v)| l.find(&format!(" {v} ")).unwrap() + 1 + v.len())
+        .collect();
+    assert!(ends.iter().all(|&e| e == ends[0]), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 16 states all coupled: about 10¹³ simple cycles, more than any run lists.
+const DENSE: &str = "model Dense\n  Real x[16](each start = 1);\nequation\n  for i in 1:16 loop\n    \
+                     der(x[i]) = (-i)*x[i] + 0.1*sum(x);\n  end for;\nend Dense;\n";
+
+#[test]
+fn a_dense_graph_ends_at_the_default_budget() {
+    let dir = std::env::temp_dir().join(format!("mocca-dense-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dense.mo");
+    std::fs::write(&path, DENSE).unwrap();
+    let file = path.to_str().unwrap();
+    let v = json_of(&["cycles", file]);
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["cycles"], 10_000_000);
+    assert_eq!(v["budget"]["stopped"], "cycle budget");
+    assert_eq!(v["budget"]["max_cycles"], 10_000_000);
+    assert_eq!(v["budget"]["max_seconds"], 60.0);
+    let (text, code) = mocca(&["cycles", file]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("`--budget-cycles N` (or `unlimited`)"),
+        "{text}"
+    );
+    let v = json_of(&["separability", file, "--alphas", "0.5"]);
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["budget"]["stopped"], "cycle budget");
+    // Without a cycle limit the clock ends it.
+    let args = [
+        "cycles",
+        file,
+        "--budget-cycles",
+        "unlimited",
+        "--budget-seconds",
+        "0.2",
+    ];
+    let v = json_of(&args);
+    assert_eq!(v["budget"]["stopped"], "time budget");
+    assert!(v["budget"]["max_cycles"].is_null());
+    assert_eq!(mocca(&["cycles", file, "--budget-cycles", "many"]).1, 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

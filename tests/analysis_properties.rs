@@ -171,11 +171,30 @@ proptest! {
         let mut one = MinFold::new(alpha, n, &weights);
         let sequential = enumerate_into(&graph, &layers, Budget::default(), &mut one, &mut |_| {});
         let new_fold = || MinFold::new(alpha, n, &weights);
-        let (parallel, folds) = enumerate_parallel(&graph, &layers, threads, &new_fold, &mut |_| {});
+        let (parallel, folds) = enumerate_parallel(&graph, &layers, threads, Budget::default(), &new_fold, &mut |_| {})
+            .expect("unbudgeted");
         prop_assert_eq!(folds.len(), threads);
         let merged = folds.into_iter().map(|f| f.bounds).reduce(StateBounds::merge).unwrap();
         prop_assert_eq!(parallel, sequential);
         prop_assert_eq!(merged, one.bounds);
+    }
+
+    /// With a cycle budget the parallel search completes exactly when one thread would: when
+    /// the graph has no more cycles than the budget allows.
+    #[test]
+    fn the_parallel_enumeration_completes_within_a_cycle_budget_only(j in matrix(), threads in 2usize..5, keep in 0u64..30) {
+        let n = j.len();
+        let (graph, weights) = from_jacobian_values(n, &[sparse(&j)]);
+        let layers = [weights[0].log_abs.as_slice()];
+        let budget = Budget { max_cycles: Some(keep), max_time: None };
+        let mut one = MinFold::new(0.5, n, &weights);
+        let sequential = enumerate_into(&graph, &layers, budget, &mut one, &mut |_| {});
+        let new_fold = || MinFold::new(0.5, n, &weights);
+        let parallel = enumerate_parallel(&graph, &layers, threads, budget, &new_fold, &mut |_| {});
+        match parallel {
+            Some((parallel, _)) => prop_assert_eq!(parallel, sequential),
+            None => prop_assert!(!sequential.complete()),
+        }
     }
 
     /// The fold settles bounds lazily as nodes leave the search path (or the tail of replayed

@@ -76,23 +76,25 @@ pub struct PointWeights {
     pub diagonal: Vec<f64>,
 }
 
-/// Entries this small relative to J's largest entry at the same point count as zero: they are
-/// the rounding residue of a cancellation (the half car's `2 k_f L_f − 2 k_r L_r` evaluates to
-/// 7e-15, not 0), and a cycle through them is an artefact, not a dependency.
-pub const CANCELLATION: f64 = 1e-13;
-
 /// The digraph of the entries that are nonzero at one point at least, and each point's weights
-/// on it. An entry that is zero at a point weighs `ln 0 = −∞` there: every cycle through it has
-/// product 0 at that point, hence no bound from that point.
+/// on it. `points` holds J's structurally nonzero entries; one is an edge unless its value is
+/// exactly 0.0 at every point (a product with a state that is 0 there, `x*y` at `y = 0`).
+/// However small, a nonzero value is a dependency: an entry of 1e-7 beside one of 1e7 is a
+/// coupling, and so is the rounding residue of a cancellation that is exact only on paper
+/// (the half car's `2 k_f L_f − 2 k_r L_r` evaluates to 7e-15). An entry that is zero at a
+/// point weighs `ln 0 = −∞` there: every cycle through it has product 0 at that point, hence
+/// no bound from that point.
 pub fn from_jacobian_values(
     n: usize,
     points: &[Vec<(usize, usize, f64)>],
 ) -> (Digraph, Vec<PointWeights>) {
-    let cleaned: Vec<Vec<(usize, usize, f64)>> =
-        points.iter().map(|p| without_residue(p)).collect();
-    let nonzero = cleaned.iter().flatten().map(|&(i, j, _)| (i, j));
+    let nonzero = points
+        .iter()
+        .flatten()
+        .filter(|&&(_, _, v)| v != 0.0)
+        .map(|&(i, j, _)| (i, j));
     let graph = Digraph::from_edges(n, nonzero);
-    let weights = cleaned
+    let weights = points
         .iter()
         .map(|values| {
             let mut log_abs = vec![f64::NEG_INFINITY; graph.edges()];
@@ -109,17 +111,6 @@ pub fn from_jacobian_values(
         })
         .collect();
     (graph, weights)
-}
-
-/// The entries that are nonzero beyond cancellation residue (see [`CANCELLATION`]).
-fn without_residue(values: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
-    let largest = values.iter().map(|v| v.2.abs()).fold(0.0, f64::max);
-    let floor = CANCELLATION * largest;
-    values
-        .iter()
-        .copied()
-        .filter(|&(_, _, v)| v.abs() > floor)
-        .collect()
 }
 
 /// Convenience for a dense matrix given by rows (tests, benchmarks, small hand-built cases).
@@ -148,9 +139,13 @@ mod tests {
     }
 
     #[test]
-    fn cancellation_residue_is_no_edge() {
-        let (g, _) = from_jacobian_values(2, &[vec![(0, 0, -50.4), (0, 1, 7e-15), (1, 0, 1e-9)]]);
-        assert_eq!(g.edge_list().collect::<Vec<_>>(), vec![(0, 0), (1, 0)]);
+    fn entries_many_decades_below_the_largest_are_edges() {
+        let (g, w) = from_jacobian_values(2, &[vec![(0, 0, -1e7), (0, 1, 1e-7), (1, 0, 7e-15)]]);
+        assert_eq!(
+            g.edge_list().collect::<Vec<_>>(),
+            vec![(0, 0), (0, 1), (1, 0)]
+        );
+        assert_eq!(w[0].log_abs[1], 1e-7f64.ln());
     }
 
     #[test]

@@ -56,20 +56,26 @@ pub fn analyse_grid(
 ) -> CycleAnalysis {
     let (graph, weights) = from_jacobian_values(n, points);
     let layers = layers(&weights);
-    let threads = cycle_threads(n, budget);
-    let (enumeration, bounds) = if threads > 1 {
-        let new_fold = || MinFold::over_grid(alphas, n, &weights);
-        let (enumeration, folds) =
-            enumerate_parallel(&graph, &layers, threads, &new_fold, progress);
-        let bounds = folds
-            .into_iter()
-            .map(|f| f.bounds)
-            .reduce(StateBounds::merge);
-        (enumeration, bounds.expect("one fold per thread"))
-    } else {
-        let mut fold = MinFold::over_grid(alphas, n, &weights);
-        let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
-        (enumeration, fold.bounds)
+    let threads = cycle_threads(n);
+    let parallel = (threads > 1)
+        .then(|| {
+            let new_fold = || MinFold::over_grid(alphas, n, &weights);
+            enumerate_parallel(&graph, &layers, threads, budget, &new_fold, progress)
+        })
+        .flatten();
+    let (enumeration, bounds) = match parallel {
+        Some((enumeration, folds)) => {
+            let bounds = folds
+                .into_iter()
+                .map(|f| f.bounds)
+                .reduce(StateBounds::merge);
+            (enumeration, bounds.expect("one fold per thread"))
+        }
+        None => {
+            let mut fold = MinFold::over_grid(alphas, n, &weights);
+            let enumeration = enumerate_into(&graph, &layers, budget, &mut fold, progress);
+            (enumeration, fold.bounds)
+        }
     };
     CycleAnalysis {
         graph,
@@ -82,11 +88,12 @@ pub fn analyse_grid(
 /// costs more than it saves.
 pub const PARALLEL_FROM_STATES: usize = 256;
 
-/// How many threads an analysis uses: one when budgeted (the budget's "first k cycles" needs
-/// one order) or small, else the machine's cores (at most 8). The bounds are minima and counts,
-/// the same in any order, so the result does not depend on it.
-fn cycle_threads(n: usize, budget: Budget) -> usize {
-    if budget != Budget::default() || n < PARALLEL_FROM_STATES {
+/// How many threads an analysis uses: one when small, else the machine's cores (at most 8).
+/// The bounds are minima and counts, the same in any order, so the result does not depend on
+/// it; a cycle budget that runs out has the first cycles listed again on one thread, in the
+/// order that makes them definite.
+fn cycle_threads(n: usize) -> usize {
+    if n < PARALLEL_FROM_STATES {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, |c| c.get().min(8))

@@ -1,10 +1,13 @@
-//! Operating points for cycle analysis (SPEC §7, nonlinear models): the start values, states
-//! set by hand, a steady state found by Newton on `f(x) = 0`, or samples of a reference
-//! trajectory read from CSV. Each gives J's values through the causal form.
+//! Operating points for cycle analysis (SPEC §7, nonlinear models): the consistent initial
+//! state (the simulator's initialisation) or the raw start values, states set by hand, a
+//! steady state found by Newton on `f(x) = 0`, or samples of a reference trajectory read from
+//! CSV. Each gives J's values through the causal form.
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
+use crate::simulate::init::{InitFailure, initialise};
+use crate::simulate::model::{CompiledModel, Layout};
 
 use super::Values;
 
@@ -29,6 +32,43 @@ pub enum PointError {
     NoSteadyState { iterations: usize, residual: f64 },
     /// The trajectory file is unusable.
     Trajectory(String),
+    /// The initial system could not be solved.
+    Init(InitFailure),
+}
+
+/// The point that states set by hand, and a steady state's Newton, start from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Base {
+    /// The consistent initial state: the initial equations solved, as a simulation starts.
+    #[default]
+    Initial,
+    /// The `start` values as written, initial equations ignored.
+    Start,
+}
+
+impl Base {
+    /// The name `--at` and the JSON output use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Base::Initial => "initial",
+            Base::Start => "start",
+        }
+    }
+
+    /// What the point is, for people.
+    pub fn description(self) -> &'static str {
+        match self {
+            Base::Initial => "the initial state",
+            Base::Start => "the start values",
+        }
+    }
+}
+
+/// An operating point as `--at` gives it: a base point and states set on it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PointSpec {
+    pub base: Base,
+    pub states: Vec<(String, f64)>,
 }
 
 impl Model<'_> {
@@ -54,6 +94,26 @@ impl Model<'_> {
             return Err(PointError::NotFinite { row, col });
         }
         Ok(values)
+    }
+
+    /// The point `base` names, every unknown evaluated there: the start values, or the state
+    /// the simulator's initialisation reaches from them (at the start values' time).
+    pub fn base_point(&self, base: Base, start: Point) -> Result<Point, PointError> {
+        match base {
+            Base::Start => Ok(start),
+            Base::Initial => self.initial_state(start),
+        }
+    }
+
+    fn initial_state(&self, mut point: Point) -> Result<Point, PointError> {
+        let whole = Layout::whole(self.causal);
+        let mut model = CompiledModel::new(self.dae, self.causal, self.jacobian, &point, &whole);
+        let (x, _) =
+            initialise(self.dae, self.causal, &mut model, point.time).map_err(PointError::Init)?;
+        for (&v, value) in self.causal.states.iter().zip(x) {
+            point.vars[v.0 as usize] = value;
+        }
+        Ok(point)
     }
 
     /// Sets states by name. Errors name the offending item (bad usage, not a model error).
@@ -207,21 +267,34 @@ pub fn sample_indices(rows: usize, k: usize) -> Vec<usize> {
     picked
 }
 
-/// Parses `NAME=VALUE,...`.
-pub fn parse_assignments(text: &str) -> Result<Vec<(String, f64)>, String> {
-    text.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|item| {
-            let (name, value) = item
-                .split_once('=')
-                .ok_or_else(|| format!("expected NAME=VALUE, found `{item}`"))?;
-            let value = value
-                .trim()
-                .parse::<f64>()
-                .map_err(|_| format!("`{}` is not a number", value.trim()))?;
-            Ok((name.trim().to_string(), value))
-        })
-        .collect()
+/// Parses `--at`: a comma-separated list of `NAME=VALUE` items and at most one base point,
+/// `initial` (the default) or `start`, e.g. `start,x=-1`.
+pub fn parse_point_spec(text: &str) -> Result<PointSpec, String> {
+    let mut spec = PointSpec::default();
+    let mut base_given = false;
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let base = match item {
+            "initial" => Some(Base::Initial),
+            "start" => Some(Base::Start),
+            _ => None,
+        };
+        if let Some(base) = base {
+            if base_given {
+                return Err("more than one base point (`initial`, `start`)".to_string());
+            }
+            (spec.base, base_given) = (base, true);
+            continue;
+        }
+        let (name, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("expected `initial`, `start` or NAME=VALUE, found `{item}`"))?;
+        let value = value
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{}` is not a number", value.trim()))?;
+        spec.states.push((name.trim().to_string(), value));
+    }
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -236,12 +309,22 @@ mod tests {
     }
 
     #[test]
-    fn assignments_parse_and_reject_garbage() {
+    fn point_specs_parse_and_reject_garbage() {
+        let states = |spec: PointSpec| spec.states;
         assert_eq!(
-            parse_assignments("x=1, y = -2.5").unwrap(),
-            vec![("x".to_string(), 1.0), ("y".to_string(), -2.5)]
+            parse_point_spec("x=1, y = -2.5").unwrap(),
+            PointSpec {
+                base: Base::Initial,
+                states: vec![("x".to_string(), 1.0), ("y".to_string(), -2.5)]
+            }
         );
-        assert!(parse_assignments("x").is_err());
-        assert!(parse_assignments("x=abc").is_err());
+        assert_eq!(parse_point_spec("start").unwrap().base, Base::Start);
+        let spec = parse_point_spec("start,x=-1e-3").unwrap();
+        assert_eq!(spec.base, Base::Start);
+        assert_eq!(states(spec), vec![("x".to_string(), -1e-3)]);
+        assert_eq!(parse_point_spec("initial").unwrap(), PointSpec::default());
+        assert!(parse_point_spec("x").is_err());
+        assert!(parse_point_spec("x=abc").is_err());
+        assert!(parse_point_spec("start,initial").is_err());
     }
 }

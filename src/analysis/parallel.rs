@@ -5,24 +5,30 @@
 //! each worker takes the next start from a shared counter, finds that component (nodes
 //! reachable from `s` and reaching back, through nodes `≥ s` only) and searches it with its
 //! own circuit search (`johnson::Search`) into its own sink. The cycles arrive in no fixed order, so this serves folds
-//! whose result does not depend on the order (minima, counts), and only unbudgeted runs: a
-//! budget's "the first k cycles" would no longer name a definite set.
+//! whose result does not depend on the order (minima, counts). A budget's "the first k
+//! cycles" would no longer name a definite set: when the cycle budget runs out the search
+//! gives up and the caller lists the first k on one thread. A time budget cuts where the
+//! clock says, on one thread or several alike.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use super::digraph::Digraph;
-use super::johnson::{Budget, CycleSink, Enumeration, Progress, Search, cyclic_components};
+use super::johnson::{Budget, CycleSink, Enumeration, Progress, Search, Stop, cyclic_components};
 
 /// Lists every simple cycle of `graph` on `threads` threads (the caller's included), each
 /// folding into its own sink made by `new_sink`, and returns the sinks. `progress` runs on the
-/// calling thread, after each start node it finishes.
+/// calling thread, after each start node it finishes. Each thread's search keeps to
+/// `budget`; `None` when there are more cycles than the budget allows (which cycles came
+/// first depends on the scheduling: list them on one thread instead).
 pub fn enumerate_parallel<S: CycleSink + Send>(
     graph: &Digraph,
     layers: &[&[f64]],
     threads: usize,
+    budget: Budget,
     new_sink: &(dyn Fn() -> S + Sync),
     progress: &mut dyn FnMut(Progress),
-) -> (Enumeration, Vec<S>) {
+) -> Option<(Enumeration, Vec<S>)> {
     let n = graph.nodes();
     let all: Vec<usize> = (0..n).collect();
     let starts: Vec<usize> = cyclic_components(graph, &all, &mut vec![usize::MAX; n])
@@ -41,6 +47,9 @@ pub fn enumerate_parallel<S: CycleSink + Send>(
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         cycles: AtomicU64::new(0),
+        budget,
+        stopped: AtomicBool::new(false),
+        cut: Mutex::new(Vec::new()),
     };
     let sinks = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads.max(1))
@@ -54,14 +63,52 @@ pub fn enumerate_parallel<S: CycleSink + Send>(
         );
         sinks
     });
-    let enumeration = Enumeration {
-        cycles: shared.cycles.load(Relaxed),
-        stopped: None,
-        starts_done: starts.len(),
-        starts_total: starts.len(),
-        incomplete: Vec::new(),
+    let cycles = shared.cycles.load(Relaxed);
+    let cut = shared.cut.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Each thread keeps to the cycle budget on its own; together they may list more cycles
+    // than one thread would have been allowed.
+    let over_budget = budget.max_cycles.is_some_and(|max| cycles > max);
+    if over_budget || cut.iter().any(|&(_, stop)| stop == Stop::Cycles) {
+        return None;
+    }
+    let enumeration = if cut.is_empty() {
+        Enumeration {
+            cycles,
+            stopped: None,
+            starts_done: starts.len(),
+            starts_total: starts.len(),
+            incomplete: Vec::new(),
+        }
+    } else {
+        let taken = shared.next.load(Relaxed).min(starts.len());
+        let unfinished = cut
+            .iter()
+            .map(|&(s, _)| s)
+            .chain(starts[taken..].iter().copied());
+        cut_short(cycles, &starts, unfinished)
     };
-    (enumeration, sinks)
+    Some((enumeration, sinks))
+}
+
+/// The enumeration of a search stopped by the clock before `unfinished` start nodes were done.
+/// An unlisted cycle has an unfinished start as its least node, so it passes only through
+/// nodes from the least unfinished start up.
+fn cut_short(
+    cycles: u64,
+    starts: &[usize],
+    unfinished: impl Iterator<Item = usize>,
+) -> Enumeration {
+    let unfinished: Vec<usize> = unfinished.collect();
+    let least = unfinished.iter().copied().min().unwrap_or(usize::MAX);
+    let mut incomplete: Vec<usize> = starts.iter().copied().filter(|&v| v >= least).collect();
+    incomplete.sort_unstable();
+    Enumeration {
+        cycles,
+        stopped: Some(Stop::Time),
+        starts_done: starts.len() - unfinished.len(),
+        starts_total: starts.len(),
+        incomplete,
+    }
 }
 
 /// What the workers share: the graph both ways, the start nodes (every node on a cycle) and
@@ -74,23 +121,38 @@ struct Shared<'a> {
     next: AtomicUsize,
     done: AtomicUsize,
     cycles: AtomicU64,
+    budget: Budget,
+    /// Set when a worker's budget runs out: the others take no further start.
+    stopped: AtomicBool,
+    /// The start nodes whose search the budget cut, and why.
+    cut: Mutex<Vec<(usize, Stop)>>,
 }
 
 impl Shared<'_> {
-    /// One worker: takes start nodes until none is left.
+    /// One worker: takes start nodes until none is left or a budget runs out.
     fn work<S: CycleSink>(&self, mut sink: S, progress: &mut dyn FnMut(Progress)) -> S {
-        let mut search = Search::new(self.graph, self.layers, Budget::default());
+        let mut search = Search::new(self.graph, self.layers, self.budget);
         let mut component = Component::new(self.graph.nodes());
         loop {
+            if self.stopped.load(Relaxed) {
+                return sink;
+            }
             let k = self.next.fetch_add(1, Relaxed);
             let Some(&start) = self.starts.get(k) else {
                 return sink;
             };
             let before = search.cycles;
             let nodes = component.of(start, self.graph, self.reverse);
-            let unbudgeted = search.circuits_from(start, nodes, &mut sink);
-            debug_assert!(unbudgeted.is_ok());
+            let searched = search.circuits_from(start, nodes, &mut sink);
             let found = search.cycles - before;
+            if let Err(stop) = searched {
+                self.cycles.fetch_add(found, Relaxed);
+                self.stopped.store(true, Relaxed);
+                if let Ok(mut cut) = self.cut.lock() {
+                    cut.push((start, stop));
+                }
+                return sink;
+            }
             let cycles = self.cycles.fetch_add(found, Relaxed) + found;
             let done = self.done.fetch_add(1, Relaxed) + 1;
             progress(Progress {

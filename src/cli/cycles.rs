@@ -13,17 +13,21 @@ use serde_json::{Value, json};
 
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
+use super::table::{Align, print_table};
 use crate::analysis::indices::{
     fast_to_slow, separability_index, stiffness_index, stiffness_ratio,
 };
 use crate::analysis::johnson::{Budget, Enumeration, Progress, Stop};
-use crate::analysis::operating_point::{Model, PointError, parse_assignments};
+use crate::analysis::operating_point::{Model, PointError, PointSpec, parse_point_spec};
 use crate::analysis::partition::{Level, propose};
 use crate::analysis::pcs::{CycleSets, cycle_sets};
 use crate::analysis::{CycleAnalysis, Values, analyse};
-use crate::causal::{causal_form, initial_point};
+use crate::causal::{Causal, WeakCycle, causal_form, initial_point};
+use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
-use crate::jacobian::ode_jacobian;
+use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
+use crate::numfmt::format_number;
+use crate::source::SourceMap;
 
 #[derive(Args, Debug)]
 pub struct CyclesArgs {
@@ -36,6 +40,11 @@ pub struct CyclesArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub point: PointArgs,
+    /// Weak connections: `coupled` analyses the model they join (a weak read is the variable
+    /// it reads), `split` the decoupled subsystems the partitioned solver integrates (a weak
+    /// read is a value held through the step).
+    #[arg(long, value_enum, default_value_t = WeakArg::Coupled)]
+    pub weak: WeakArg,
     /// Partition step h: states with h̄ < h are fast (default: split at the largest gap).
     #[arg(long, value_parser = positive)]
     pub step: Option<f64>,
@@ -44,13 +53,14 @@ pub struct CyclesArgs {
     pub levels: usize,
 }
 
-/// Where J is evaluated (default: the start values).
+/// Where J is evaluated (default: the initial state).
 #[derive(Args, Debug)]
 pub struct PointArgs {
-    /// State values `NAME=VALUE,...` (others keep their start values; with `--steady`, the
-    /// Newton start).
-    #[arg(long, value_name = "NAME=VALUE,...")]
-    pub at: Option<String>,
+    /// The operating point (with `--steady`, the Newton start): `initial` (the default: the
+    /// state the initial equations give, as a simulation starts), `start` (the raw start
+    /// values), and/or state values `NAME=VALUE,...` set on it, e.g. `start,x=-1`.
+    #[arg(long, value_name = "start|initial,NAME=VALUE,...", value_parser = parse_point_spec)]
+    pub at: Option<PointSpec>,
     /// A steady state: Newton on f(x) = 0.
     #[arg(long)]
     pub steady: bool,
@@ -63,24 +73,74 @@ pub struct PointArgs {
     pub samples: u64,
 }
 
+/// The cycle enumeration's default budget. A dense graph has more simple cycles than any run
+/// can list (16 states all coupled: about 10¹³), and a run that never ends tells nothing; 10⁷
+/// cycles take seconds, so the clock is the limit only for long cycles or a slow machine.
+pub const DEFAULT_BUDGET_CYCLES: u64 = 10_000_000;
+pub const DEFAULT_BUDGET_SECONDS: f64 = 60.0;
+
 /// Limits of the cycle enumeration.
 #[derive(Args, Debug)]
 pub struct BudgetArgs {
-    /// Stop after this many cycles.
-    #[arg(long)]
-    pub budget_cycles: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long, value_parser = positive)]
-    pub budget_seconds: Option<f64>,
+    /// Stop after this many cycles; `unlimited` for no limit.
+    #[arg(long, value_name = "N|unlimited", default_value_t = Limit(Some(DEFAULT_BUDGET_CYCLES)), value_parser = cycle_limit)]
+    pub budget_cycles: Limit<u64>,
+    /// Stop after this many seconds; `unlimited` for no limit.
+    #[arg(long, value_name = "SECONDS|unlimited", default_value_t = Limit(Some(DEFAULT_BUDGET_SECONDS)), value_parser = seconds_limit)]
+    pub budget_seconds: Limit<f64>,
 }
 
 impl BudgetArgs {
     pub fn budget(&self) -> Budget {
         Budget {
-            max_cycles: self.budget_cycles,
-            max_time: self.budget_seconds.map(Duration::from_secs_f64),
+            max_cycles: self.budget_cycles.0,
+            max_time: self.budget_seconds.0.map(Duration::from_secs_f64),
         }
     }
+}
+
+/// A limit, or `None` for none (`unlimited` on the command line).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limit<T>(pub Option<T>);
+
+impl<T: std::fmt::Display> std::fmt::Display for Limit<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(x) => write!(f, "{x}"),
+            None => f.write_str(UNLIMITED),
+        }
+    }
+}
+
+const UNLIMITED: &str = "unlimited";
+
+fn cycle_limit(text: &str) -> Result<Limit<u64>, String> {
+    if text == UNLIMITED {
+        return Ok(Limit(None));
+    }
+    match text.parse::<u64>() {
+        Ok(n) => Ok(Limit(Some(n))),
+        Err(_) => Err(format!("`{text}` is not a count nor `{UNLIMITED}`")),
+    }
+}
+
+fn seconds_limit(text: &str) -> Result<Limit<f64>, String> {
+    if text == UNLIMITED {
+        return Ok(Limit(None));
+    }
+    positive(text).map(|s| Limit(Some(s)))
+}
+
+/// What to say when a budget stopped the enumeration: how to give it more.
+pub(super) fn raise_budget_advice(stop: Stop) -> String {
+    let option = match stop {
+        Stop::Cycles => "--budget-cycles N",
+        Stop::Time => "--budget-seconds S",
+    };
+    format!(
+        "more cycles: `{option}` (or `{UNLIMITED}`) raises the {}",
+        stop_name(stop)
+    )
 }
 
 pub(super) fn positive(text: &str) -> Result<f64, String> {
@@ -90,64 +150,183 @@ pub(super) fn positive(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A model's state names and J's values at the chosen operating points.
-pub(super) struct Loaded {
-    pub names: Vec<String>,
-    pub points: Vec<Values>,
-    pub point_description: String,
+/// What the analyses make of weak connections (`--weak`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeakArg {
+    /// The model the weak connections join: a weak read is the variable it reads.
+    Coupled,
+    /// The decoupled subsystems: a weak read is a value held through the step.
+    Split,
 }
 
-/// Loads the model and evaluates J where `point` says; on failure prints and returns the exit
-/// code.
-pub(super) fn load(model: &ModelArgs, point: &PointArgs) -> Result<Loaded, ExitCode> {
+impl WeakArg {
+    /// The name the output uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            WeakArg::Coupled => "coupled",
+            WeakArg::Split => "split",
+        }
+    }
+}
+
+/// A model ready for analysis: its causal form and Jacobian for what `weak` says.
+pub(super) struct Analysed {
+    pub sources: SourceMap,
+    pub dae: Dae,
+    pub causal: Causal,
+    pub jacobian: OdeJacobian,
+    /// What was analysed: `split` also when `coupled` was asked for but the weak reads close a
+    /// cycle (there is then no one-system order).
+    pub weak: WeakArg,
+}
+
+impl Analysed {
+    pub fn model(&self) -> Model<'_> {
+        Model {
+            dae: &self.dae,
+            causal: &self.causal,
+            jacobian: &self.jacobian,
+        }
+    }
+}
+
+/// Loads the model and builds the causal form and Jacobian `weak` asks for; on failure prints
+/// and returns the exit code.
+pub(super) fn analysed(model: &ModelArgs, weak: WeakArg) -> Result<Analysed, ExitCode> {
     let (flat, structure) = load_and_analyse(model)?;
     let sources = flat.sources;
     let mut dae = flat.dae;
     let causal = causal_form(&mut dae, &structure);
-    let jacobian = ode_jacobian(&mut dae, &causal);
-    let m = Model {
-        dae: &dae,
-        causal: &causal,
-        jacobian: &jacobian,
+    let (causal, weak) = match weak {
+        WeakArg::Split => (causal, WeakArg::Split),
+        WeakArg::Coupled => coupled_order(causal, &dae, &sources),
     };
-    let names = m.state_names();
-    let found = operating_points(&m, point);
-    let (points, point_description) = match found {
-        Ok(ok) => ok,
-        Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
-            return Err(ExitCode::from(2));
-        }
-        Err(Failure::Model(d)) => {
-            super::report(&sources, &[d]);
-            return Err(ExitCode::from(1));
-        }
+    let reads = match weak {
+        WeakArg::Coupled => WeakReadsAs::Current,
+        WeakArg::Split => WeakReadsAs::Held,
     };
-    super::leave_allocated((sources, dae, causal, jacobian));
-    Ok(Loaded {
-        names,
-        points,
-        point_description,
+    let jacobian = ode_jacobian_with(&mut dae, &causal, reads);
+    super::leave_allocated(structure);
+    Ok(Analysed {
+        sources,
+        dae,
+        causal,
+        jacobian,
+        weak,
     })
 }
 
-enum Failure {
+/// The causal form with every weak read after the step that solves its variable, so that it
+/// reads the current value; when the weak reads close a cycle there is no such order, and the
+/// model is analysed split, with a warning.
+fn coupled_order(causal: Causal, dae: &Dae, sources: &SourceMap) -> (Causal, WeakArg) {
+    match causal.with_weak_reads_after_writers(dae) {
+        Ok(ordered) => (ordered, WeakArg::Coupled),
+        Err(WeakCycle { causal, equation }) => {
+            let warning = Diagnostic::warning(
+                "the weak reads close a cycle with the model's other dependencies: there is no                  order in which each reads its variable's current value, so the decoupled                  subsystems are analysed (`--weak split`)",
+            )
+            .at(
+                dae.equations[equation].span,
+                "a weak read on the cycle, in this equation",
+            );
+            super::report(sources, &[warning]);
+            (causal, WeakArg::Split)
+        }
+    }
+}
+
+/// A model's state names and J's values at the chosen operating points.
+pub(super) struct Loaded {
+    pub names: Vec<String>,
+    pub points: Vec<Values>,
+    pub point: PointChoice,
+    pub weak: WeakArg,
+}
+
+/// Which operating points were used: a short name for scripts and a description for people.
+pub(super) struct PointChoice {
+    /// `initial`, `start`, `steady` or `trajectory`.
+    pub kind: &'static str,
+    pub description: String,
+}
+
+/// Loads the model and evaluates J where `point` says; on failure prints and returns the exit
+/// code.
+pub(super) fn load(
+    model: &ModelArgs,
+    point: &PointArgs,
+    weak: WeakArg,
+) -> Result<Loaded, ExitCode> {
+    let analysed = analysed(model, weak)?;
+    let m = analysed.model();
+    let names = m.state_names();
+    let (points, choice) =
+        operating_points(&m, point).map_err(|failure| failure.report(&analysed.sources))?;
+    let weak = analysed.weak;
+    super::leave_allocated(analysed);
+    Ok(Loaded {
+        names,
+        points,
+        point: choice,
+        weak,
+    })
+}
+
+pub(super) enum Failure {
     Usage(String),
     Model(Diagnostic),
 }
 
-fn operating_points(m: &Model<'_>, args: &PointArgs) -> Result<(Vec<Values>, String), Failure> {
-    let model_error = |e: PointError| Failure::Model(point_diagnostic(m, e));
-    let mut start = initial_point(m.dae).map_err(|f| model_error(PointError::Eval(f)))?;
-    let mut description = "start values".to_string();
-    if let Some(at) = &args.at {
-        let assignments =
-            parse_assignments(at).map_err(|e| Failure::Usage(format!("`--at`: {e}")))?;
-        m.set_states(&mut start, &assignments)
-            .map_err(|e| Failure::Usage(format!("`--at`: {e}")))?;
-        description = format!("start values with {at}");
+impl Failure {
+    /// Prints the failure; returns its exit code (2 for bad usage, 1 for the model).
+    pub fn report(self, sources: &SourceMap) -> ExitCode {
+        match self {
+            Failure::Usage(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+            Failure::Model(d) => {
+                super::report(sources, &[d]);
+                ExitCode::from(1)
+            }
+        }
     }
+}
+
+/// The point `spec` names, every unknown evaluated there, and its description.
+pub(super) fn chosen_point(
+    m: &Model<'_>,
+    spec: &PointSpec,
+) -> Result<(crate::causal::Point, PointChoice), Failure> {
+    let model_error = |e: PointError| Failure::Model(point_diagnostic(m, e));
+    let start = initial_point(m.dae).map_err(|f| model_error(PointError::Eval(f)))?;
+    let mut point = m.base_point(spec.base, start).map_err(model_error)?;
+    m.set_states(&mut point, &spec.states)
+        .map_err(|e| Failure::Usage(format!("`--at`: {e}")))?;
+    let mut description = spec.base.description().to_string();
+    if !spec.states.is_empty() {
+        let set: Vec<String> = spec
+            .states
+            .iter()
+            .map(|(name, x)| format!("{name}={}", format_number(*x)))
+            .collect();
+        description = format!("{description} with {}", set.join(","));
+    }
+    let choice = PointChoice {
+        kind: spec.base.name(),
+        description,
+    };
+    Ok((point, choice))
+}
+
+fn operating_points(
+    m: &Model<'_>,
+    args: &PointArgs,
+) -> Result<(Vec<Values>, PointChoice), Failure> {
+    let model_error = |e: PointError| Failure::Model(point_diagnostic(m, e));
     if let Some(path) = &args.trajectory {
+        let start = initial_point(m.dae).map_err(|f| model_error(PointError::Eval(f)))?;
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::Model(Diagnostic::error(format!(
                 "cannot read `{}`: {e}",
@@ -162,15 +341,24 @@ fn operating_points(m: &Model<'_>, args: &PointArgs) -> Result<(Vec<Values>, Str
             .into_iter()
             .map(|mut p| m.values_at(&mut p).map_err(model_error))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok((values, format!("{count} rows of {}", path.display())));
+        let choice = PointChoice {
+            kind: "trajectory",
+            description: format!("{count} rows of {}", path.display()),
+        };
+        return Ok((values, choice));
     }
+    let (mut point, choice) = chosen_point(m, &args.at.clone().unwrap_or_default())?;
     if args.steady {
-        let mut steady = m.steady_state(start).map_err(model_error)?;
+        let mut steady = m.steady_state(point).map_err(model_error)?;
         let values = m.values_at(&mut steady).map_err(model_error)?;
-        return Ok((vec![values], format!("steady state (from {description})")));
+        let choice = PointChoice {
+            kind: "steady",
+            description: format!("steady state (from {})", choice.description),
+        };
+        return Ok((vec![values], choice));
     }
-    let values = m.values_at(&mut start).map_err(model_error)?;
-    Ok((vec![values], description))
+    let values = m.values_at(&mut point).map_err(model_error)?;
+    Ok((vec![values], choice))
 }
 
 fn trajectory_diagnostic(path: &std::path::Path, e: PointError) -> Diagnostic {
@@ -207,6 +395,8 @@ fn point_diagnostic(m: &Model<'_>, e: PointError) -> Diagnostic {
         ))
         .with_note("try another start with `--at`"),
         PointError::Trajectory(msg) => Diagnostic::error(msg),
+        PointError::Init(f) => super::simulate::init_failure(m.dae, m.causal, &f)
+            .with_note("the operating point is the initial state; `--at start` takes the start values as they are"),
     }
 }
 
@@ -270,7 +460,7 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
         eprintln!("error: `--levels` must be at least 1");
         return ExitCode::from(2);
     }
-    let loaded = match load(&args.model, &args.point) {
+    let loaded = match load(&args.model, &args.point, args.weak) {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -324,7 +514,9 @@ pub fn run(args: &CyclesArgs) -> ExitCode {
 /// Everything `cycles` prints, computed once for both formats.
 struct Report<'a> {
     alpha: f64,
-    points: &'a str,
+    budget: Budget,
+    point: &'a PointChoice,
+    weak: WeakArg,
     analysis: &'a CycleAnalysis,
     ratio: Result<f64, String>,
     partition: Vec<Level>,
@@ -350,7 +542,9 @@ impl<'a> Report<'a> {
         });
         Report {
             alpha: args.alpha,
-            points: &loaded.point_description,
+            budget: args.budget.budget(),
+            point: &loaded.point,
+            weak: loaded.weak,
             analysis,
             ratio,
             partition,
@@ -386,7 +580,9 @@ impl<'a> Report<'a> {
         let named = |v: &[usize]| v.iter().map(|&i| names[i].clone()).collect::<Vec<_>>();
         json!({
             "alpha": self.alpha,
-            "operating_points": self.points,
+            "operating_point": self.point.kind,
+            "operating_points": self.point.description,
+            "weak": self.weak.name(),
             "cycles": e.cycles,
             "complete": e.complete(),
             "budget": {
@@ -394,6 +590,8 @@ impl<'a> Report<'a> {
                 "start_nodes_done": e.starts_done,
                 "start_nodes": e.starts_total,
                 "incomplete_states": named(&e.incomplete),
+                "max_cycles": self.budget.max_cycles,
+                "max_seconds": self.budget.max_time.map(|t| t.as_secs_f64()),
             },
             "states": states,
             "stiffness_ratio": self.ratio.as_ref().ok(),
@@ -416,7 +614,7 @@ impl<'a> Report<'a> {
         let e = &self.analysis.enumeration;
         let incomplete = incomplete_flags(e, names.len());
         outln!(
-            "{} states, {} cycles{}, α = {}, at {}",
+            "{} states, {} cycles{}, α = {}, at {}, weak connections {}",
             names.len(),
             e.cycles,
             if e.complete() {
@@ -424,36 +622,34 @@ impl<'a> Report<'a> {
             } else {
                 " (budget hit: incomplete)"
             },
-            self.alpha,
-            self.points
+            format_number(self.alpha),
+            self.point.description,
+            self.weak.name()
         );
-        let width = names
-            .iter()
-            .map(|s| s.chars().count())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        outln!("  {:<width$}  {:>14}  {:>10}", "state", "h̄", "cycles");
-        for i in self.order() {
-            let h = self.h_bar()[i];
-            let shown = if h.is_finite() {
-                number(h)
-            } else {
-                "∞ (no cycle)".to_string()
-            };
-            let flag = if incomplete[i] {
-                "  (incomplete: h̄ may be too large)"
-            } else {
-                ""
-            };
-            outln!(
-                "  {:<width$}  {:>14}  {:>10}{}",
-                names[i],
-                shown,
-                self.analysis.bounds.cycles_through[i],
-                flag
-            );
-        }
+        let rows: Vec<Vec<String>> = self
+            .order()
+            .into_iter()
+            .map(|i| {
+                let h = self.h_bar()[i];
+                let shown = if h.is_finite() {
+                    format_number(h)
+                } else {
+                    "∞ (no cycle)".to_string()
+                };
+                let flag = if incomplete[i] {
+                    "(incomplete: h̄ may be too large)"
+                } else {
+                    ""
+                };
+                let cycles = self.analysis.bounds.cycles_through[i].to_string();
+                vec![names[i].clone(), shown, cycles, flag.to_string()]
+            })
+            .collect();
+        print_table(
+            &["state", "h̄", "cycles", ""],
+            &rows,
+            &[Align::Left, Align::Right, Align::Right, Align::Left],
+        );
         if let Some(stop) = e.stopped {
             outln!(
                 "budget hit ({}): {} of {} start nodes done, {} states incomplete",
@@ -462,9 +658,10 @@ impl<'a> Report<'a> {
                 e.starts_total,
                 e.incomplete.len()
             );
+            outln!("{}", raise_budget_advice(stop));
         }
         match &self.ratio {
-            Ok(r) => outln!("stiffness ratio σ_R     {}", number(*r)),
+            Ok(r) => outln!("stiffness ratio σ_R     {}", format_number(*r)),
             Err(why) => outln!("stiffness ratio σ_R     undefined: {why}"),
         }
         outln!(
@@ -488,7 +685,7 @@ impl<'a> Report<'a> {
             outln!(
                 "partition level {}: h̄ < {}: {} fast (implicit), {} slow (explicit)",
                 k + 1,
-                number(l.threshold),
+                format_number(l.threshold),
                 l.fast.len(),
                 l.slow.len()
             );
@@ -552,17 +749,6 @@ pub(super) fn finite_or_null(x: f64) -> Value {
 }
 
 fn optional(x: Option<f64>, why: &str) -> String {
-    x.map(number).unwrap_or_else(|| format!("undefined: {why}"))
-}
-
-/// Six significant digits, in scientific notation outside [1e-3, 1e6).
-pub(super) fn number(x: f64) -> String {
-    if x == 0.0 {
-        "0".to_string()
-    } else if !(1e-3..1e6).contains(&x.abs()) {
-        format!("{x:.5e}")
-    } else {
-        let digits = (5 - x.abs().log10().floor().max(-3.0) as i32).clamp(0, 8) as usize;
-        format!("{x:.digits$}")
-    }
+    x.map(format_number)
+        .unwrap_or_else(|| format!("undefined: {why}"))
 }

@@ -6,11 +6,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Format;
-use super::model::{ModelArgs, load_and_analyse};
-use crate::causal::{EvalFailure, Step, causal_form, initial_point};
-use crate::dae::{Dae, VarKind};
+use super::cycles::{Analysed, PointChoice, WeakArg, analysed, chosen_point};
+use super::model::ModelArgs;
+use super::table::{Align, write_table};
+use crate::analysis::operating_point::{PointSpec, parse_point_spec};
+use crate::causal::{EvalFailure, Step};
+use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
-use crate::jacobian::{OdeJacobian, ode_jacobian};
+use crate::jacobian::OdeJacobian;
+use crate::numfmt::format_number;
 
 /// One entry of the JSON output (SPEC §14); fields in the order they are printed.
 #[derive(Serialize)]
@@ -24,53 +28,46 @@ struct Entry {
 #[derive(Serialize)]
 struct Output<'a> {
     entries: &'a [Entry],
+    operating_point: &'a str,
+    operating_point_description: &'a str,
     states: &'a [&'a str],
+    weak: &'a str,
 }
 
 #[derive(Args, Debug)]
 pub struct JacobianArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// The operating point: state values `NAME=VALUE,...` (others keep their start values).
-    #[arg(long, value_name = "NAME=VALUE,...")]
-    pub at: Option<String>,
+    /// The operating point: `initial` (the default: the state the initial equations give, as
+    /// a simulation starts), `start` (the raw start values), and/or state values
+    /// `NAME=VALUE,...` set on it, e.g. `start,x=-1`.
+    #[arg(long, value_name = "start|initial,NAME=VALUE,...", value_parser = parse_point_spec)]
+    pub at: Option<PointSpec>,
+    /// Weak connections: `coupled` differentiates through them (a weak read is the variable
+    /// it reads), `split` holds weak reads (the partitioned solver's subsystems).
+    #[arg(long, value_enum, default_value_t = WeakArg::Coupled)]
+    pub weak: WeakArg,
 }
 
 pub fn run(args: &JacobianArgs) -> ExitCode {
-    let (flat, structure) = match load_and_analyse(&args.model) {
+    let analysed = match analysed(&args.model, args.weak) {
         Ok(ok) => ok,
         Err(code) => return code,
     };
-    let mut dae = flat.dae;
-    let causal = causal_form(&mut dae, &structure);
-    let jac = ode_jacobian(&mut dae, &causal);
-    let mut point = match initial_point(&dae) {
-        Ok(p) => p,
-        Err(f) => return fail(&flat.sources, &failure(&dae, &causal.steps, &f)),
-    };
-    if let Some(at) = &args.at {
-        for item in at.split(',').filter(|s| !s.trim().is_empty()) {
-            let Some((name, value)) = item.split_once('=') else {
-                eprintln!("error: `--at` expects NAME=VALUE, found `{item}`");
-                return ExitCode::from(2);
-            };
-            let (name, value) = (name.trim(), value.trim());
-            let Some(v) = dae
-                .lookup(name)
-                .filter(|&v| dae.var(v).kind == VarKind::State)
-            else {
-                eprintln!("error: `{name}` is not a state of the model");
-                return ExitCode::from(2);
-            };
-            let Ok(x) = value.parse::<f64>() else {
-                eprintln!("error: `{value}` is not a number");
-                return ExitCode::from(2);
-            };
-            point.vars[v.0 as usize] = x;
-        }
-    }
+    let (mut point, choice) =
+        match chosen_point(&analysed.model(), &args.at.clone().unwrap_or_default()) {
+            Ok(ok) => ok,
+            Err(failure) => return failure.report(&analysed.sources),
+        };
+    let Analysed {
+        sources,
+        dae,
+        causal,
+        jacobian: jac,
+        weak,
+    } = analysed;
     if let Err(f) = causal.evaluate(&dae.pool, &mut point) {
-        return fail(&flat.sources, &failure(&dae, &causal.steps, &f));
+        return fail(&sources, &failure(&dae, &causal.steps, &f));
     }
     // The entries' text and their values read the model only: one thread each.
     let (values, texts) = std::thread::scope(|scope| {
@@ -104,29 +101,43 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
     match args.model.format() {
         Format::Json => super::print_json(&Output {
             entries: &entries,
+            operating_point: choice.kind,
+            operating_point_description: &choice.description,
             states: &states,
+            weak: weak.name(),
         }),
-        Format::Text => {
-            use std::io::Write as _;
-            let mut w = super::buffered_stdout();
-            let _ = writeln!(
-                w,
-                "{} states, {} nonzero entries",
-                states.len(),
-                entries.len()
-            );
-            for e in &entries {
-                let _ = writeln!(
-                    w,
-                    "  d der({}) / d {}  = {:<12.6}  {}",
-                    states[e.row], states[e.col], e.value, e.expr
-                );
-            }
-            let _ = w.flush();
-        }
+        Format::Text => print_text(&entries, &states, &choice, weak),
     }
-    super::leave_allocated((flat.sources, dae, structure, causal, jac, entries));
+    super::leave_allocated((sources, dae, causal, jac, entries));
     ExitCode::SUCCESS
+}
+
+/// A header line, then one aligned row per entry: `d der(x) / d y`, its value, its expression.
+fn print_text(entries: &[Entry], states: &[&str], choice: &PointChoice, weak: WeakArg) {
+    use std::io::Write as _;
+    let mut w = super::buffered_stdout();
+    let _ = writeln!(
+        w,
+        "{} states, {} nonzero entries, at {}, weak connections {}",
+        states.len(),
+        entries.len(),
+        choice.description,
+        weak.name()
+    );
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| {
+            vec![
+                format!("d der({}) / d {}", states[e.row], states[e.col]),
+                "=".to_string(),
+                format_number(e.value),
+                e.expr.clone(),
+            ]
+        })
+        .collect();
+    let align = [Align::Left, Align::Left, Align::Right, Align::Left];
+    write_table(&mut w, None, &rows, &align);
+    let _ = w.flush();
 }
 
 fn fail(sources: &crate::source::SourceMap, d: &Diagnostic) -> ExitCode {

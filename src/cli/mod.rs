@@ -31,6 +31,7 @@ mod model;
 mod parse;
 mod separability;
 mod simulate;
+mod table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

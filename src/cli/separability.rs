@@ -9,11 +9,16 @@ use clap::Args;
 use serde_json::json;
 
 use super::Format;
-use super::cycles::{BudgetArgs, PointArgs, ProgressBar, load, number, stop_name};
+use super::cycles::{
+    BudgetArgs, Loaded, PointArgs, ProgressBar, WeakArg, load, raise_budget_advice, stop_name,
+};
 use super::model::ModelArgs;
+use super::table::{Align, print_table};
 use crate::analysis::analyse_grid;
+use crate::analysis::johnson::Stop;
 use crate::analysis::picture;
 use crate::analysis::separability::{SeparabilityMap, grid, separability_map};
+use crate::numfmt::format_number;
 
 #[derive(Args, Debug)]
 pub struct SeparabilityArgs {
@@ -32,6 +37,10 @@ pub struct SeparabilityArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub point: PointArgs,
+    /// Weak connections: `coupled` analyses the model they join, `split` the decoupled
+    /// subsystems the partitioned solver integrates.
+    #[arg(long, value_enum, default_value_t = WeakArg::Coupled)]
+    pub weak: WeakArg,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +70,7 @@ fn parse_alphas(text: &str) -> Result<AlphaGrid, String> {
 }
 
 pub fn run(args: &SeparabilityArgs) -> ExitCode {
-    let loaded = match load(&args.model, &args.point) {
+    let loaded = match load(&args.model, &args.point, args.weak) {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -99,51 +108,66 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
             "terms": map.terms,
             "cycles": enumeration.cycles,
             "complete": enumeration.complete(),
-            "operating_points": loaded.point_description,
+            "budget": {
+                "stopped": enumeration.stopped.map(stop_name),
+                "max_cycles": args.budget.budget().max_cycles,
+                "max_seconds": args.budget.budget().max_time.map(|t| t.as_secs_f64()),
+            },
+            "operating_point": loaded.point.kind,
+            "operating_points": loaded.point.description,
+            "weak": loaded.weak.name(),
         })),
-        Format::Text => print_text(
-            &map,
-            &loaded.names,
-            enumeration.cycles,
-            enumeration.stopped.map(stop_name),
-        ),
+        Format::Text => print_text(&map, &loaded, enumeration.cycles, enumeration.stopped),
     }
     super::leave_allocated(loaded);
     ExitCode::SUCCESS
 }
 
 /// Per α: the index s(α) and where the largest gap falls (the split point).
-fn print_text(map: &SeparabilityMap, names: &[String], cycles: u64, stopped: Option<&str>) {
+fn print_text(map: &SeparabilityMap, loaded: &Loaded, cycles: u64, stopped: Option<Stop>) {
+    let names = &loaded.names;
     outln!(
-        "{} cycles{}",
+        "{} cycles{}, at {}, weak connections {}",
         cycles,
         stopped
-            .map(|s| format!(" ({s} hit: incomplete)"))
-            .unwrap_or_default()
+            .map(|s| format!(" ({} hit: incomplete)", stop_name(s)))
+            .unwrap_or_default(),
+        loaded.point.description,
+        loaded.weak.name()
     );
-    outln!("  {:>10}  {:>10}  split (largest gap)", "α", "s(α)");
-    for (k, &alpha) in map.alphas.iter().enumerate() {
-        let Some(terms) = &map.terms[k] else {
-            outln!(
-                "  {:>10}  {:>10}  undefined (fewer than two distinct finite h̄)",
-                number(alpha),
-                "—"
-            );
-            continue;
-        };
-        let index = 1.0 - terms.iter().sum::<f64>() / terms.len() as f64;
-        let peak = terms
-            .iter()
-            .position(|&t| t == 1.0)
-            .expect("the widest gap has term 1");
-        let order = &map.orders[k];
-        outln!(
-            "  {:>10}  {:>10}  after {} fast state(s): {} | {}",
-            number(alpha),
-            number(index),
-            peak + 1,
-            names[order[peak]],
-            names[order[peak + 1]]
-        );
+    if let Some(stop) = stopped {
+        outln!("{}", raise_budget_advice(stop));
     }
+    let rows: Vec<Vec<String>> = map
+        .alphas
+        .iter()
+        .enumerate()
+        .map(|(k, &alpha)| {
+            let Some(terms) = &map.terms[k] else {
+                return vec![
+                    format_number(alpha),
+                    "—".to_string(),
+                    "undefined (fewer than two distinct finite h̄)".to_string(),
+                ];
+            };
+            let index = 1.0 - terms.iter().sum::<f64>() / terms.len() as f64;
+            let peak = terms
+                .iter()
+                .position(|&t| t == 1.0)
+                .expect("the widest gap has term 1");
+            let order = &map.orders[k];
+            let split = format!(
+                "after {} fast state(s): {} | {}",
+                peak + 1,
+                names[order[peak]],
+                names[order[peak + 1]]
+            );
+            vec![format_number(alpha), format_number(index), split]
+        })
+        .collect();
+    print_table(
+        &["α", "s(α)", "split (largest gap)"],
+        &rows,
+        &[Align::Right, Align::Right, Align::Left],
+    );
 }

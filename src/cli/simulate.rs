@@ -467,7 +467,7 @@ fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
     }
 }
 
-fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {
+pub(super) fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {
     let span = |r: &InitialResidual| match *r {
         InitialResidual::Equation(i) => (dae.initial_equations[i].span, "initial equation"),
         InitialResidual::Fixed(v) => (dae.var(v).span, "fixed = true"),
