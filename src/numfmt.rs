@@ -10,13 +10,24 @@ const LARGEST_POSITIONAL: f64 = 1e16;
 /// The shortest text that parses back to exactly `x`: `0`, `2.999`, `-40`, `1e-7`, `1.5e16`.
 /// Zero (of either sign) prints as `0`; non-finite values as `inf`, `-inf` and `NaN`.
 pub fn format_number(x: f64) -> String {
-    let magnitude = x.abs();
-    if x == 0.0 {
-        "0".to_string()
-    } else if !x.is_finite() || (SMALLEST_POSITIONAL..LARGEST_POSITIONAL).contains(&magnitude) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
+    Number(x).to_string()
+}
+
+/// [`format_number`] as a `Display`, for writing many numbers without a `String` each.
+#[derive(Clone, Copy, Debug)]
+pub struct Number(pub f64);
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        let magnitude = x.abs();
+        if x == 0.0 {
+            f.write_str("0")
+        } else if !x.is_finite() || (SMALLEST_POSITIONAL..LARGEST_POSITIONAL).contains(&magnitude) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
     }
 }
 

@@ -383,3 +383,39 @@ fn newton_failure_names_block_variable_and_residual() {
         assert!(err.contains(part), "`{part}` in:\n{err}");
     }
 }
+
+/// CSV numbers are the shortest that read back exactly, and output times are computed on
+/// the grid, not accumulated. Before: `0e0`, `1e-1`, `3.0000000000000004e-1`.
+#[test]
+fn csv_numbers_are_short_and_times_on_the_grid() {
+    let out = temp_csv("short-numbers");
+    let path = out.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&[
+        "simulate",
+        "examples/quarter_car.mo",
+        "--stop",
+        "0.7",
+        "--step",
+        "0.1",
+        "--vars",
+        "x_r,m_s",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("written");
+    let _ = std::fs::remove_file(&out);
+    let times: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.find(',').expect("a comma")])
+        .collect();
+    assert_eq!(
+        times,
+        ["0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7"]
+    );
+    assert!(
+        text.lines().skip(1).all(|l| l.ends_with(",0,267")),
+        "{text}"
+    );
+}

@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+use crate::numfmt::Number;
+
 /// Writes `time,name,...` and one row per time.
 pub fn write_csv(
     out: &mut dyn Write,
@@ -17,9 +19,9 @@ pub fn write_csv(
     }
     writeln!(out)?;
     for (k, t) in times.iter().enumerate() {
-        write!(out, "{t:e}")?;
+        write!(out, "{}", Number(*t))?;
         for c in columns {
-            write!(out, ",{:e}", c[k])?;
+            write!(out, ",{}", Number(c[k]))?;
         }
         writeln!(out)?;
     }

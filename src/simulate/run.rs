@@ -42,12 +42,32 @@ pub struct Options {
 }
 
 impl Options {
-    /// The `k`-th output time, `start + k·(stop − start)/steps` (computed, not accumulated).
+    /// The `k`-th output time, `start + k·(stop − start)/steps`: computed, not accumulated,
+    /// and rounded to 15 significant digits, so that a grid of 0.1 reads 0.3, not
+    /// 0.30000000000000004 (a change of at most a few ulps).
     pub fn time(&self, k: u64) -> f64 {
         if k == self.steps {
             return self.stop;
         }
-        self.start + k as f64 * (self.stop - self.start) / self.steps as f64
+        decimal(self.start + k as f64 * (self.stop - self.start) / self.steps as f64)
+    }
+}
+
+/// `t` rounded to 15 significant decimal digits, when the powers of ten involved are exact.
+fn decimal(t: f64) -> f64 {
+    if t == 0.0 || !t.is_finite() {
+        return t;
+    }
+    let shift = 14 - t.abs().log10().floor() as i32;
+    if !(-22..=22).contains(&shift) {
+        return t;
+    }
+    // Powers of ten up to 10²² are exact doubles, so the only rounding is the final one.
+    let scale = 10f64.powi(shift.abs());
+    if shift >= 0 {
+        (t * scale).round() / scale
+    } else {
+        (t / scale).round() * scale
     }
 }
 
