@@ -105,6 +105,61 @@ pub fn render_plain(sources: &SourceMap, diagnostics: &[Diagnostic]) -> String {
     out
 }
 
+/// A span's file name, and its start's line and column (1-based; `None` if out of range).
+pub fn place(sources: &SourceMap, span: Span) -> (String, Option<usize>, Option<usize>) {
+    use codespan_reporting::files::Files as _;
+    let location = sources.location(span.file, span.start as usize).ok();
+    (
+        sources.name(span.file).to_string(),
+        location.as_ref().map(|l| l.line_number),
+        location.as_ref().map(|l| l.column_number),
+    )
+}
+
+/// Diagnostics as one JSON object for scripts: `{"errors":[{"severity","message","file",
+/// "line","column","labels":[..],"notes":[..]}]}`, lines and columns 1-based; `file`, `line`
+/// and `column` are those of the primary label (null without one).
+pub fn to_json(sources: &SourceMap, diagnostics: &[Diagnostic]) -> serde_json::Value {
+    let place = |span: Span| place(sources, span);
+    let label = |(span, text): &(Span, String), primary: bool| {
+        let (file, line, column) = place(*span);
+        serde_json::json!({
+            "file": file, "line": line, "column": column,
+            "message": text, "primary": primary,
+        })
+    };
+    let errors: Vec<serde_json::Value> = diagnostics
+        .iter()
+        .map(|d| {
+            let (file, line, column) = match &d.primary {
+                Some((span, _)) => {
+                    let (f, l, c) = place(*span);
+                    (Some(f), l, c)
+                }
+                None => (None, None, None),
+            };
+            let labels: Vec<serde_json::Value> = d
+                .primary
+                .iter()
+                .map(|l| label(l, true))
+                .chain(d.secondary.iter().map(|l| label(l, false)))
+                .collect();
+            serde_json::json!({
+                "severity": match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Note => "note",
+                },
+                "message": d.message,
+                "file": file, "line": line, "column": column,
+                "labels": labels,
+                "notes": d.notes,
+            })
+        })
+        .collect();
+    serde_json::json!({ "errors": errors })
+}
+
 /// True if any diagnostic is an error.
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)

@@ -419,3 +419,75 @@ fn csv_numbers_are_short_and_times_on_the_grid() {
         "{text}"
     );
 }
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// With `--format json` a failure is one JSON object on stdout with the error's position;
+/// bad usage too (exit 2). Before, both were plain text on stderr.
+#[test]
+fn failures_in_json_mode_are_json() {
+    let path = std::env::temp_dir().join(format!("mocca-{}-undeclared.mo", std::process::id()));
+    std::fs::write(
+        &path,
+        "model U\n  Real x(start = 1);\nequation\n  der(x) = -k*x;\nend U;\n",
+    )
+    .expect("written");
+    let file = path.to_str().expect("utf-8");
+    for command in [
+        "check",
+        "flatten",
+        "blt",
+        "jacobian",
+        "simulate",
+        "cycles",
+        "separability",
+    ] {
+        let (out, err, code) = mocca(&[command, file, "--format", "json"]);
+        assert_eq!(code, 1, "{command}: {err}");
+        let value = json(&out);
+        let errors = value["errors"].as_array().expect("an errors array");
+        let first = &errors[0];
+        assert_eq!(first["severity"], "error", "{command}: {value}");
+        assert!(
+            first["message"].as_str().expect("a message").contains('k'),
+            "{value}"
+        );
+        assert_eq!(first["file"].as_str(), Some(file), "{value}");
+        assert_eq!(
+            (first["line"].as_u64(), first["column"].as_u64()),
+            (Some(4), Some(13)),
+            "{value}"
+        );
+        assert!(
+            !first["labels"].as_array().expect("labels").is_empty(),
+            "{value}"
+        );
+    }
+    let (out, _, code) = mocca(&["simulate", file, "--format", "json", "--tol", "0"]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 2);
+    assert_eq!(json(&out)["errors"][0]["severity"], "error");
+}
+
+/// `flatten --format json` prints the flat DAE as JSON (it printed Modelica before).
+#[test]
+fn flatten_prints_the_dae_as_json() {
+    let (out, err, code) = mocca(&["flatten", ARRAY_MODEL, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let value = json(&out);
+    assert_eq!(value["model"], "Recordable");
+    let vars = value["variables"].as_array().expect("variables");
+    let k = vars.iter().find(|v| v["name"] == "k").expect("k");
+    assert_eq!(
+        (k["kind"].as_str(), k["binding"].as_str()),
+        (Some("parameter"), Some("2.0"))
+    );
+    let x = vars.iter().find(|v| v["name"] == "x[1,2]").expect("x[1,2]");
+    assert_eq!(x["fixed"], true);
+    assert_eq!(x["source"]["line"], 5);
+    let equations = value["equations"].as_array().expect("equations");
+    assert_eq!(equations.len(), 6);
+    assert!(equations.iter().any(|e| e["text"] == "z = -y"), "{value}");
+}

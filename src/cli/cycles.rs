@@ -282,10 +282,7 @@ impl Failure {
     /// Prints the failure; returns its exit code (2 for bad usage, 1 for the model).
     pub fn report(self, sources: &SourceMap) -> ExitCode {
         match self {
-            Failure::Usage(message) => {
-                eprintln!("error: {message}");
-                ExitCode::from(2)
-            }
+            Failure::Usage(message) => super::usage_error(message),
             Failure::Model(d) => {
                 super::report(sources, &[d]);
                 ExitCode::from(1)
@@ -457,8 +454,7 @@ impl ProgressBar {
 
 pub fn run(args: &CyclesArgs) -> ExitCode {
     if args.levels == 0 {
-        eprintln!("error: `--levels` must be at least 1");
-        return ExitCode::from(2);
+        return super::usage_error("`--levels` must be at least 1");
     }
     let loaded = match load(&args.model, &args.point, args.weak) {
         Ok(l) => l,

@@ -36,6 +36,7 @@ mod table;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -99,8 +100,26 @@ pub struct InputArgs {
 /// Only the pages actually used are committed.
 pub const STACK_BYTES: usize = 4 << 30;
 
-/// Runs the parsed command line; the exit code is 0 on success, 1 when the input is wrong.
+/// Whether failures are reported as JSON on stdout (`--format json`), set once per run.
+static JSON_FAILURES: AtomicBool = AtomicBool::new(false);
+
+impl Command {
+    fn format(&self) -> Format {
+        match self {
+            Command::Parse(a) => a.input.format,
+            Command::Check(a) | Command::Flatten(a) | Command::Blt(a) => a.format(),
+            Command::Jacobian(a) => a.model.format(),
+            Command::Simulate(a) => a.model.format(),
+            Command::Cycles(a) => a.model.format(),
+            Command::Separability(a) => a.model.format(),
+        }
+    }
+}
+
+/// Runs the parsed command line; the exit code is 0 on success, 1 when the input is wrong,
+/// 2 on bad usage.
 pub fn run(cli: Cli) -> ExitCode {
+    JSON_FAILURES.store(cli.command.format() == Format::Json, Ordering::Relaxed);
     match cli.command {
         Command::Parse(args) => parse::run(&args),
         Command::Check(args) => check::run(&args),
@@ -113,9 +132,15 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Prints diagnostics to stderr, in colour on a terminal.
+/// Prints diagnostics to stderr, in colour on a terminal; with `--format json`, diagnostics
+/// that hold an error are one JSON object on stdout instead (warnings alone stay on stderr,
+/// beside the command's own JSON output).
 pub(crate) fn report(sources: &SourceMap, diags: &[Diagnostic]) {
     if diags.is_empty() {
+        return;
+    }
+    if JSON_FAILURES.load(Ordering::Relaxed) && diagnostics::has_errors(diags) {
+        print_json(&diagnostics::to_json(sources, diags));
         return;
     }
     let choice = if std::io::stderr().is_terminal() {
@@ -132,6 +157,22 @@ pub(crate) fn report(sources: &SourceMap, diags: &[Diagnostic]) {
 /// a large model's run time.
 pub(crate) fn leave_allocated<T>(model: T) {
     std::mem::forget(model);
+}
+
+/// Reports bad usage (an error that concerns no source text) and returns exit code 2.
+pub(crate) fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    failure_without_source(message, ExitCode::from(2))
+}
+
+/// Reports an error that concerns no source text (a file that cannot be written) and returns
+/// `code`.
+pub(crate) fn failure_without_source(message: impl std::fmt::Display, code: ExitCode) -> ExitCode {
+    if JSON_FAILURES.load(Ordering::Relaxed) {
+        report(&SourceMap::new(), &[Diagnostic::error(message.to_string())]);
+    } else {
+        eprintln!("error: {message}");
+    }
+    code
 }
 
 /// Exit code for a run that produced these diagnostics.

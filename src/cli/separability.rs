@@ -91,8 +91,8 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
     for (path, format) in pictures {
         let Some(path) = path else { continue };
         if let Err(e) = picture::write(format, &map, &loaded.names, &title, path) {
-            eprintln!("error: cannot write `{}`: {e}", path.display());
-            return ExitCode::from(1);
+            let message = format!("cannot write `{}`: {e}", path.display());
+            return super::failure_without_source(message, ExitCode::from(1));
         }
     }
     let names = |v: &[usize]| {

@@ -84,8 +84,7 @@ pub struct SimulateArgs {
 }
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(2)
+    super::usage_error(message)
 }
 
 /// The fixed-step method, or None for BDF.
@@ -247,8 +246,8 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
     if let Some(path) = &args.out
         && let Err(e) = write_out(path, &names, &trajectory)
     {
-        eprintln!("error: cannot write `{}`: {e}", path.display());
-        return ExitCode::from(1);
+        let message = format!("cannot write `{}`: {e}", path.display());
+        return super::failure_without_source(message, ExitCode::from(1));
     }
     let errors = reference
         .as_ref()

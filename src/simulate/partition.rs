@@ -18,8 +18,8 @@ use crate::structure::{Structure, Unknown};
 
 use super::fixed_step::{StepFailure, Stepper};
 use super::model::{CompiledModel, Layout};
-use super::run::Options;
-use super::system::{OdeSystem, Stats, pieces};
+use super::run::{Options, split_step};
+use super::system::{OdeSystem, Stats};
 use super::tape::{Groups, Reg, WeakReads};
 
 pub struct Partitioned {
@@ -155,9 +155,9 @@ impl Partitioned {
         }
         for k in 0..options.steps {
             let (t, t_next) = (options.time(k), options.time(k + 1));
-            for (a, b) in pieces(&breakpoints, t, t_next) {
+            for (a, b, step) in split_step(&breakpoints, t, options.step()) {
                 self.model.enter_interval(a, b);
-                self.step(a, b - a, &mut x)?;
+                self.step(a, step, &mut x)?;
             }
             if record(&self.model, t_next).is_break() {
                 return Ok(());

@@ -42,6 +42,11 @@ pub struct Options {
 }
 
 impl Options {
+    /// The step of the output grid, `(stop − start)/steps`.
+    pub fn step(&self) -> f64 {
+        (self.stop - self.start) / self.steps as f64
+    }
+
     /// The `k`-th output time, `start + k·(stop − start)/steps`: computed, not accumulated,
     /// and rounded to 15 significant digits, so that a grid of 0.1 reads 0.3, not
     /// 0.30000000000000004 (a change of at most a few ulps).
@@ -141,8 +146,8 @@ pub fn simulate(
                     break;
                 }
                 let (t, t_next) = (options.time(k), options.time(k + 1));
-                if let Err(e) = step_to(&mut stepper, &mut model, &breakpoints, (t, t_next), &mut x)
-                {
+                let span = (t, options.step());
+                if let Err(e) = step_to(&mut stepper, &mut model, &breakpoints, span, &mut x) {
                     result = Err(Failure::Step(e));
                     break;
                 }
@@ -170,19 +175,33 @@ pub fn simulate(
     Ok(recorder.finish(stats, init_iterations, sparse, integration))
 }
 
-/// Steps from `t` to `t_next`, ending a step at each breakpoint between them.
+/// Steps from `t` by `h`, ending a step at each breakpoint on the way.
 fn step_to(
     stepper: &mut Stepper,
     model: &mut CompiledModel,
     breakpoints: &[f64],
-    (t, t_next): (f64, f64),
+    (t, h): (f64, f64),
     x: &mut [f64],
 ) -> Result<(), StepFailure> {
-    for (a, b) in pieces(breakpoints, t, t_next) {
+    for (a, b, step) in split_step(breakpoints, t, h) {
         model.enter_interval(a, b);
-        stepper.step(model, a, b - a, x)?;
+        stepper.step(model, a, step, x)?;
     }
     Ok(())
+}
+
+/// The step from `t` by `h` as pieces `(from, to, step)` between the breakpoints on the way;
+/// a step no breakpoint splits keeps `h` exactly (so an implicit method's matrix for `h`
+/// stays valid from step to step).
+pub(super) fn split_step(
+    breakpoints: &[f64],
+    t: f64,
+    h: f64,
+) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
+    pieces(breakpoints, t, t + h).map(move |(a, b)| {
+        let whole = a == t && b == t + h;
+        (a, b, if whole { h } else { b - a })
+    })
 }
 
 /// The variable-step reference run: BDF with `options.tol` as relative and absolute
