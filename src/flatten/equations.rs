@@ -346,7 +346,14 @@ impl<'a> Flattener<'a> {
             .owner
             .clone();
         for k in 0..counts[0] {
-            let mut residual = flattened.last().expect("else branch")[k].residual;
+            let last = &flattened.last().expect("else branch")[k];
+            // An equation every branch has alike is kept as written (its sides and terms), so
+            // that the flat text reads back to the same equation.
+            if flattened.iter().all(|b| b[k].residual == last.residual) {
+                sink.equations.push(last.clone());
+                continue;
+            }
+            let mut residual = last.residual;
             for (b, (cond, _)) in dynamic.iter().enumerate().rev() {
                 residual = self
                     .dae

@@ -79,7 +79,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         used_classes: FxHashSet::default(),
         bases: FxHashMap::default(),
     };
-    f.dae.model = f.tree.node(model).name.clone();
+    // Unquoted as flat variable names are, so that the printed name reads back to itself.
+    f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
     let outer = overrides_mod(request.overrides, model);
     let root = f.instantiate(model, String::new(), outer, None, Default::default());
     debug_assert_eq!(root, InstId(0));
