@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::expr::hash::FxBuild;
 use crate::expr::table::IdTable;
-use crate::expr::{Display, ExprId, ExprPool, VarId};
+use crate::expr::{Display, ExprId, ExprPool, Value, VarId};
 use crate::source::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -53,6 +53,15 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
+    /// The type an expression of this type prints as (a String's value is not an expression).
+    pub fn value(self) -> Value {
+        match self {
+            ScalarType::Integer => Value::Integer,
+            ScalarType::Boolean => Value::Boolean,
+            ScalarType::Real | ScalarType::String => Value::Real,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ScalarType::Real => "Real",
@@ -74,6 +83,8 @@ pub struct Variable {
     pub start: Option<ExprId>,
     pub fixed: Option<bool>,
     pub nominal: Option<ExprId>,
+    /// As written between the quotes, escape sequences kept (as are `description`'s and an
+    /// assertion's `message`).
     pub unit: Option<String>,
     /// `weak Real x;`: other equations read its last value (SPEC §2.1).
     pub weak: bool,
@@ -201,7 +212,16 @@ impl Dae {
 
     /// `id` as Modelica text, written straight into whatever formats it.
     pub fn display(&self, id: ExprId) -> ShownExpr<'_> {
-        ShownExpr { dae: self, id }
+        self.display_as(id, Value::Real)
+    }
+
+    /// `id` as Modelica text of type `value` (see [`Value`]).
+    pub fn display_as(&self, id: ExprId, value: Value) -> ShownExpr<'_> {
+        ShownExpr {
+            dae: self,
+            id,
+            value,
+        }
     }
 }
 
@@ -209,13 +229,14 @@ impl Dae {
 pub struct ShownExpr<'d> {
     dae: &'d Dae,
     id: ExprId,
+    value: Value,
 }
 
 impl std::fmt::Display for ShownExpr<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names =
             |v: VarId, f: &mut std::fmt::Formatter<'_>| write_quoted_name(&self.dae.var(v).name, f);
-        Display::new(&self.dae.pool, self.id, &names).fmt(f)
+        Display::typed(&self.dae.pool, self.id, &names, self.value).fmt(f)
     }
 }
 

@@ -1,11 +1,12 @@
 //! The flat DAE as Modelica text (`mocca flatten`), which mocca parses back to the same DAE.
 //! Flat names that are not plain identifiers are quoted (`'R1.p.v'`); a weak read prints as
-//! `last(x)`.
+//! `last(x)`. Strings are kept as written between their quotes, escapes and all, so they print
+//! back as they were read.
 
 use std::fmt::Write;
 
 use super::{Dae, Equation, VarKind};
-use crate::expr::VarId;
+use crate::expr::{Node, Value, VarId};
 
 impl Dae {
     pub fn to_modelica(&self) -> String {
@@ -43,8 +44,8 @@ impl std::fmt::Display for Modelica<'_> {
             };
             writeln!(
                 out,
-                "  assert({}, {:?}{level});",
-                dae.display(a.condition),
+                "  assert({}, \"{}\"{level});",
+                dae.display_as(a.condition, Value::Boolean),
                 a.message
             )?;
         }
@@ -64,9 +65,26 @@ fn section(
     }
     writeln!(out, "{keyword}")?;
     for eq in equations {
-        writeln!(out, "  {} = {};", dae.display(eq.lhs), dae.display(eq.rhs))?;
+        let value = equation_type(dae, eq);
+        let lhs = dae.display_as(eq.lhs, value);
+        // A left side starting with `if` would read back as an if-equation.
+        if matches!(dae.pool.node(eq.lhs), Node::If(..)) {
+            write!(out, "  ({lhs})")?;
+        } else {
+            write!(out, "  {lhs}")?;
+        }
+        writeln!(out, " = {};", dae.display_as(eq.rhs, value))?;
     }
     Ok(())
+}
+
+/// The type an equation's sides print as: an Integer or Boolean variable's on the left makes
+/// the equation an Integer or Boolean one.
+fn equation_type(dae: &Dae, eq: &Equation) -> Value {
+    match dae.pool.node(eq.lhs) {
+        Node::Var(v) => dae.var(v).ty.value(),
+        _ => Value::Real,
+    }
 }
 
 fn declaration(dae: &Dae, id: VarId, out: &mut impl Write) -> std::fmt::Result {
@@ -92,8 +110,9 @@ fn declaration(dae: &Dae, id: VarId, out: &mut impl Write) -> std::fmt::Result {
         separator = ", ";
         out.write_fmt(text)
     };
+    let value = v.ty.value();
     if let Some(s) = v.start {
-        attribute(out, format_args!("start = {}", dae.display(s)))?;
+        attribute(out, format_args!("start = {}", dae.display_as(s, value)))?;
     }
     if let Some(f) = v.fixed {
         attribute(out, format_args!("fixed = {f}"))?;
@@ -102,16 +121,16 @@ fn declaration(dae: &Dae, id: VarId, out: &mut impl Write) -> std::fmt::Result {
         attribute(out, format_args!("nominal = {}", dae.display(n)))?;
     }
     if let Some(u) = &v.unit {
-        attribute(out, format_args!("unit = {u:?}"))?;
+        attribute(out, format_args!("unit = \"{u}\""))?;
     }
     if separator != "(" {
         out.write_str(")")?;
     }
     if let Some(b) = v.binding {
-        write!(out, " = {}", dae.display(b))?;
+        write!(out, " = {}", dae.display_as(b, value))?;
     }
     if let Some(d) = &v.description {
-        write!(out, " {d:?}")?;
+        write!(out, " \"{d}\"")?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ mod eval;
 pub mod hash;
 pub(crate) mod table;
 
-pub use display::Display;
+pub use display::{Display, Value};
 pub use eval::{EvalError, Values};
 
 use std::hash::BuildHasher;
@@ -55,6 +55,11 @@ pub enum Func {
 }
 
 impl Func {
+    /// Whether the result has its operand's type (Integer for an Integer operand).
+    pub fn keeps_type(self) -> bool {
+        matches!(self, Func::Abs | Func::Sign)
+    }
+
     pub const ALL: [Func; 15] = [
         Func::Sin,
         Func::Cos,
@@ -146,6 +151,11 @@ pub enum Func2 {
 }
 
 impl Func2 {
+    /// Whether the result has its operands' type (Integer for Integer operands).
+    pub fn keeps_type(self) -> bool {
+        matches!(self, Func2::Min | Func2::Max)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Func2::Atan2 => "atan2",

@@ -152,11 +152,14 @@ impl<'a> Flattener<'a> {
             .owner
             .clone();
         let n_lhs = lhs_terms.len();
+        // Each term's elements listed once: picking element k out of the tree for every k
+        // would cost the array's size each time.
+        let elements: SmallVec<[Vec<ExprId>; 4]> = flat.iter().map(|t| t.2.leaves()).collect();
         for k in 0..count {
             let mut terms = Vec::with_capacity(flat.len());
             let (mut l, mut r) = (self.dae.pool.zero(), self.dae.pool.zero());
-            for (i, (sign, span, val)) in flat.iter().enumerate() {
-                let expr = element(val, k);
+            for (i, ((sign, span, _), values)) in flat.iter().zip(&elements).enumerate() {
+                let expr = element(values, k);
                 terms.push(Term {
                     expr,
                     sign: *sign,
@@ -346,7 +349,14 @@ impl<'a> Flattener<'a> {
             .owner
             .clone();
         for k in 0..counts[0] {
-            let mut residual = flattened.last().expect("else branch")[k].residual;
+            let last = &flattened.last().expect("else branch")[k];
+            // An equation every branch has alike is kept as written (its sides and terms), so
+            // that the flat text reads back to the same equation.
+            if flattened.iter().all(|b| b[k].residual == last.residual) {
+                sink.equations.push(last.clone());
+                continue;
+            }
+            let mut residual = last.residual;
             for (b, (cond, _)) in dynamic.iter().enumerate().rev() {
                 residual = self
                     .dae
@@ -498,10 +508,7 @@ fn is_zero_literal(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Integer(0)) || matches!(e.kind, ExprKind::Real(v) if v == 0.0)
 }
 
-/// The k-th scalar of a value (a scalar broadcasts).
-fn element(v: &Val, k: usize) -> ExprId {
-    match v {
-        Tree::Leaf(x) => *x,
-        node => node.leaves()[k],
-    }
+/// The k-th scalar of a value's elements (a scalar broadcasts).
+fn element(values: &[ExprId], k: usize) -> ExprId {
+    values[if values.len() == 1 { 0 } else { k }]
 }

@@ -5,7 +5,7 @@
 use super::Flattener;
 use super::classes::ClassId;
 use super::instance::{Content, InstId, strip_quotes};
-use super::modifier::Mod;
+use super::modifier::{Bound, Mod};
 use super::tree::Tree;
 use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
@@ -18,7 +18,10 @@ use crate::syntax::ast::{
 
 pub type Val = Tree<ExprId>;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A bound expression, the scope its names resolve in and the mode it is flattened in.
+pub type BoundKey = (*const Expr, InstId, ClassId, Mode);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Parameters and constants are replaced by their values; anything else is an error.
     Constant,
@@ -239,30 +242,20 @@ impl<'a> Flattener<'a> {
             .as_ref()
             .or(m.child("start").and_then(|s| s.binding.as_ref()))
         {
-            Some(b) => {
-                let ctx = Ctx {
-                    inst: Some(b.scope),
-                    class: b.class_scope,
-                    loops: &[],
-                    mode: Mode::Constant,
-                    end: None,
-                };
-                let value = self.flatten_expr(b.expr, &ctx)?;
-                match value.select(&b.select) {
-                    Some(Tree::Leaf(id)) => self.dae.pool.as_const(*id).ok_or_else(|| {
-                        err(
-                            b.expr.span,
-                            "this binding must be evaluable at translation time",
-                            "not constant",
-                        )
-                    }),
-                    _ => Err(err(
+            Some(b) => match self.bound_element(b, Mode::Constant)? {
+                Some(id) => self.dae.pool.as_const(id).ok_or_else(|| {
+                    err(
                         b.expr.span,
-                        "the binding's size does not match the declaration",
-                        "wrong size",
-                    )),
-                }
-            }
+                        "this binding must be evaluable at translation time",
+                        "not constant",
+                    )
+                }),
+                _ => Err(err(
+                    b.expr.span,
+                    "the binding's size does not match the declaration",
+                    "wrong size",
+                )),
+            },
             None => Err(err(
                 span,
                 format!("parameter `{}` has no value", self.dae.var(v).name),
@@ -270,6 +263,34 @@ impl<'a> Flattener<'a> {
             )
             .with_secondary(self.dae.var(v).span, "declared without a binding")),
         }
+    }
+
+    /// The element of `b`'s value that `b` selects, flattened in `mode`; `None` if there is no
+    /// such scalar element (the sizes differ). An array's value is flattened once for all its
+    /// elements (kept in `array_values`): each time would cost its size per element.
+    pub(crate) fn bound_element(
+        &mut self,
+        b: &Bound<'a>,
+        mode: Mode,
+    ) -> Result<Option<ExprId>, Diagnostic> {
+        let ctx = Ctx { mode, ..b.ctx() };
+        if b.select.is_empty() {
+            return Ok(match self.flatten_expr(b.expr, &ctx)? {
+                Tree::Leaf(id) => Some(id),
+                Tree::Node(_) => None,
+            });
+        }
+        let key = (std::ptr::from_ref(b.expr), b.scope, b.class_scope, mode);
+        if !self.array_values.contains_key(&key) {
+            let value = self.flatten_expr(b.expr, &ctx)?;
+            #[cfg(test)]
+            super::tree::element_work::add(value.count());
+            self.array_values.insert(key, value);
+        }
+        Ok(match self.array_values[&key].select(&b.select) {
+            Some(Tree::Leaf(id)) => Some(*id),
+            _ => None,
+        })
     }
 
     fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {

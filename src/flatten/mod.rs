@@ -2,6 +2,8 @@
 //! modifier merging, parameter evaluation where sizes and conditions need it, scalarisation of
 //! arrays and for-equations, and connection semantics including `weak` (SPEC §2.1).
 
+#[cfg(test)]
+mod array_scaling;
 mod classes;
 mod connect;
 mod elements;
@@ -24,7 +26,6 @@ use classes::{ClassId, ClassTree};
 use expr::{Ctx, Mode};
 use instance::{InstId, Instance};
 use modifier::{Bound, Mod};
-use tree::Tree;
 
 use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, Term, VarKind};
 use crate::diagnostics::{self, Diagnostic};
@@ -71,6 +72,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         dae: Dae::default(),
         pending: Vec::new(),
         const_cache: FxHashMap::default(),
+        array_values: FxHashMap::default(),
         diags,
         connections: Vec::new(),
         instantiating: Vec::new(),
@@ -79,7 +81,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         used_classes: FxHashSet::default(),
         bases: FxHashMap::default(),
     };
-    f.dae.model = f.tree.node(model).name.clone();
+    // Unquoted as flat variable names are, so that the printed name reads back to itself.
+    f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
     let outer = overrides_mod(request.overrides, model);
     let root = f.instantiate(model, String::new(), outer, None, Default::default());
     debug_assert_eq!(root, InstId(0));
@@ -179,6 +182,9 @@ pub(crate) struct Flattener<'a> {
     pub pending: Vec<Option<Box<Mod<'a>>>>,
     /// Translation-time values of parameters (`None` while being computed: a cycle).
     pub const_cache: FxHashMap<VarId, Option<f64>>,
+    /// The values of array bindings and attributes, by expression, scope and mode: every
+    /// element of an array selects from the same value, flattened once.
+    pub array_values: FxHashMap<expr::BoundKey, expr::Val>,
     pub diags: Vec<Diagnostic>,
     pub connections: Vec<connect::Connection<'a>>,
     /// The classes being instantiated, outermost first (a class inside itself is an error).
@@ -207,7 +213,9 @@ impl<'a> Flattener<'a> {
                     Err(d) => self.diags.push(d),
                 }
                 let ty = self.dae.variables[i].ty;
+                // An array's binding is typed once, at its first element.
                 if ty != ScalarType::Real
+                    && b.select.iter().all(|&k| k == 0)
                     && let Err(d) = self.expect_assignable(ty, b.expr, &b.ctx())
                 {
                     self.diags.push(d);
@@ -255,8 +263,8 @@ impl<'a> Flattener<'a> {
     }
 
     fn bound_scalar(&mut self, b: &Bound<'a>) -> Result<crate::expr::ExprId, Diagnostic> {
-        match self.flatten_expr(b.expr, &b.ctx())?.select(&b.select) {
-            Some(Tree::Leaf(id)) => Ok(*id),
+        match self.bound_element(b, Mode::Symbolic)? {
+            Some(id) => Ok(id),
             _ => Err(
                 Diagnostic::error("the size of this binding does not match the declaration")
                     .at(b.expr.span, "wrong size"),

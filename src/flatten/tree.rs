@@ -15,8 +15,21 @@ impl<T: Clone> Tree<T> {
 
     fn collect(&self, out: &mut Vec<T>) {
         match self {
-            Tree::Leaf(x) => out.push(x.clone()),
+            Tree::Leaf(x) => {
+                #[cfg(test)]
+                element_work::add(1);
+                out.push(x.clone());
+            }
             Tree::Node(kids) => kids.iter().for_each(|k| k.collect(out)),
+        }
+    }
+
+    /// The number of scalar elements.
+    #[cfg(test)]
+    pub fn count(&self) -> usize {
+        match self {
+            Tree::Leaf(_) => 1,
+            Tree::Node(kids) => kids.iter().map(Tree::count).sum(),
         }
     }
 
@@ -107,4 +120,23 @@ pub fn concatenate<T: Clone>(parts: Vec<Tree<T>>, dim: usize) -> Option<Tree<T>>
         .map(|column| concatenate(column, dim - 1))
         .collect::<Option<Vec<_>>>()?;
     Some(Tree::Node(joined))
+}
+
+/// Array elements the flattener handles one by one (listed by [`Tree::leaves`], or in a bound
+/// expression's value), counted per thread in unit tests, which check that the count grows
+/// linearly with the size of the arrays.
+#[cfg(test)]
+pub mod element_work {
+    use std::cell::Cell;
+
+    thread_local!(static COUNT: Cell<usize> = const { Cell::new(0) });
+
+    pub fn add(n: usize) {
+        COUNT.with(|c| c.set(c.get() + n));
+    }
+
+    /// The count so far, which starts again from zero.
+    pub fn take() -> usize {
+        COUNT.with(|c| c.replace(0))
+    }
 }
