@@ -50,7 +50,10 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         }
         reduced
     };
-    super::report(&sources, &diags);
+    // In JSON the diagnostics go into the one object printed below.
+    if args.format() == Format::Text {
+        super::report(&sources, &diags);
+    }
     let subsystem_states: Vec<Vec<&str>> = subsystems
         .iter()
         .map(|s| s.states.iter().map(|&v| dae.var(v).name.as_str()).collect())
@@ -64,6 +67,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     } = flat_counts;
     match args.format() {
         Format::Json => super::print_json(&json!({
+            "errors": crate::diagnostics::to_json(&sources, &diags)["errors"],
             "model": dae.model,
             "equations": equations,
             "unknowns": unknowns,
@@ -148,6 +152,9 @@ fn imbalance(dae: &Dae) -> Diagnostic {
         "model `{}` is not balanced: {equations} equations for {unknowns} unknowns ({what})",
         dae.model
     ));
+    if let Some(span) = dae.model_span {
+        d = d.at(span, what);
+    }
     for c in dae.unbalanced_components() {
         let detail = if c.shortfall() > 0 {
             format!("{} equation(s) short", c.shortfall())

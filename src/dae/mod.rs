@@ -151,6 +151,8 @@ pub struct Assertion {
 #[derive(Clone, Debug, Default)]
 pub struct Dae {
     pub model: String,
+    /// The model's name where its class is declared.
+    pub model_span: Option<Span>,
     pub pool: ExprPool,
     /// Add through [`Dae::add_variable`], which indexes the name.
     pub variables: Vec<Variable>,

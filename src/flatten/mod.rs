@@ -83,6 +83,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
+    f.dae.model_span = f.tree.node(model).def.map(|def| def.name.span);
     let outer = overrides_mod(request.overrides, model);
     let root = f.instantiate(model, String::new(), outer, None, Default::default());
     debug_assert_eq!(root, InstId(0));
