@@ -736,3 +736,40 @@ fn an_unbalanced_connector_is_warned_about_with_its_counts() {
     let w = warnings("connector C = Real;\nmodel M C c = 1; end M;\n");
     assert!(w.contains("1 potential and 0 flow variables"), "{w}");
 }
+
+/// Arithmetic on constants that has no real value (Modelica 3.7.1: a division by zero, a
+/// function outside its domain) is an error at its span when translation meets it; it is
+/// never folded to a number.
+#[test]
+fn constant_arithmetic_without_a_real_value_is_an_error_at_its_span() {
+    let model = |binding: &str| {
+        format!(
+            "model M\n  parameter Real a = {binding};\n  Real x(start = 1);\nequation\n  der(x) = -a * x;\nend M;\n"
+        )
+    };
+    for (binding, message, at) in [
+        ("0/0", "division by zero", "test.mo:2:22"),
+        ("2/(1 - 1)", "division by zero", "test.mo:2:22"),
+        ("0^(-1)", "`0^-1` is a division by zero", "test.mo:2:22"),
+        ("(-8)^0.5", "`(-8)^0.5` has no real value", "test.mo:2:22"),
+        ("mod(5, 0)", "`mod` by zero", "test.mo:2:29"),
+        ("div(5, 0)", "`div` by zero", "test.mo:2:29"),
+        (
+            "log(0)",
+            "`log` is defined only for positive arguments",
+            "test.mo:2:26",
+        ),
+    ] {
+        assert_rejected(&model(binding), binding, &[message, at]);
+    }
+    // In an equation too, with a variable numerator.
+    let equation = "model M\n  Real x(start = 1);\nequation\n  der(x) = x / 0;\nend M;\n";
+    assert_rejected(equation, "x / 0", &["division by zero", "test.mo:4:12"]);
+    // The same values with a real result fold to them.
+    let dae = flatten(&model("0/2 + (-8)^(1/3.0 * 3) + 4^0.5"), &[]).unwrap();
+    let a = dae.variables.iter().find(|v| v.name == "a").unwrap();
+    assert_eq!(dae.show(a.binding.unwrap()), "-6.0");
+    // A divisor that is zero only through a parameter's value is the run's business (IEEE).
+    let symbolic = "model M\n  parameter Real z = 0;\n  parameter Real a = 1 / z;\nend M;\n";
+    assert!(flatten(symbolic, &[]).is_ok());
+}

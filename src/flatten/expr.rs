@@ -71,7 +71,9 @@ impl<'a> Flattener<'a> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.flatten_expr(lhs, ctx)?;
                 let b = self.flatten_expr(rhs, ctx)?;
-                self.binary(*op, a, b, e.span)?
+                let result = self.binary(*op, a, b, e.span)?;
+                self.check_arithmetic_domain(*op, &result, e.span)?;
+                result
             }
             ExprKind::Unary { op, operand } => {
                 let a = self.flatten_expr(operand, ctx)?;
@@ -797,6 +799,52 @@ impl<'a> Flattener<'a> {
         acc
     }
 
+    /// A division by a constant zero, or a power of constants with no real value, is a
+    /// translation error, not an infinity or NaN discovered during simulation. The IR keeps
+    /// such operations unfolded, so the result's leaves show them.
+    fn check_arithmetic_domain(
+        &self,
+        op: BinOp,
+        result: &Val,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        if !matches!(
+            op,
+            BinOp::Div | BinOp::ElemDiv | BinOp::Pow | BinOp::ElemPow
+        ) {
+            return Ok(());
+        }
+        let pool = &self.dae.pool;
+        for leaf in result.leaves() {
+            match pool.node(leaf) {
+                Node::Div(_, divisor) if pool.as_const(divisor) == Some(0.0) => {
+                    return Err(err(span, "division by zero", "the divisor is zero"));
+                }
+                Node::Pow(base, exponent) => {
+                    let (Some(x), Some(y)) = (pool.as_const(base), pool.as_const(exponent)) else {
+                        continue;
+                    };
+                    if x == 0.0 && y < 0.0 {
+                        return Err(err(
+                            span,
+                            format!("`0^{y}` is a division by zero"),
+                            "zero to a negative power",
+                        ));
+                    }
+                    if x < 0.0 && y.fract() != 0.0 {
+                        return Err(err(
+                            span,
+                            format!("`({x})^{y}` has no real value"),
+                            "a negative number to a non-integer power",
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// A constant argument outside a function's domain is a translation error (Modelica
     /// 3.7.1.2), not a NaN discovered during simulation.
     fn check_domain(&self, f: Func, arg: &Val, span: Span) -> Result<(), Diagnostic> {
@@ -1019,6 +1067,13 @@ impl<'a> Flattener<'a> {
                     .iter()
                     .map(|a| self.eval_scalar(a, ctx))
                     .collect::<Result<_, _>>()?;
+                if matches!(name.as_str(), "mod" | "rem" | "div") && vals.get(1) == Some(&0.0) {
+                    return Err(err(
+                        positional[1].span,
+                        format!("`{name}` by zero"),
+                        "the divisor is zero",
+                    ));
+                }
                 let v = match (name.as_str(), vals.as_slice()) {
                     ("integer" | "floor", [x]) => x.floor(),
                     ("ceil", [x]) => x.ceil(),
