@@ -773,3 +773,30 @@ fn constant_arithmetic_without_a_real_value_is_an_error_at_its_span() {
     let symbolic = "model M\n  parameter Real z = 0;\n  parameter Real a = 1 / z;\nend M;\n";
     assert!(flatten(symbolic, &[]).is_ok());
 }
+
+/// A parameter with neither binding nor start value is used as 0, as OpenModelica does, and
+/// as OpenModelica does, a warning at its declaration says so. One computed by the initial
+/// equations (`fixed = false`) or with a start value is not warned about.
+#[test]
+fn a_parameter_without_a_value_is_warned_about_with_the_value_used() {
+    let text = "model M\n  parameter Real b;\n  parameter Real k(start = 2);\n  parameter Real q(fixed = false);\n  parameter Boolean on;\n  Real x(start = 1);\ninitial equation\n  q = 1;\nequation\n  der(x) = -b * x - k - q;\nend M;\n";
+    let w = warnings(text);
+    assert!(
+        w.contains("parameter `b` has neither a binding nor a start value: 0 is used")
+            && w.contains("test.mo:2:18"),
+        "{w}"
+    );
+    assert!(
+        w.contains("parameter `on` has neither a binding nor a start value: false is used")
+            && w.contains("test.mo:5:21"),
+        "{w}"
+    );
+    assert_eq!(w.matches("warning:").count(), 2, "{w}");
+    // An array declaration is one warning.
+    let array = warnings("model M\n  parameter Real c[3];\nend M;\n");
+    assert!(
+        array.contains("parameter `c[1]` (and 2 more of this declaration)"),
+        "{array}"
+    );
+    assert_eq!(array.matches("warning:").count(), 1, "{array}");
+}

@@ -1,0 +1,55 @@
+//! The command line on models with user errors and front-end limits: exit codes, messages at
+//! their spans, and what `check` lists.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Writes `text` to a file of its own (named after the test) and returns its path.
+fn model_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mocca-cli-front-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let path = dir.join(format!("{name}.mo"));
+    std::fs::write(&path, text).expect("model written");
+    path
+}
+
+/// Runs mocca: stdout, stderr, exit code.
+fn mocca(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
+        .args(args)
+        .output()
+        .expect("mocca runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn check_lists_the_parameters_without_a_value() {
+    let path = model_file(
+        "without_value",
+        "model M\n  parameter Real b;\n  parameter Real k(start = 2);\n  parameter Real c[2];\n  Real x(start = 1);\nequation\n  der(x) = -b * x - k - c[1];\nend M;\n",
+    );
+    let file = path.to_str().unwrap();
+    let (text, stderr, code) = mocca(&["check", file]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        text.contains("parameters                4  (3 without a value: b, c[1], c[2])"),
+        "{text}"
+    );
+    assert!(
+        stderr
+            .contains("warning: parameter `b` has neither a binding nor a start value: 0 is used")
+            && stderr.contains("without_value.mo:2:18"),
+        "{stderr}"
+    );
+    let (json, _, code) = mocca(&["check", file, "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(
+        v["parameters_without_value"],
+        serde_json::json!(["b", "c[1]", "c[2]"])
+    );
+}
