@@ -53,3 +53,24 @@ fn check_lists_the_parameters_without_a_value() {
         serde_json::json!(["b", "c[1]", "c[2]"])
     );
 }
+
+#[test]
+fn an_override_of_a_component_is_an_error_naming_it() {
+    let path = model_file(
+        "override_component",
+        "model R\n  parameter Real R = 1;\n  Real v;\nequation\n  v = R;\nend R;\nmodel Top\n  R R1;\nend Top;\n",
+    );
+    let file = path.to_str().unwrap();
+    let (_, stderr, code) = mocca(&["check", file, "-p", "R1=5"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: `R1` is a component (a model `R`), not a variable, so it cannot be given a value"
+        ) && stderr.contains("override_component.mo:8:5"),
+        "{stderr}"
+    );
+    // Its parameter can be overridden.
+    let (text, stderr, code) = mocca(&["flatten", file, "-p", "R1.R=5"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("parameter Real 'R1.R' = 5.0;"), "{text}");
+}

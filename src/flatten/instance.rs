@@ -657,6 +657,12 @@ impl<'a> Flattener<'a> {
                 return;
             }
             TypeRef::Class(class) => {
+                if let Some(d) =
+                    self.value_given_to_component(&base, spec.decl, class, &modification)
+                {
+                    self.diags.push(d);
+                    return;
+                }
                 let mut children = Ids::new();
                 for index in indices(&dims) {
                     let child_mod = modification.for_element(&index);
@@ -682,6 +688,31 @@ impl<'a> Flattener<'a> {
         elem.dims = dims;
         elem.connector = ty.connector;
         elem.content = content;
+    }
+
+    /// A value bound to a component whose class is not a record (`R R1 = 5;`, `-p R1=5`):
+    /// only variables and records have values, so the binding would be lost.
+    fn value_given_to_component(
+        &self,
+        name: &str,
+        decl: &ComponentDecl,
+        class: ClassId,
+        modification: &Mod<'a>,
+    ) -> Option<Diagnostic> {
+        let binding = modification.binding.as_ref()?;
+        let def = self.tree.node(class).def?;
+        if def.kind == ClassKind::Record {
+            return None;
+        }
+        Some(
+            Diagnostic::error(format!(
+                "`{name}` is a component (a {} `{}`), not a variable, so it cannot be given a value",
+                def.kind.keyword(),
+                self.tree.node(class).path
+            ))
+            .at(binding.expr.span, "a value for a component")
+            .with_secondary(decl.span, "declared here"),
+        )
     }
 
     fn eval_dims(
