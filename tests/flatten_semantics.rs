@@ -800,3 +800,63 @@ fn a_parameter_without_a_value_is_warned_about_with_the_value_used() {
     );
     assert_eq!(array.matches("warning:").count(), 1, "{array}");
 }
+
+/// Two declarations of one name in one class are an error (Modelica 4.4.3); identical ones
+/// merge only when inherited (see above).
+#[test]
+fn a_name_declared_twice_in_one_class_is_an_error() {
+    let text = "model M\n  Real x;\n  Real x;\nequation\n  x = 1;\nend M;\n";
+    assert_rejected(
+        text,
+        "x declared twice",
+        &["`x` is declared twice in `M`", "test.mo:3:8"],
+    );
+    assert_rejected(
+        "model M\n  Real y, y;\nequation\n  y = 1;\nend M;\n",
+        "y declared twice in one clause",
+        &["`y` is declared twice in `M`", "test.mo:2:11"],
+    );
+}
+
+/// Arithmetic takes numbers and `and`/`or`/`not` Booleans (Modelica 10.6): a Boolean is not
+/// 1 or 0.
+#[test]
+fn operators_on_operands_of_the_wrong_type_are_errors_at_the_operand() {
+    let model = |binding: &str| {
+        format!("model M\n  Boolean b = time > 1;\n  Real y = {binding};\nend M;\n")
+    };
+    for (binding, message, at) in [
+        (
+            "true + 1",
+            "`+` takes numbers, not a Boolean operand",
+            "test.mo:3:12",
+        ),
+        (
+            "2 * b",
+            "`*` takes numbers, not a Boolean operand",
+            "test.mo:3:16",
+        ),
+        (
+            "-(time > 1)",
+            "`-` takes numbers, not a Boolean operand",
+            "test.mo:3:13",
+        ),
+        (
+            "(1 < 2) / 2",
+            "`/` takes numbers, not a Boolean operand",
+            "test.mo:3:12",
+        ),
+        (
+            "if 1 and b then 1 else 0",
+            "`and` takes Booleans, not an Integer operand",
+            "test.mo:3:15",
+        ),
+    ] {
+        assert_rejected(&model(binding), binding, &[message, at]);
+    }
+    let dae = flatten(
+        &model("if b and not (time > 2) then 1 + 2 * time else 0"),
+        &[],
+    );
+    assert!(dae.is_ok(), "{dae:?}");
+}

@@ -71,12 +71,19 @@ impl<'a> Flattener<'a> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.flatten_expr(lhs, ctx)?;
                 let b = self.flatten_expr(rhs, ctx)?;
+                self.check_operands(*op, (lhs, &a), (rhs, &b))?;
                 let result = self.binary(*op, a, b, e.span)?;
                 self.check_arithmetic_domain(*op, &result, e.span)?;
                 result
             }
             ExprKind::Unary { op, operand } => {
                 let a = self.flatten_expr(operand, ctx)?;
+                let symbol = match op {
+                    UnOp::Plus => "+",
+                    UnOp::Neg => "-",
+                    UnOp::Not => "not",
+                };
+                self.check_operand(symbol, *op != UnOp::Not, operand, &a)?;
                 match op {
                     UnOp::Plus => a,
                     UnOp::Neg => self.map1(&a, |p, x| p.neg(x)),

@@ -291,7 +291,17 @@ impl<'a> Flattener<'a> {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
                         if let Some(first) = collected.specs.get(name.as_ref()) {
-                            if !same_declaration(first, clause, decl) {
+                            // Identical declarations merge only when inherited (Modelica 7.1).
+                            if first.scope == class && !std::ptr::eq(first.decl, decl) {
+                                self.diags.push(
+                                    Diagnostic::error(format!(
+                                        "`{name}` is declared twice in `{}`",
+                                        self.tree.node(class).path
+                                    ))
+                                    .at(decl.name.span, "declared again")
+                                    .with_secondary(first.decl.name.span, "first declared here"),
+                                );
+                            } else if !same_declaration(first, clause, decl) {
                                 self.diags.push(
                                     Diagnostic::error(format!(
                                         "`{name}` is declared twice with different declarations"
