@@ -700,8 +700,9 @@ impl<'a> Flattener<'a> {
         elem.content = content;
     }
 
-    /// A value bound to a component whose class is not a record (`R R1 = 5;`, `-p R1=5`):
-    /// only variables and records have values, so the binding would be lost.
+    /// A value bound to a component of a model or block (`R R1 = 5;`, `-p R1=5`): such a
+    /// component has no value, so the binding would be lost. (A connector or record may have
+    /// one, when it extends a predefined type.)
     fn value_given_to_component(
         &self,
         name: &str,
@@ -711,7 +712,7 @@ impl<'a> Flattener<'a> {
     ) -> Option<Diagnostic> {
         let binding = modification.binding.as_ref()?;
         let def = self.tree.node(class).def?;
-        if def.kind == ClassKind::Record {
+        if !matches!(def.kind, ClassKind::Model | ClassKind::Block) {
             return None;
         }
         Some(
