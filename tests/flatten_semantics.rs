@@ -860,3 +860,28 @@ fn operators_on_operands_of_the_wrong_type_are_errors_at_the_operand() {
     );
     assert!(dae.is_ok(), "{dae:?}");
 }
+
+#[test]
+fn a_class_extending_itself_is_reported_as_such() {
+    assert_rejected(
+        "model A\n  extends A;\nend A;\n",
+        "A extends A",
+        &["`A` extends itself", "test.mo:2:11"],
+    );
+}
+
+/// A builtin called with the wrong number of arguments says how many it takes.
+#[test]
+fn a_builtin_with_the_wrong_number_of_arguments_says_how_many_it_takes() {
+    let model = |call: &str| format!("model M\n  Real x = {call};\nend M;\n");
+    for (call, message) in [
+        ("atan2(1)", "`atan2` takes 2 arguments, 1 given"),
+        ("sin(1, 2)", "`sin` takes 1 argument, 2 given"),
+        ("max(1, 2, 3)", "`max` takes 1 or 2 arguments, 3 given"),
+        ("mod(3)", "`mod` takes 2 arguments, 1 given"),
+        ("floor(1, 2)", "`floor` takes 1 argument, 2 given"),
+        ("smooth(1)", "`smooth` takes 2 arguments, 1 given"),
+    ] {
+        assert_rejected(&model(call), call, &[message, "test.mo:2:12"]);
+    }
+}

@@ -886,11 +886,7 @@ impl<'a> Flattener<'a> {
             if positional.len() == n && positional.len() == args.len() {
                 Ok(())
             } else {
-                Err(err(
-                    span,
-                    format!("`{name}` takes {n} argument(s)"),
-                    "wrong number of arguments",
-                ))
+                Err(wrong_arity(&name, &n.to_string(), args.len(), span))
             }
         };
         if let Some(f) = Func::from_name(&name) {
@@ -948,7 +944,10 @@ impl<'a> Flattener<'a> {
                 arity(2)?;
                 self.flatten_expr(positional[1], ctx)
             }
-            "atan2" | "min" | "max" if positional.len() == 2 => {
+            "min" | "max" if args.len() != 1 && args.len() != 2 => {
+                Err(wrong_arity(&name, "1 or 2", args.len(), span))
+            }
+            "atan2" | "min" | "max" if name == "atan2" || positional.len() == 2 => {
                 arity(2)?;
                 let f = match name.as_str() {
                     "atan2" => Func2::Atan2,
@@ -1070,6 +1069,11 @@ impl<'a> Flattener<'a> {
                 ))
             }
             "integer" | "floor" | "ceil" | "mod" | "rem" | "div" => {
+                arity(if matches!(name.as_str(), "mod" | "rem" | "div") {
+                    2
+                } else {
+                    1
+                })?;
                 let vals: Vec<f64> = positional
                     .iter()
                     .map(|a| self.eval_scalar(a, ctx))
@@ -1148,6 +1152,16 @@ impl Flattener<'_> {
         }
         Ok(total)
     }
+}
+
+/// `name` called with `given` arguments where it takes `takes`.
+fn wrong_arity(name: &str, takes: &str, given: usize, span: Span) -> Diagnostic {
+    let plural = if takes == "1" { "" } else { "s" };
+    err(
+        span,
+        format!("`{name}` takes {takes} argument{plural}, {given} given"),
+        "wrong number of arguments",
+    )
 }
 
 /// Picks elements of a row-major array by per-dimension selections.

@@ -454,7 +454,11 @@ impl<'a> Flattener<'a> {
                 self.collect(base, &merged, collected, level);
             }
             Some(TypeRef::Builtin(_)) => {}
-            _ => self.diags.push(
+            Some(TypeRef::Class(_)) => self.diags.push(
+                Diagnostic::error(format!("`{}` extends itself", self.tree.node(class).path))
+                    .at(ext.base.span, "its own base class"),
+            ),
+            None => self.diags.push(
                 Diagnostic::error(format!("base class `{}` not found", ext.base.dotted()))
                     .at(ext.base.span, "not found"),
             ),
