@@ -105,3 +105,50 @@ fn a_package_order_naming_a_missing_class_is_an_error_at_its_line() {
         "{stderr}"
     );
 }
+
+/// Sizes are counted before anything is allocated: a 10¹⁰-element declaration is an error at
+/// once (it used to run for half a minute up to 11 GB and abort).
+#[test]
+fn a_declaration_over_the_size_limit_is_an_error_before_allocating() {
+    let path = model_file(
+        "too_large",
+        "model M\n  Real x[100000, 100000];\nequation\n  x = fill(1, 100000, 100000);\nend M;\n",
+    );
+    let started = std::time::Instant::now();
+    let (_, stderr, code) = mocca(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    assert!(
+        stderr.contains("error: `x` has 10000000000 elements, more than the limit of 100000000")
+            && stderr.contains("too_large.mo:2:8")
+            && stderr.contains("`--max-size N` raises the limit"),
+        "{stderr}"
+    );
+    // The model as a whole: 60 + 60 scalars against a limit of 100, then raised.
+    let two = model_file(
+        "two_arrays",
+        "model M\n  Real a[60] = fill(1, 60);\n  Real b[60] = fill(2, 60);\nend M;\n",
+    );
+    let two = two.to_str().unwrap();
+    let (_, stderr, code) = mocca(&["check", two, "--max-size", "100"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("`b` has 60 elements, which make the model larger than the limit of 100")
+            && stderr.contains("two_arrays.mo:3:8"),
+        "{stderr}"
+    );
+    let (_, stderr, code) = mocca(&["check", two, "--max-size", "120"]);
+    assert_eq!(code, 0, "{stderr}");
+    // An array expression too.
+    let fill = model_file(
+        "large_fill",
+        "model M\n  Real s = sum(fill(1, 20, 20));\nend M;\n",
+    );
+    let (_, stderr, code) = mocca(&["check", fill.to_str().unwrap(), "--max-size", "100"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("this array would have 400 elements, more than the limit of 100")
+            && stderr.contains("large_fill.mo:2:16"),
+        "{stderr}"
+    );
+}

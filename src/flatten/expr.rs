@@ -4,7 +4,7 @@
 
 use super::Flattener;
 use super::classes::ClassId;
-use super::instance::{Content, InstId, strip_quotes};
+use super::instance::{Content, InstId, element_count, strip_quotes};
 use super::modifier::Mod;
 use super::tree::Tree;
 use crate::dae::{ScalarType, VarKind};
@@ -101,7 +101,7 @@ impl<'a> Flattener<'a> {
                     None => 1.0,
                 };
                 let stop = self.eval_scalar(stop, ctx)?;
-                let values = range(start, step, stop, e.span)?;
+                let values = range(start, step, stop, self.max_size, e.span)?;
                 Tree::Node(
                     values
                         .into_iter()
@@ -1030,6 +1030,10 @@ impl<'a> Flattener<'a> {
                     let n = self.eval_scalar(d, ctx)?;
                     dims.push(n.max(0.0) as usize);
                 }
+                let count = element_count(&dims) as f64;
+                if count > self.max_size as f64 {
+                    return Err(too_large(count, self.max_size, span));
+                }
                 Ok(dims
                     .iter()
                     .rev()
@@ -1055,6 +1059,10 @@ impl<'a> Flattener<'a> {
             "identity" => {
                 arity(1)?;
                 let n = self.eval_scalar(positional[0], ctx)?.max(0.0) as usize;
+                let count = element_count(&[n, n]) as f64;
+                if count > self.max_size as f64 {
+                    return Err(too_large(count, self.max_size, span));
+                }
                 let (zero, one) = (self.dae.pool.zero(), self.dae.pool.one());
                 Ok(Tree::Node(
                     (0..n)
@@ -1154,6 +1162,16 @@ impl Flattener<'_> {
     }
 }
 
+/// An array of `count` elements where at most `max_size` are allowed.
+fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
+    err(
+        span,
+        format!("this array would have {count} elements, more than the limit of {max_size}"),
+        "too large",
+    )
+    .with_note("`--max-size N` raises the limit")
+}
+
 /// `name` called with `given` arguments where it takes `takes`.
 fn wrong_arity(name: &str, takes: &str, given: usize, span: Span) -> Diagnostic {
     let plural = if takes == "1" { "" } else { "s" };
@@ -1230,13 +1248,19 @@ fn transpose(m: &Val) -> Vec<Vec<ExprId>> {
         .collect()
 }
 
-fn range(start: f64, step: f64, stop: f64, span: Span) -> Result<Vec<f64>, Diagnostic> {
+fn range(
+    start: f64,
+    step: f64,
+    stop: f64,
+    max_size: usize,
+    span: Span,
+) -> Result<Vec<f64>, Diagnostic> {
     if step == 0.0 {
         return Err(err(span, "a range with step 0", "step must not be 0"));
     }
     let count = ((stop - start) / step + 1e-9).floor() + 1.0;
-    if count > 1e8 {
-        return Err(err(span, "this range is too long", "too many elements"));
+    if count > max_size as f64 {
+        return Err(too_large(count, max_size, span));
     }
     Ok((0..count.max(0.0) as usize)
         .map(|k| start + k as f64 * step)

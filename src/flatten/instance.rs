@@ -650,6 +650,14 @@ impl<'a> Flattener<'a> {
         };
         let prefix = &self.insts[inst.0 as usize].prefix;
         let base = dotted(prefix, &spec.name);
+        let made_so_far = match ty.target {
+            TypeRef::Builtin(_) => self.dae.variables.len(),
+            TypeRef::Class(_) => self.insts.len(),
+        };
+        if let Err(d) = self.check_size(&base, &dims, made_so_far, spec.decl.span) {
+            self.diags.push(d);
+            return;
+        }
         let content = match ty.target {
             TypeRef::Builtin(scalar) => {
                 let ctx = VarContext {
@@ -702,6 +710,33 @@ impl<'a> Flattener<'a> {
         elem.dims = dims;
         elem.connector = ty.connector;
         elem.content = content;
+    }
+
+    /// A declaration's scalars (or instances) are counted before they are made: more than
+    /// [`Flattener::max_size`] of them, alone or with the `made_so_far`, is an error at the
+    /// declaration rather than an allocation that exhausts memory.
+    fn check_size(
+        &self,
+        name: &str,
+        dims: &[usize],
+        made_so_far: usize,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let count = element_count(dims);
+        let limit = self.max_size as u128;
+        if count.saturating_add(made_so_far as u128) <= limit {
+            return Ok(());
+        }
+        let message = if count > limit {
+            format!("`{name}` has {count} elements, more than the limit of {limit}")
+        } else {
+            format!(
+                "`{name}` has {count} elements, which make the model larger than the limit of {limit}"
+            )
+        };
+        Err(Diagnostic::error(message)
+            .at(span, "too large")
+            .with_note("`--max-size N` raises the limit"))
     }
 
     /// A value bound to a component of a model or block (`R R1 = 5;`, `-p R1=5`): such a
@@ -965,6 +1000,11 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
+}
+
+/// The number of elements of an array of these dimensions (saturating: never wraps around).
+pub(crate) fn element_count(dims: &[usize]) -> u128 {
+    dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128))
 }
 
 /// `prefix.name`, or `name` at top level: built directly, as it runs for every element.
