@@ -75,37 +75,6 @@ fn an_override_of_a_component_is_an_error_naming_it() {
     assert!(text.contains("parameter Real 'R1.R' = 5.0;"), "{text}");
 }
 
-#[test]
-fn a_package_order_naming_a_missing_class_is_an_error_at_its_line() {
-    let dir = std::env::temp_dir()
-        .join(format!("mocca-cli-front-{}", std::process::id()))
-        .join("P");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("package.mo"),
-        "package P\n  model Inner end Inner;\n  constant Real c = 1;\nend P;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("A.mo"),
-        "within P;\nmodel A Real x = P.c; end A;\n",
-    )
-    .unwrap();
-    // Files, classes and constants of package.mo may all be listed.
-    std::fs::write(dir.join("package.order"), "A\nInner\nc\n").unwrap();
-    let package = dir.to_str().unwrap();
-    let (_, stderr, code) = mocca(&["check", package, "--model", "P.A"]);
-    assert_eq!(code, 0, "{stderr}");
-    std::fs::write(dir.join("package.order"), "A\n  Missing\nInner\n").unwrap();
-    let (_, stderr, code) = mocca(&["check", package, "--model", "P.A"]);
-    assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("error: `package.order` lists `Missing`")
-            && stderr.contains("package.order:2:3"),
-        "{stderr}"
-    );
-}
-
 /// Sizes are counted before anything is allocated: a 10¹⁰-element declaration is an error at
 /// once (it used to run for half a minute up to 11 GB and abort).
 #[test]
