@@ -18,10 +18,22 @@ pub struct Flat {
 /// the last class of the last user file) with `params` (`NAME`, `VALUE` text) as overrides.
 /// On failure returns the sources and the diagnostics to print.
 pub fn flatten_sources(
+    sources: SourceMap,
+    user: &[FileId],
+    model: Option<&str>,
+    params: &[(String, String)],
+) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
+    flatten_sources_limited(sources, user, model, params, flatten::DEFAULT_MAX_SIZE)
+}
+
+/// [`flatten_sources`] with at most `max_size` scalars per declaration, array expression and
+/// model (beyond it, an error at the declaration instead of running out of memory).
+pub fn flatten_sources_limited(
     mut sources: SourceMap,
     user: &[FileId],
     model: Option<&str>,
     params: &[(String, String)],
+    max_size: usize,
 ) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut parsed = Parsed::default();
     for &id in user {
@@ -53,6 +65,7 @@ pub fn flatten_sources(
         model,
         overrides: &overrides,
         unsupported: &unsupported,
+        max_size,
     };
     let result = flatten::flatten(&request);
     match result {

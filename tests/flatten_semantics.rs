@@ -736,3 +736,152 @@ fn an_unbalanced_connector_is_warned_about_with_its_counts() {
     let w = warnings("connector C = Real;\nmodel M C c = 1; end M;\n");
     assert!(w.contains("1 potential and 0 flow variables"), "{w}");
 }
+
+/// Arithmetic on constants that has no real value (Modelica 3.7.1: a division by zero, a
+/// function outside its domain) is an error at its span when translation meets it; it is
+/// never folded to a number.
+#[test]
+fn constant_arithmetic_without_a_real_value_is_an_error_at_its_span() {
+    let model = |binding: &str| {
+        format!(
+            "model M\n  parameter Real a = {binding};\n  Real x(start = 1);\nequation\n  der(x) = -a * x;\nend M;\n"
+        )
+    };
+    for (binding, message, at) in [
+        ("0/0", "division by zero", "test.mo:2:22"),
+        ("2/(1 - 1)", "division by zero", "test.mo:2:22"),
+        ("0^(-1)", "`0^-1` is a division by zero", "test.mo:2:22"),
+        ("(-8)^0.5", "`(-8)^0.5` has no real value", "test.mo:2:22"),
+        ("mod(5, 0)", "`mod` by zero", "test.mo:2:29"),
+        ("div(5, 0)", "`div` by zero", "test.mo:2:29"),
+        (
+            "log(0)",
+            "`log` is defined only for positive arguments",
+            "test.mo:2:26",
+        ),
+    ] {
+        assert_rejected(&model(binding), binding, &[message, at]);
+    }
+    // In an equation too, with a variable numerator.
+    let equation = "model M\n  Real x(start = 1);\nequation\n  der(x) = x / 0;\nend M;\n";
+    assert_rejected(equation, "x / 0", &["division by zero", "test.mo:4:12"]);
+    // The same values with a real result fold to them.
+    let dae = flatten(&model("0/2 + (-8)^(1/3.0 * 3) + 4^0.5"), &[]).unwrap();
+    let a = dae.variables.iter().find(|v| v.name == "a").unwrap();
+    assert_eq!(dae.show(a.binding.unwrap()), "-6.0");
+    // A divisor that is zero only through a parameter's value is the run's business (IEEE).
+    let symbolic = "model M\n  parameter Real z = 0;\n  parameter Real a = 1 / z;\nend M;\n";
+    assert!(flatten(symbolic, &[]).is_ok());
+}
+
+/// A parameter with neither binding nor start value is used as 0, as OpenModelica does, and
+/// as OpenModelica does, a warning at its declaration says so. One computed by the initial
+/// equations (`fixed = false`) or with a start value is not warned about.
+#[test]
+fn a_parameter_without_a_value_is_warned_about_with_the_value_used() {
+    let text = "model M\n  parameter Real b;\n  parameter Real k(start = 2);\n  parameter Real q(fixed = false);\n  parameter Boolean on;\n  Real x(start = 1);\ninitial equation\n  q = 1;\nequation\n  der(x) = -b * x - k - q;\nend M;\n";
+    let w = warnings(text);
+    assert!(
+        w.contains("parameter `b` has neither a binding nor a start value: 0 is used")
+            && w.contains("test.mo:2:18"),
+        "{w}"
+    );
+    assert!(
+        w.contains("parameter `on` has neither a binding nor a start value: false is used")
+            && w.contains("test.mo:5:21"),
+        "{w}"
+    );
+    assert_eq!(w.matches("warning:").count(), 2, "{w}");
+    // An array declaration is one warning.
+    let array = warnings("model M\n  parameter Real c[3];\nend M;\n");
+    assert!(
+        array.contains("parameter `c[1]` (and 2 more of this declaration)"),
+        "{array}"
+    );
+    assert_eq!(array.matches("warning:").count(), 1, "{array}");
+}
+
+/// Two declarations of one name in one class are an error (Modelica 4.4.3); identical ones
+/// merge only when inherited (see above).
+#[test]
+fn a_name_declared_twice_in_one_class_is_an_error() {
+    let text = "model M\n  Real x;\n  Real x;\nequation\n  x = 1;\nend M;\n";
+    assert_rejected(
+        text,
+        "x declared twice",
+        &["`x` is declared twice in `M`", "test.mo:3:8"],
+    );
+    assert_rejected(
+        "model M\n  Real y, y;\nequation\n  y = 1;\nend M;\n",
+        "y declared twice in one clause",
+        &["`y` is declared twice in `M`", "test.mo:2:11"],
+    );
+}
+
+/// Arithmetic takes numbers and `and`/`or`/`not` Booleans (Modelica 10.6): a Boolean is not
+/// 1 or 0.
+#[test]
+fn operators_on_operands_of_the_wrong_type_are_errors_at_the_operand() {
+    let model = |binding: &str| {
+        format!("model M\n  Boolean b = time > 1;\n  Real y = {binding};\nend M;\n")
+    };
+    for (binding, message, at) in [
+        (
+            "true + 1",
+            "`+` takes numbers, not a Boolean operand",
+            "test.mo:3:12",
+        ),
+        (
+            "2 * b",
+            "`*` takes numbers, not a Boolean operand",
+            "test.mo:3:16",
+        ),
+        (
+            "-(time > 1)",
+            "`-` takes numbers, not a Boolean operand",
+            "test.mo:3:13",
+        ),
+        (
+            "(1 < 2) / 2",
+            "`/` takes numbers, not a Boolean operand",
+            "test.mo:3:12",
+        ),
+        (
+            "if 1 and b then 1 else 0",
+            "`and` takes Booleans, not an Integer operand",
+            "test.mo:3:15",
+        ),
+    ] {
+        assert_rejected(&model(binding), binding, &[message, at]);
+    }
+    let dae = flatten(
+        &model("if b and not (time > 2) then 1 + 2 * time else 0"),
+        &[],
+    );
+    assert!(dae.is_ok(), "{dae:?}");
+}
+
+#[test]
+fn a_class_extending_itself_is_reported_as_such() {
+    assert_rejected(
+        "model A\n  extends A;\nend A;\n",
+        "A extends A",
+        &["`A` extends itself", "test.mo:2:11"],
+    );
+}
+
+/// A builtin called with the wrong number of arguments says how many it takes.
+#[test]
+fn a_builtin_with_the_wrong_number_of_arguments_says_how_many_it_takes() {
+    let model = |call: &str| format!("model M\n  Real x = {call};\nend M;\n");
+    for (call, message) in [
+        ("atan2(1)", "`atan2` takes 2 arguments, 1 given"),
+        ("sin(1, 2)", "`sin` takes 1 argument, 2 given"),
+        ("max(1, 2, 3)", "`max` takes 1 or 2 arguments, 3 given"),
+        ("mod(3)", "`mod` takes 2 arguments, 1 given"),
+        ("floor(1, 2)", "`floor` takes 1 argument, 2 given"),
+        ("smooth(1)", "`smooth` takes 2 arguments, 1 given"),
+    ] {
+        assert_rejected(&model(call), call, &[message, "test.mo:2:12"]);
+    }
+}

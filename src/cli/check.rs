@@ -26,6 +26,10 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
     // Counts of the flat model, taken before the structure passes rewrite it in place.
     let flat_counts = FlatCounts::of(&dae);
+    let without_value: Vec<String> = dae
+        .parameters_without_value()
+        .map(|v| dae.var(v).name.clone())
+        .collect();
     let mut subsystems = Vec::new();
     let mut aliases = 0;
     let mut dummies: Vec<String> = Vec::new();
@@ -74,6 +78,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "states": states,
             "algebraic": algebraic,
             "parameters": parameters,
+            "parameters_without_value": without_value,
             "constants": constants,
             "inputs": inputs,
             "initial_equations": initial_equations,
@@ -93,7 +98,10 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("  equations          {equations:>8}");
             outln!("  unknowns           {unknowns:>8}");
             outln!("  states             {states:>8}");
-            outln!("  parameters         {parameters:>8}");
+            outln!(
+                "  parameters         {parameters:>8}{}",
+                without_value_note(&without_value)
+            );
             outln!("  initial equations  {initial_equations:>8}");
             outln!("  aliases eliminated {aliases:>8}");
             if !dummies.is_empty() {
@@ -118,6 +126,19 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let code = super::exit_code(&diags);
     super::leave_allocated((sources, dae, subsystems));
     code
+}
+
+/// Shown after the parameter count: how many parameters have no value, and the first few.
+fn without_value_note(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    match names.len() {
+        0 => String::new(),
+        n => {
+            let more = if n > SHOWN { ", …" } else { "" };
+            let shown = names[..n.min(SHOWN)].join(", ");
+            format!("  ({n} without a value: {shown}{more})")
+        }
+    }
 }
 
 /// What `check` reports of the model as flattened (before alias elimination).

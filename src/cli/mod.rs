@@ -92,6 +92,9 @@ pub struct InputArgs {
     /// Output format: text for people, json for scripts.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// The most scalars a declaration, an array expression or the model may have.
+    #[arg(long, value_name = "N", default_value_t = crate::flatten::DEFAULT_MAX_SIZE)]
+    pub max_size: usize,
 }
 
 /// The stack of the thread a command runs on, and of any thread it starts that walks

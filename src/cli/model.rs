@@ -79,7 +79,13 @@ pub fn load_and_analyse(
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut sources = SourceMap::new();
     match load::load_paths(&mut sources, args.files()) {
-        Ok(user) => frontend::flatten_sources(sources, &user, args.model.as_deref(), &args.params),
+        Ok(user) => frontend::flatten_sources_limited(
+            sources,
+            &user,
+            args.model.as_deref(),
+            &args.params,
+            args.input.max_size,
+        ),
         Err(d) => Err((sources, vec![d])),
     }
 }

@@ -196,6 +196,19 @@ impl Dae {
         self.variables.iter().filter(|v| v.kind == kind).count()
     }
 
+    /// Parameters with neither a binding nor a start value, which are not computed by the
+    /// initial equations (`fixed = false`): their value is the type's default, 0 (`false`).
+    pub fn parameters_without_value(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.var_ids().filter(|&v| {
+            let var = self.var(v);
+            var.kind == VarKind::Parameter
+                && var.binding.is_none()
+                && var.start.is_none()
+                && var.fixed != Some(false)
+                && !var.flow
+        })
+    }
+
     pub fn unknowns(&self) -> usize {
         self.variables
             .iter()

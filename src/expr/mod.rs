@@ -1,6 +1,9 @@
 //! The expression IR: a hash-consed arena of nodes addressed by [`ExprId`]. Equal expressions
 //! share one id, so comparing and cloning are O(1). Constructors simplify as they build
 //! (constant folding, `0·a = 0`, `1·a = a`, `a + 0 = a`, `a − a = 0`, `−(−a) = a`).
+//! Constants fold only to finite numbers: an operation whose IEEE result is infinite or NaN
+//! (`1/0`, `0/0`, `(-1)^0.5`, `log(0)`, an overflow) stays an operation, so evaluating it
+//! still gives IEEE's result and printing it shows what was written.
 
 mod diff;
 mod display;
@@ -443,9 +446,15 @@ impl ExprPool {
         self.intern(Node::Time)
     }
 
+    /// The constant `value` when it is finite; `None` tells a constructor to keep the
+    /// operation that produced it (see the module's documentation).
+    fn folded(&mut self, value: f64) -> Option<ExprId> {
+        value.is_finite().then(|| self.constant(value))
+    }
+
     pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) => return self.constant(x + y),
+            (Some(x), Some(y)) if let Some(sum) = self.folded(x + y) => return sum,
             (Some(0.0), _) => return b,
             (_, Some(0.0)) => return a,
             _ => {}
@@ -474,7 +483,7 @@ impl ExprPool {
 
     pub fn mul(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) => return self.constant(x * y),
+            (Some(x), Some(y)) if let Some(product) = self.folded(x * y) => return product,
             (Some(0.0), _) | (_, Some(0.0)) => return self.zero(),
             (Some(1.0), _) => return b,
             (_, Some(1.0)) => return a,
@@ -487,8 +496,9 @@ impl ExprPool {
 
     pub fn div(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) if y != 0.0 => return self.constant(x / y),
-            (Some(0.0), _) => return self.zero(),
+            (Some(x), Some(y)) if let Some(quotient) = self.folded(x / y) => return quotient,
+            // `0/a = 0` as `0·a = 0`, but not `0/0`, which is NaN.
+            (Some(0.0), None) => return self.zero(),
             (_, Some(1.0)) => return a,
             _ => {}
         }
@@ -500,7 +510,7 @@ impl ExprPool {
 
     pub fn pow(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) => return self.constant(x.powf(y)),
+            (Some(x), Some(y)) if let Some(power) = self.folded(x.powf(y)) => return power,
             (_, Some(0.0)) => return self.one(),
             (_, Some(1.0)) => return a,
             _ => {}
@@ -509,15 +519,15 @@ impl ExprPool {
     }
 
     pub fn call(&mut self, f: Func, a: ExprId) -> ExprId {
-        match self.as_const(a) {
-            Some(x) => self.constant(f.apply(x)),
+        match self.as_const(a).and_then(|x| self.folded(f.apply(x))) {
+            Some(value) => value,
             None => self.intern(Node::Call(f, a)),
         }
     }
 
     pub fn call2(&mut self, f: Func2, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) => self.constant(f.apply(x, y)),
+            (Some(x), Some(y)) if let Some(value) = self.folded(f.apply(x, y)) => value,
             _ => self.intern(Node::Call2(f, a, b)),
         }
     }
@@ -676,6 +686,64 @@ impl ExprPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct NoValues;
+
+    impl Values for NoValues {
+        fn var(&self, _: VarId) -> Option<f64> {
+            None
+        }
+        fn der(&self, _: VarId) -> Option<f64> {
+            None
+        }
+        fn time(&self) -> Option<f64> {
+            None
+        }
+    }
+
+    /// Constants fold to finite results only: the rest stay operations that evaluate to
+    /// IEEE's infinity or NaN (`0/0` used to fold to 0 through `0/a = 0`).
+    #[test]
+    fn constants_fold_only_to_finite_numbers() {
+        let mut pool = ExprPool::new();
+        let (zero, one, two) = (pool.zero(), pool.one(), pool.constant(2.0));
+        let minus_one = pool.constant(-1.0);
+        let half = pool.constant(0.5);
+        let huge = pool.constant(1e300);
+        let largest = pool.constant(f64::MAX);
+        let unfolded = [
+            pool.div(zero, zero),
+            pool.div(one, zero),
+            pool.pow(minus_one, half),
+            pool.pow(zero, minus_one),
+            pool.call(Func::Log, zero),
+            pool.call(Func::Sqrt, minus_one),
+            pool.mul(huge, huge),
+            pool.add(huge, largest),
+        ];
+        let expected = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for (k, &id) in unfolded.iter().enumerate() {
+            assert_eq!(pool.as_const(id), None, "expression {k} stays an operation");
+            let value = pool.eval(id, &NoValues).unwrap();
+            assert!(!value.is_finite(), "expression {k} evaluates to {value}");
+            if let Some(&want) = expected.get(k) {
+                assert!(value.to_bits() == want.to_bits() || (want.is_nan() && value.is_nan()));
+            }
+        }
+        // Finite results fold, and `0/a = 0` still holds for a non-constant `a`.
+        let quotient = pool.div(one, two);
+        assert_eq!(pool.as_const(quotient), Some(0.5));
+        let root = pool.pow(two, half);
+        assert_eq!(pool.as_const(root), Some(2f64.sqrt()));
+        let x = pool.var(VarId(0));
+        assert_eq!(pool.div(zero, x), zero);
+    }
 
     /// The leaves served from `vars` and `zero_and_one` are the nodes the table holds: a
     /// rebuild through the table finds the same ids, whichever way a leaf was made first.

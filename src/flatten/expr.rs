@@ -4,7 +4,7 @@
 
 use super::Flattener;
 use super::classes::ClassId;
-use super::instance::{Content, InstId, strip_quotes};
+use super::instance::{Content, InstId, element_count, strip_quotes};
 use super::modifier::{Bound, Mod};
 use super::tree::Tree;
 use crate::dae::{ScalarType, VarKind};
@@ -74,10 +74,19 @@ impl<'a> Flattener<'a> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.flatten_expr(lhs, ctx)?;
                 let b = self.flatten_expr(rhs, ctx)?;
-                self.binary(*op, a, b, e.span)?
+                self.check_operands(*op, (lhs, &a), (rhs, &b))?;
+                let result = self.binary(*op, a, b, e.span)?;
+                self.check_arithmetic_domain(*op, &result, e.span)?;
+                result
             }
             ExprKind::Unary { op, operand } => {
                 let a = self.flatten_expr(operand, ctx)?;
+                let symbol = match op {
+                    UnOp::Plus => "+",
+                    UnOp::Neg => "-",
+                    UnOp::Not => "not",
+                };
+                self.check_operand(symbol, *op != UnOp::Not, operand, &a)?;
                 match op {
                     UnOp::Plus => a,
                     UnOp::Neg => self.map1(&a, |p, x| p.neg(x)),
@@ -95,7 +104,7 @@ impl<'a> Flattener<'a> {
                     None => 1.0,
                 };
                 let stop = self.eval_scalar(stop, ctx)?;
-                let values = range(start, step, stop, e.span)?;
+                let values = range(start, step, stop, self.max_size, e.span)?;
                 Tree::Node(
                     values
                         .into_iter()
@@ -818,6 +827,52 @@ impl<'a> Flattener<'a> {
         acc
     }
 
+    /// A division by a constant zero, or a power of constants with no real value, is a
+    /// translation error, not an infinity or NaN discovered during simulation. The IR keeps
+    /// such operations unfolded, so the result's leaves show them.
+    fn check_arithmetic_domain(
+        &self,
+        op: BinOp,
+        result: &Val,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        if !matches!(
+            op,
+            BinOp::Div | BinOp::ElemDiv | BinOp::Pow | BinOp::ElemPow
+        ) {
+            return Ok(());
+        }
+        let pool = &self.dae.pool;
+        for leaf in result.leaves() {
+            match pool.node(leaf) {
+                Node::Div(_, divisor) if pool.as_const(divisor) == Some(0.0) => {
+                    return Err(err(span, "division by zero", "the divisor is zero"));
+                }
+                Node::Pow(base, exponent) => {
+                    let (Some(x), Some(y)) = (pool.as_const(base), pool.as_const(exponent)) else {
+                        continue;
+                    };
+                    if x == 0.0 && y < 0.0 {
+                        return Err(err(
+                            span,
+                            format!("`0^{y}` is a division by zero"),
+                            "zero to a negative power",
+                        ));
+                    }
+                    if x < 0.0 && y.fract() != 0.0 {
+                        return Err(err(
+                            span,
+                            format!("`({x})^{y}` has no real value"),
+                            "a negative number to a non-integer power",
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// A constant argument outside a function's domain is a translation error (Modelica
     /// 3.7.1.2), not a NaN discovered during simulation.
     fn check_domain(&self, f: Func, arg: &Val, span: Span) -> Result<(), Diagnostic> {
@@ -852,11 +907,7 @@ impl<'a> Flattener<'a> {
             if positional.len() == n && positional.len() == args.len() {
                 Ok(())
             } else {
-                Err(err(
-                    span,
-                    format!("`{name}` takes {n} argument(s)"),
-                    "wrong number of arguments",
-                ))
+                Err(wrong_arity(&name, &n.to_string(), args.len(), span))
             }
         };
         if let Some(f) = Func::from_name(&name) {
@@ -914,7 +965,10 @@ impl<'a> Flattener<'a> {
                 arity(2)?;
                 self.flatten_expr(positional[1], ctx)
             }
-            "atan2" | "min" | "max" if positional.len() == 2 => {
+            "min" | "max" if args.len() != 1 && args.len() != 2 => {
+                Err(wrong_arity(&name, "1 or 2", args.len(), span))
+            }
+            "atan2" | "min" | "max" if name == "atan2" || positional.len() == 2 => {
                 arity(2)?;
                 let f = match name.as_str() {
                     "atan2" => Func2::Atan2,
@@ -997,6 +1051,10 @@ impl<'a> Flattener<'a> {
                     let n = self.eval_scalar(d, ctx)?;
                     dims.push(n.max(0.0) as usize);
                 }
+                let count = element_count(&dims) as f64;
+                if count > self.max_size as f64 {
+                    return Err(too_large(count, self.max_size, span));
+                }
                 Ok(dims
                     .iter()
                     .rev()
@@ -1022,6 +1080,10 @@ impl<'a> Flattener<'a> {
             "identity" => {
                 arity(1)?;
                 let n = self.eval_scalar(positional[0], ctx)?.max(0.0) as usize;
+                let count = element_count(&[n, n]) as f64;
+                if count > self.max_size as f64 {
+                    return Err(too_large(count, self.max_size, span));
+                }
                 let (zero, one) = (self.dae.pool.zero(), self.dae.pool.one());
                 Ok(Tree::Node(
                     (0..n)
@@ -1036,10 +1098,22 @@ impl<'a> Flattener<'a> {
                 ))
             }
             "integer" | "floor" | "ceil" | "mod" | "rem" | "div" => {
+                arity(if matches!(name.as_str(), "mod" | "rem" | "div") {
+                    2
+                } else {
+                    1
+                })?;
                 let vals: Vec<f64> = positional
                     .iter()
                     .map(|a| self.eval_scalar(a, ctx))
                     .collect::<Result<_, _>>()?;
+                if matches!(name.as_str(), "mod" | "rem" | "div") && vals.get(1) == Some(&0.0) {
+                    return Err(err(
+                        positional[1].span,
+                        format!("`{name}` by zero"),
+                        "the divisor is zero",
+                    ));
+                }
                 let v = match (name.as_str(), vals.as_slice()) {
                     ("integer" | "floor", [x]) => x.floor(),
                     ("ceil", [x]) => x.ceil(),
@@ -1109,6 +1183,26 @@ impl Flattener<'_> {
     }
 }
 
+/// An array of `count` elements where at most `max_size` are allowed.
+fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
+    err(
+        span,
+        format!("this array would have {count} elements, more than the limit of {max_size}"),
+        "too large",
+    )
+    .with_note("`--max-size N` raises the limit")
+}
+
+/// `name` called with `given` arguments where it takes `takes`.
+fn wrong_arity(name: &str, takes: &str, given: usize, span: Span) -> Diagnostic {
+    let plural = if takes == "1" { "" } else { "s" };
+    err(
+        span,
+        format!("`{name}` takes {takes} argument{plural}, {given} given"),
+        "wrong number of arguments",
+    )
+}
+
 /// Picks elements of a row-major array by per-dimension selections.
 pub(crate) fn select<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> Tree<T> {
     fn go<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> Tree<T> {
@@ -1175,13 +1269,19 @@ fn transpose(m: &Val) -> Vec<Vec<ExprId>> {
         .collect()
 }
 
-fn range(start: f64, step: f64, stop: f64, span: Span) -> Result<Vec<f64>, Diagnostic> {
+fn range(
+    start: f64,
+    step: f64,
+    stop: f64,
+    max_size: usize,
+    span: Span,
+) -> Result<Vec<f64>, Diagnostic> {
     if step == 0.0 {
         return Err(err(span, "a range with step 0", "step must not be 0"));
     }
     let count = ((stop - start) / step + 1e-9).floor() + 1.0;
-    if count > 1e8 {
-        return Err(err(span, "this range is too long", "too many elements"));
+    if count > max_size as f64 {
+        return Err(too_large(count, max_size, span));
     }
     Ok((0..count.max(0.0) as usize)
         .map(|k| start + k as f64 * step)

@@ -291,7 +291,17 @@ impl<'a> Flattener<'a> {
                     for decl in &clause.components {
                         let name = strip_quotes(&decl.name.name);
                         if let Some(first) = collected.specs.get(name.as_ref()) {
-                            if !same_declaration(first, clause, decl) {
+                            // Identical declarations merge only when inherited (Modelica 7.1).
+                            if first.scope == class && !std::ptr::eq(first.decl, decl) {
+                                self.diags.push(
+                                    Diagnostic::error(format!(
+                                        "`{name}` is declared twice in `{}`",
+                                        self.tree.node(class).path
+                                    ))
+                                    .at(decl.name.span, "declared again")
+                                    .with_secondary(first.decl.name.span, "first declared here"),
+                                );
+                            } else if !same_declaration(first, clause, decl) {
                                 self.diags.push(
                                     Diagnostic::error(format!(
                                         "`{name}` is declared twice with different declarations"
@@ -444,7 +454,11 @@ impl<'a> Flattener<'a> {
                 self.collect(base, &merged, collected, level);
             }
             Some(TypeRef::Builtin(_)) => {}
-            _ => self.diags.push(
+            Some(TypeRef::Class(_)) => self.diags.push(
+                Diagnostic::error(format!("`{}` extends itself", self.tree.node(class).path))
+                    .at(ext.base.span, "its own base class"),
+            ),
+            None => self.diags.push(
                 Diagnostic::error(format!("base class `{}` not found", ext.base.dotted()))
                     .at(ext.base.span, "not found"),
             ),
@@ -636,6 +650,14 @@ impl<'a> Flattener<'a> {
         };
         let prefix = &self.insts[inst.0 as usize].prefix;
         let base = dotted(prefix, &spec.name);
+        let made_so_far = match ty.target {
+            TypeRef::Builtin(_) => self.dae.variables.len(),
+            TypeRef::Class(_) => self.insts.len(),
+        };
+        if let Err(d) = self.check_size(&base, &dims, made_so_far, spec.decl.span) {
+            self.diags.push(d);
+            return;
+        }
         let content = match ty.target {
             TypeRef::Builtin(scalar) => {
                 let ctx = VarContext {
@@ -657,6 +679,12 @@ impl<'a> Flattener<'a> {
                 return;
             }
             TypeRef::Class(class) => {
+                if let Some(d) =
+                    self.value_given_to_component(&base, spec.decl, class, &modification)
+                {
+                    self.diags.push(d);
+                    return;
+                }
                 let mut children = Ids::new();
                 for index in indices(&dims) {
                     let child_mod = modification.for_element(&index);
@@ -682,6 +710,59 @@ impl<'a> Flattener<'a> {
         elem.dims = dims;
         elem.connector = ty.connector;
         elem.content = content;
+    }
+
+    /// A declaration's scalars (or instances) are counted before they are made: more than
+    /// [`Flattener::max_size`] of them, alone or with the `made_so_far`, is an error at the
+    /// declaration rather than an allocation that exhausts memory.
+    fn check_size(
+        &self,
+        name: &str,
+        dims: &[usize],
+        made_so_far: usize,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let count = element_count(dims);
+        let limit = self.max_size as u128;
+        if count.saturating_add(made_so_far as u128) <= limit {
+            return Ok(());
+        }
+        let message = if count > limit {
+            format!("`{name}` has {count} elements, more than the limit of {limit}")
+        } else {
+            format!(
+                "`{name}` has {count} elements, which make the model larger than the limit of {limit}"
+            )
+        };
+        Err(Diagnostic::error(message)
+            .at(span, "too large")
+            .with_note("`--max-size N` raises the limit"))
+    }
+
+    /// A value bound to a component of a model or block (`R R1 = 5;`, `-p R1=5`): such a
+    /// component has no value, so the binding would be lost. (A connector or record may have
+    /// one, when it extends a predefined type.)
+    fn value_given_to_component(
+        &self,
+        name: &str,
+        decl: &ComponentDecl,
+        class: ClassId,
+        modification: &Mod<'a>,
+    ) -> Option<Diagnostic> {
+        let binding = modification.binding.as_ref()?;
+        let def = self.tree.node(class).def?;
+        if !matches!(def.kind, ClassKind::Model | ClassKind::Block) {
+            return None;
+        }
+        Some(
+            Diagnostic::error(format!(
+                "`{name}` is a component (a {} `{}`), not a variable, so it cannot be given a value",
+                def.kind.keyword(),
+                self.tree.node(class).path
+            ))
+            .at(binding.expr.span, "a value for a component")
+            .with_secondary(decl.span, "declared here"),
+        )
     }
 
     fn eval_dims(
@@ -919,6 +1000,11 @@ struct VarContext<'p> {
     inst: InstId,
     scalar: ScalarType,
     prefixes: &'p TypePrefixes,
+}
+
+/// The number of elements of an array of these dimensions (saturating: never wraps around).
+pub(crate) fn element_count(dims: &[usize]) -> u128 {
+    dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128))
 }
 
 /// `prefix.name`, or `name` at top level: built directly, as it runs for every element.

@@ -54,7 +54,13 @@ pub struct Request<'r> {
     pub overrides: &'r [Override],
     /// The parser's "not supported" diagnostics, reported if their class is used.
     pub unsupported: &'r [Diagnostic],
+    /// The most scalars (variables, component instances, array elements) one declaration,
+    /// one array expression or the whole model may have: checked before allocating them.
+    pub max_size: usize,
 }
+
+/// [`Request::max_size`] unless the user raises it (`--max-size`).
+pub const DEFAULT_MAX_SIZE: usize = 100_000_000;
 
 /// The flat DAE and the warnings met on the way, or the errors.
 pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -80,6 +86,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         checked_classes: FxHashSet::default(),
         used_classes: FxHashSet::default(),
         bases: FxHashMap::default(),
+        max_size: request.max_size,
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
@@ -199,6 +206,8 @@ pub(crate) struct Flattener<'a> {
     /// Per class, the classes it extends (as long classes), from the `extends` met while
     /// collecting.
     pub bases: FxHashMap<ClassId, Vec<ClassId>>,
+    /// [`Request::max_size`].
+    pub max_size: usize,
 }
 
 impl<'a> Flattener<'a> {

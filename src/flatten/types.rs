@@ -4,12 +4,31 @@
 //! variables; `None` where mocca does not know (arrays of mixed parts, function results).
 
 use super::Flattener;
-use super::expr::Ctx;
+use super::expr::{Ctx, Val};
 use super::tree::Tree;
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
-use crate::expr::{Func, Node};
+use crate::expr::{ExprId, Func, Node};
 use crate::syntax::ast::{BinOp, Expr, ExprKind, UnOp};
+
+/// What kind of operand an operator takes.
+#[derive(Clone, Copy, PartialEq)]
+enum Operands {
+    /// `+ - * / ^` and their elementwise forms, unary `-` and `+`: numbers.
+    Numbers,
+    /// `and`, `or`, `not`: Booleans.
+    Booleans,
+    /// Comparisons: either.
+    Any,
+}
+
+fn operands(op: BinOp) -> Operands {
+    match op {
+        BinOp::And | BinOp::Or => Operands::Booleans,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Operands::Any,
+        _ => Operands::Numbers,
+    }
+}
 
 impl<'a> Flattener<'a> {
     pub(crate) fn static_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<ScalarType> {
@@ -83,6 +102,81 @@ impl<'a> Flattener<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The type an operand visibly has, from its syntax or its flattened value, without
+    /// walking it again: an operator's operands are checked at every level of an expression,
+    /// so this must cost O(1) per scalar. `None` where it is not plain.
+    fn operand_type(&self, e: &Expr, value: &Val) -> Option<ScalarType> {
+        match &e.kind {
+            ExprKind::Bool(_) => return Some(ScalarType::Boolean),
+            ExprKind::Integer(_) => return Some(ScalarType::Integer),
+            ExprKind::Real(_) => return Some(ScalarType::Real),
+            ExprKind::Binary { op, .. } if operands(*op) != Operands::Numbers => {
+                return Some(ScalarType::Boolean);
+            }
+            ExprKind::Unary { op: UnOp::Not, .. } => return Some(ScalarType::Boolean),
+            _ => {}
+        }
+        match value {
+            Tree::Leaf(id) => self.scalar_type(*id),
+            Tree::Node(_) => value
+                .leaves()
+                .into_iter()
+                .find_map(|id| self.scalar_type(id)),
+        }
+    }
+
+    /// The type of a flattened scalar, when its top node shows it.
+    fn scalar_type(&self, id: ExprId) -> Option<ScalarType> {
+        match self.dae.pool.node(id) {
+            Node::Var(v) => Some(self.dae.var(v).ty),
+            Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => {
+                Some(ScalarType::Boolean)
+            }
+            _ => None,
+        }
+    }
+
+    /// An error when an operand of `symbol` visibly has a type the operator does not take:
+    /// arithmetic on a Boolean or a String, `and`/`or`/`not` on a number (Modelica 10.6).
+    pub(crate) fn check_operand(
+        &self,
+        symbol: &str,
+        takes_numbers: bool,
+        e: &Expr,
+        value: &Val,
+    ) -> Result<(), Diagnostic> {
+        let Some(t) = self.operand_type(e, value) else {
+            return Ok(());
+        };
+        let numeric = matches!(t, ScalarType::Real | ScalarType::Integer);
+        if numeric == takes_numbers {
+            return Ok(());
+        }
+        let wanted = if takes_numbers { "numbers" } else { "Booleans" };
+        let article = if t == ScalarType::Integer { "an" } else { "a" };
+        let what = format!("{article} {}", t.name());
+        Err(
+            Diagnostic::error(format!("`{symbol}` takes {wanted}, not {what} operand"))
+                .at(e.span, what),
+        )
+    }
+
+    /// [`Flattener::check_operand`] on both operands of a binary operator.
+    pub(crate) fn check_operands(
+        &self,
+        op: BinOp,
+        (lhs, a): (&Expr, &Val),
+        (rhs, b): (&Expr, &Val),
+    ) -> Result<(), Diagnostic> {
+        let takes_numbers = match operands(op) {
+            Operands::Numbers => true,
+            Operands::Booleans => false,
+            Operands::Any => return Ok(()),
+        };
+        self.check_operand(op.symbol(), takes_numbers, lhs, a)?;
+        self.check_operand(op.symbol(), takes_numbers, rhs, b)
     }
 
     /// An error unless `e` may be a Boolean condition.

@@ -3,9 +3,11 @@
 //! binding depends on itself.
 
 use super::Flattener;
-use crate::dae::VarKind;
+use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
+use crate::expr::hash::FxIndexMap;
 use crate::expr::{Node, VarId};
+use crate::source::Span;
 
 /// How variable a flat variable is: constants < parameters < everything else.
 fn level(kind: VarKind) -> u8 {
@@ -66,11 +68,43 @@ impl Flattener<'_> {
                 );
             }
         }
+        self.warn_parameters_without_value();
         if let Some(v) = first_cycle(&depends) {
             let var = self.dae.var(v);
             self.diags.push(
                 Diagnostic::error(format!("the value of `{}` depends on itself", var.name))
                     .at(var.span, "cyclic binding"),
+            );
+        }
+    }
+}
+
+impl Flattener<'_> {
+    /// A parameter with neither a binding nor a start value is used as 0 (OpenModelica warns
+    /// the same way): one warning per declaration, naming its first scalar and the value.
+    fn warn_parameters_without_value(&mut self) {
+        let mut by_declaration: FxIndexMap<Span, Vec<VarId>> = FxIndexMap::default();
+        for v in self.dae.parameters_without_value() {
+            by_declaration
+                .entry(self.dae.var(v).span)
+                .or_default()
+                .push(v);
+        }
+        for (span, vars) in by_declaration {
+            let first = self.dae.var(vars[0]);
+            let value = match first.ty {
+                ScalarType::Boolean => "false",
+                _ => "0",
+            };
+            let name = match vars.len() {
+                1 => format!("`{}`", first.name),
+                n => format!("`{}` (and {} more of this declaration)", first.name, n - 1),
+            };
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "parameter {name} has neither a binding nor a start value: {value} is used"
+                ))
+                .at(span, format!("no value given; {value} is used")),
             );
         }
     }
