@@ -491,3 +491,134 @@ fn flatten_prints_the_dae_as_json() {
     assert_eq!(equations.len(), 6);
     assert!(equations.iter().any(|e| e["text"] == "z = -y"), "{value}");
 }
+
+/// An output that cannot be written fails before any work; a run that fails leaves no file
+/// half-written.
+#[test]
+fn outputs_are_checked_first_and_written_whole() {
+    let (out, err, code) = mocca(&[
+        "simulate",
+        "examples/quarter_car.mo",
+        "--out",
+        "/nonexistent-folder/x.csv",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let value = json(&out);
+    assert!(value.get("stats").is_none(), "no run: {value}");
+    assert!(
+        value["errors"][0]["message"]
+            .as_str()
+            .expect("a message")
+            .contains("cannot write")
+    );
+    let (_, err, code) = mocca(&[
+        "separability",
+        "examples/two_masses.mo",
+        "--svg",
+        "/nonexistent-folder/x.svg",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let model = std::env::temp_dir().join(format!("mocca-{}-fails.mo", std::process::id()));
+    std::fs::write(
+        &model,
+        "model Fails\n  Real x(start = 1, fixed = true);\n  Real y(start = 1);\nequation\n  \
+         der(x) = -x;\n  y^2 + 1 = x;\nend Fails;\n",
+    )
+    .expect("written");
+    let csv = temp_csv("never");
+    let (_, _, code) = mocca(&[
+        "simulate",
+        model.to_str().expect("utf-8"),
+        "--out",
+        csv.to_str().expect("utf-8"),
+    ]);
+    let _ = std::fs::remove_file(&model);
+    assert_eq!(code, 1);
+    assert!(!csv.exists(), "no file after a failed run");
+    let leftovers = std::fs::read_dir(std::env::temp_dir())
+        .expect("temp dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("never.mocca-"))
+        .count();
+    assert_eq!(leftovers, 0, "no hidden partial file");
+}
+
+/// Help speaks to users: every subcommand has a line, there are examples, and no help text
+/// cites the SPEC or calls `simulate` fixed-step only.
+#[test]
+fn help_lists_every_subcommand_and_option() {
+    let (top, _, code) = mocca(&["--help"]);
+    assert_eq!(code, 0);
+    for sub in [
+        "parse",
+        "check",
+        "flatten",
+        "blt",
+        "jacobian",
+        "simulate",
+        "cycles",
+        "separability",
+    ] {
+        let line = top
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{sub} ")))
+            .unwrap_or_else(|| panic!("{sub} in:\n{top}"));
+        assert!(
+            line.split_whitespace().count() > 3,
+            "{sub} has a description: {line}"
+        );
+        let (help, _, code) = mocca(&[sub, "--help"]);
+        assert_eq!(code, 0);
+        assert!(!help.contains("SPEC"), "{sub}:\n{help}");
+        let mut lines = help.lines().peekable();
+        while let Some(line) = lines.next() {
+            let option = line.trim_start();
+            if option.starts_with('-') && !option.starts_with("-h,") && !option.starts_with("-V,") {
+                let described = option.split("  ").filter(|s| !s.trim().is_empty()).count() > 1
+                    || lines.peek().is_some_and(|next| {
+                        next.starts_with("          ") && !next.trim().is_empty()
+                    });
+                assert!(described, "{sub}: `{option}` has no description");
+            }
+        }
+    }
+    assert!(top.contains("Examples:"), "{top}");
+    let (simulate, _, _) = mocca(&["simulate", "--help"]);
+    assert!(
+        simulate.contains("BDF") && !simulate.contains("with a fixed-step method;"),
+        "{simulate}"
+    );
+}
+
+/// A process limited in address space (a container, `ulimit -v`) still runs: the worker
+/// thread takes a smaller stack. Before, anything under about 4.2 GB failed to start. A grid
+/// of α too large to hold is refused at once.
+#[test]
+fn runs_with_little_address_space_and_refuses_huge_grids() {
+    let binary = env!("CARGO_BIN_EXE_mocca");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1500000 && '{binary}' check examples/rc_ladder.mo"
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("sh runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("balanced"), "{stdout}");
+    let (_, err, code) = mocca(&[
+        "separability",
+        "examples/two_masses.mo",
+        "--alphas",
+        "0.1:1:100000000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

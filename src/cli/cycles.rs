@@ -33,8 +33,9 @@ use crate::source::SourceMap;
 pub struct CyclesArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// The gain bound α of SPEC §7 (> 0, normally ≤ 1).
-    #[arg(long, default_value_t = 0.5, value_parser = positive)]
+    /// The gain bound α: the largest gain a cycle may have over one explicit Euler step
+    /// (> 0, normally ≤ 1).
+    #[arg(long, default_value_t = 0.5, value_parser = positive, allow_negative_numbers = true)]
     pub alpha: f64,
     #[command(flatten)]
     pub budget: BudgetArgs,
@@ -46,7 +47,7 @@ pub struct CyclesArgs {
     #[arg(long, value_enum, default_value_t = WeakArg::Coupled)]
     pub weak: WeakArg,
     /// Partition step h: states with h̄ < h are fast (default: split at the largest gap).
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_negative_numbers = true)]
     pub step: Option<f64>,
     /// Partition levels (the split applied again inside the fast part).
     #[arg(long, default_value_t = 2)]

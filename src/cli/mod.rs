@@ -48,31 +48,40 @@ use crate::source::SourceMap;
 #[command(
     name = "mocca",
     version,
-    about = "A Modelica compiler that finds time scales and splits models"
+    about = "A Modelica compiler that finds time scales and splits models",
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
+const EXAMPLES: &str = "Examples:
+  mocca check examples/rc_ladder_weak.mo           balance, sizes and weak subsystems
+  mocca simulate examples/quarter_car.mo --method bdf --stop 3 --out car.csv
+  mocca cycles examples/heat_exchanger.mo -p N=30  time scales and a partition proposal
+
+Each subcommand has its own help: mocca simulate --help";
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Parse files and report syntax errors and unsupported constructs.
+    /// Parse files and report syntax errors and unsupported constructs
     Parse(parse::ParseArgs),
-    /// Parse and flatten a model, check its balance and print its sizes.
+    /// Flatten a model, check its balance and print its sizes and weak subsystems
     Check(model::ModelArgs),
-    /// Print the flat model as Modelica.
+    /// Print the flat model as Modelica (or, with --format json, as JSON)
     Flatten(model::ModelArgs),
-    /// Match equations to unknowns and print the BLT blocks in evaluation order.
+    /// Match equations to unknowns and print the BLT blocks in evaluation order
     Blt(model::ModelArgs),
-    /// Print the symbolic ODE Jacobian and its values at an operating point.
+    /// Print the symbolic ODE Jacobian and its values at an operating point
     Jacobian(jacobian::JacobianArgs),
-    /// Initialise and integrate with a fixed-step method; write CSV, compare with a reference.
+    /// Initialise and integrate (fixed-step methods or BDF); write CSV, compare with a
+    /// reference
     Simulate(simulate::SimulateArgs),
-    /// Cycle analysis (SPEC §7): per-state step bounds, stiffness and separability indices,
-    /// a partition proposal and parallelisable cycle sets.
+    /// Cycle analysis: per-state step bounds, stiffness and separability indices, a partition
+    /// proposal and parallelisable cycle sets
     Cycles(cycles::CyclesArgs),
-    /// The separability map over an α grid (SPEC §8), optionally drawn as SVG.
+    /// The separability map over a grid of gain bounds α, optionally drawn as SVG or PNG
     Separability(separability::SeparabilityArgs),
 }
 
@@ -160,6 +169,43 @@ pub(crate) fn report(sources: &SourceMap, diags: &[Diagnostic]) {
 /// a large model's run time.
 pub(crate) fn leave_allocated<T>(model: T) {
     std::mem::forget(model);
+}
+
+/// Fails early, before any work, when `path` cannot be written: by creating and removing a
+/// file beside it (the output itself is written only at the end, by [`write_whole`]).
+pub(crate) fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    let probe = sibling(path, "probe");
+    std::fs::File::create(&probe)
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// Writes `path` whole or not at all: `write` fills a file beside it, which then takes its
+/// place.
+pub(crate) fn write_whole(
+    path: &std::path::Path,
+    write: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let partial = sibling(path, "partial");
+    write(&partial)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            format!("cannot write `{}`: {e}", path.display())
+        })
+}
+
+/// A hidden file in `path`'s folder, named after it and this process, with its extension
+/// (which says what a picture is encoded as).
+fn sibling(path: &std::path::Path, what: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let extension = path
+        .extension()
+        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+    let id = std::process::id();
+    path.with_file_name(format!(".{stem}.mocca-{what}-{id}{extension}"))
 }
 
 /// Reports bad usage (an error that concerns no source text) and returns exit code 2.

@@ -46,6 +46,9 @@ pub struct SeparabilityArgs {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlphaGrid(pub Vec<f64>);
 
+/// The most α values a grid may have: the bounds take a value per state and α.
+const MAX_ALPHAS: usize = 10_000;
+
 fn parse_alphas(text: &str) -> Result<AlphaGrid, String> {
     let positive = |s: &str| super::cycles::positive(s.trim());
     let alphas = if let [from, to, count] = text.split(':').collect::<Vec<_>>()[..] {
@@ -55,6 +58,9 @@ fn parse_alphas(text: &str) -> Result<AlphaGrid, String> {
             .ok()
             .filter(|&c| c > 0)
             .ok_or_else(|| format!("`{count}` is not a positive count"))?;
+        if count > MAX_ALPHAS {
+            return Err(format!("at most {MAX_ALPHAS} values of α, not {count}"));
+        }
         grid(positive(from)?, positive(to)?, count)
     } else if text.contains(':') {
         return Err("expected FROM:TO:COUNT".to_string());
@@ -70,6 +76,11 @@ fn parse_alphas(text: &str) -> Result<AlphaGrid, String> {
 }
 
 pub fn run(args: &SeparabilityArgs) -> ExitCode {
+    for path in [&args.svg, &args.png].into_iter().flatten() {
+        if let Err(message) = super::check_writable(path) {
+            return super::failure_without_source(message, ExitCode::from(1));
+        }
+    }
     let loaded = match load(&args.model, &args.point, args.weak) {
         Ok(l) => l,
         Err(code) => return code,
@@ -90,8 +101,10 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
     ];
     for (path, format) in pictures {
         let Some(path) = path else { continue };
-        if let Err(e) = picture::write(format, &map, &loaded.names, &title, path) {
-            let message = format!("cannot write `{}`: {e}", path.display());
+        let written = super::write_whole(path, |p| {
+            picture::write(format, &map, &loaded.names, &title, p).map_err(std::io::Error::other)
+        });
+        if let Err(message) = written {
             return super::failure_without_source(message, ExitCode::from(1));
         }
     }

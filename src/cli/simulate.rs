@@ -163,6 +163,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return usage(m),
     };
+    if let Some(path) = &args.out
+        && let Err(message) = super::check_writable(path)
+    {
+        return super::failure_without_source(message, ExitCode::from(1));
+    }
     let reference = match args.compare.as_deref().map(read_reference).transpose() {
         Ok(r) => r,
         Err(m) => return usage(m),
@@ -244,9 +249,8 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         .collect();
     super::report(&flat.sources, &warnings);
     if let Some(path) = &args.out
-        && let Err(e) = write_out(path, &names, &trajectory)
+        && let Err(message) = super::write_whole(path, |p| write_out(p, &names, &trajectory))
     {
-        let message = format!("cannot write `{}`: {e}", path.display());
         return super::failure_without_source(message, ExitCode::from(1));
     }
     let errors = reference
