@@ -12,10 +12,20 @@ const STDLIB: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/stdlib_files
 /// Loads each path: a `.mo` file, or a package directory (all its `.mo` files, recursively,
 /// `package.mo` first and the rest in `package.order` order, then by name).
 pub fn load_paths(sources: &mut SourceMap, paths: &[PathBuf]) -> Result<Vec<FileId>, Diagnostic> {
+    load_paths_warning(sources, paths, &mut Vec::new())
+}
+
+/// [`load_paths`], adding to `warnings` what is odd but not wrong: a `package.order` line
+/// that names no class of its package.
+pub fn load_paths_warning(
+    sources: &mut SourceMap,
+    paths: &[PathBuf],
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Vec<FileId>, Diagnostic> {
     let mut ids = Vec::new();
     for path in paths {
         if path.is_dir() {
-            load_dir(sources, path, &mut ids)?;
+            load_dir(sources, path, &mut ids, warnings)?;
         } else {
             ids.push(load_file(sources, path)?);
         }
@@ -43,7 +53,12 @@ fn load_file(sources: &mut SourceMap, path: &Path) -> Result<FileId, Diagnostic>
     }
 }
 
-fn load_dir(sources: &mut SourceMap, dir: &Path, ids: &mut Vec<FileId>) -> Result<(), Diagnostic> {
+fn load_dir(
+    sources: &mut SourceMap,
+    dir: &Path,
+    ids: &mut Vec<FileId>,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
     let package = dir.join("package.mo");
     if !package.is_file() {
         return Err(Diagnostic::error(format!(
@@ -52,9 +67,9 @@ fn load_dir(sources: &mut SourceMap, dir: &Path, ids: &mut Vec<FileId>) -> Resul
         )));
     }
     ids.push(load_file(sources, &package)?);
-    for entry in ordered_entries(dir)? {
+    for entry in ordered_entries(sources, dir, warnings)? {
         if entry.is_dir() && entry.join("package.mo").is_file() {
-            load_dir(sources, &entry, ids)?;
+            load_dir(sources, &entry, ids, warnings)?;
         } else if entry.extension().is_some_and(|e| e == "mo") && entry != package {
             ids.push(load_file(sources, &entry)?);
         }
@@ -62,8 +77,15 @@ fn load_dir(sources: &mut SourceMap, dir: &Path, ids: &mut Vec<FileId>) -> Resul
     Ok(())
 }
 
-/// Directory entries in `package.order` order first, then the rest sorted by name.
-fn ordered_entries(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+/// Directory entries in `package.order` order first, then the rest sorted by name. A line of
+/// `package.order` that names neither a `.mo` file nor a sub-package is warned about at the
+/// line (the package loads without it), unless `package.mo` mentions the name (a class
+/// declared there).
+fn ordered_entries(
+    sources: &mut SourceMap,
+    dir: &Path,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Vec<PathBuf>, Diagnostic> {
     let read_error =
         |e: std::io::Error| Diagnostic::error(format!("cannot read `{}`: {e}", dir.display()));
     let mut rest: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -71,15 +93,54 @@ fn ordered_entries(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     rest.sort();
-    let order = std::fs::read_to_string(dir.join("package.order")).unwrap_or_default();
+    let order_path = dir.join("package.order");
+    let Ok(order) = std::fs::read_to_string(&order_path) else {
+        return Ok(rest);
+    };
+    // A class may also be declared inside `package.mo` itself.
+    let package_text = std::fs::read_to_string(dir.join("package.mo")).unwrap_or_default();
     let mut ordered = Vec::new();
-    for name in order.lines().map(str::trim).filter(|l| !l.is_empty()) {
+    let mut missing = Vec::new();
+    let mut offset = 0;
+    for line in order.split_inclusive('\n') {
+        let name = line.trim();
+        let start = offset + (line.len() - line.trim_start().len());
+        offset += line.len();
+        if name.is_empty() {
+            continue;
+        }
+        let mut found = false;
         for candidate in [dir.join(format!("{name}.mo")), dir.join(name)] {
             if let Some(pos) = rest.iter().position(|p| *p == candidate) {
                 ordered.push(rest.remove(pos));
+                found = true;
             }
+        }
+        let listed_before = ordered
+            .iter()
+            .any(|p| p.file_stem().is_some_and(|s| s == name));
+        if !found && !listed_before && !mentions(&package_text, name) {
+            missing.push((name.to_string(), start));
+        }
+    }
+    if !missing.is_empty() {
+        let file = sources.add(order_path.display().to_string(), order.clone());
+        for (name, start) in missing {
+            let span = crate::source::Span::new(file, start, start + name.len());
+            warnings.push(
+                Diagnostic::warning(format!(
+                    "`package.order` lists `{name}`, which is not a class of this package"
+                ))
+                .at(span, "no such file or sub-package"),
+            );
         }
     }
     ordered.extend(rest);
     Ok(ordered)
+}
+
+/// Whether `text` holds `name` as a whole identifier.
+fn mentions(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == name)
 }

@@ -622,3 +622,32 @@ fn runs_with_little_address_space_and_refuses_huge_grids() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A `package.order` line naming no class of its package is reported at the line (a
+/// warning: the package loads without it); one declared inside `package.mo` is no problem.
+/// Before, such lines were skipped silently.
+#[test]
+fn package_order_naming_a_missing_class_is_reported() {
+    let dir = std::env::temp_dir().join(format!("mocca-{}-order", std::process::id()));
+    let package = dir.join("P");
+    std::fs::create_dir_all(&package).expect("a folder");
+    std::fs::write(
+        package.join("package.mo"),
+        "package P\n  model Inner\n  end Inner;\nend P;\n",
+    )
+    .expect("written");
+    std::fs::write(
+        package.join("M.mo"),
+        "within P;\nmodel M\n  Real x(start = 1);\nequation\n  der(x) = -x;\nend M;\n",
+    )
+    .expect("written");
+    std::fs::write(package.join("package.order"), "M\nInner\nGhost\n").expect("written");
+    let (_, err, code) = mocca(&["check", package.to_str().expect("utf-8"), "--model", "P.M"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("lists `Ghost`") && err.contains("package.order:3:1"),
+        "{err}"
+    );
+    assert!(!err.contains("`Inner`") && !err.contains("`M`"), "{err}");
+}

@@ -78,14 +78,27 @@ pub fn load_and_analyse(
 /// Loads, parses and flattens the model these arguments name.
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut sources = SourceMap::new();
-    match load::load_paths(&mut sources, args.files()) {
-        Ok(user) => frontend::flatten_sources_limited(
-            sources,
-            &user,
-            args.model.as_deref(),
-            &args.params,
-            args.input.max_size,
-        ),
-        Err(d) => Err((sources, vec![d])),
+    let mut warnings = Vec::new();
+    let user = match load::load_paths_warning(&mut sources, args.files(), &mut warnings) {
+        Ok(user) => user,
+        Err(d) => return Err((sources, vec![d])),
+    };
+    let flat = frontend::flatten_sources_limited(
+        sources,
+        &user,
+        args.model.as_deref(),
+        &args.params,
+        args.input.max_size,
+    );
+    match flat {
+        Ok(mut flat) => {
+            warnings.append(&mut flat.warnings);
+            flat.warnings = warnings;
+            Ok(flat)
+        }
+        Err((sources, mut diags)) => {
+            warnings.append(&mut diags);
+            Err((sources, warnings))
+        }
     }
 }

@@ -18,13 +18,16 @@ pub struct ParseArgs {
 
 pub fn run(args: &ParseArgs) -> ExitCode {
     let mut sources = SourceMap::new();
-    let ids = match load::load_paths(&mut sources, &args.input.files) {
+    let mut warnings = Vec::new();
+    let ids = match load::load_paths_warning(&mut sources, &args.input.files, &mut warnings) {
         Ok(ids) => ids,
         Err(d) => {
-            super::report(&sources, std::slice::from_ref(&d));
-            return super::exit_code(&[d]);
+            warnings.push(d);
+            super::report(&sources, &warnings);
+            return super::exit_code(&warnings);
         }
     };
+    super::report(&sources, &warnings);
     let parsed: Vec<_> = ids
         .iter()
         .map(|&id| syntax::parse_file(&sources, id))
