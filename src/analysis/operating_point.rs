@@ -6,7 +6,7 @@
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
-use crate::simulate::init::{InitFailure, initialise};
+use crate::simulate::init::{InitFailure, has_initial_system, initialise};
 use crate::simulate::model::{CompiledModel, Layout};
 
 use super::Values;
@@ -106,6 +106,10 @@ impl Model<'_> {
     }
 
     fn initial_state(&self, mut point: Point) -> Result<Point, PointError> {
+        if !has_initial_system(self.dae) {
+            // The states keep their start values: no model to compile.
+            return Ok(point);
+        }
         let whole = Layout::whole(self.causal);
         let mut model = CompiledModel::new(self.dae, self.causal, self.jacobian, &point, &whole);
         let (x, _) =

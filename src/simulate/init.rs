@@ -125,6 +125,12 @@ fn seed_explicit_states(
 type Residual = (InitialResidual, Option<ExprId>);
 
 /// The residuals of the initial system: initial equations, then fixed algebraic variables.
+/// Whether initialisation has a system to solve; without one the states keep their start
+/// values.
+pub fn has_initial_system(dae: &Dae) -> bool {
+    !residuals(dae).is_empty()
+}
+
 fn residuals(dae: &Dae) -> Vec<Residual> {
     let equations = dae
         .initial_equations
