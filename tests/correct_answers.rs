@@ -651,3 +651,38 @@ fn package_order_naming_a_missing_class_is_reported() {
     );
     assert!(!err.contains("`Inner`") && !err.contains("`M`"), "{err}");
 }
+
+/// `--compare` without `--vars` compares every reference column the model has, aliases and
+/// parameters included (before, only the states were recorded, so the others were ignored).
+#[test]
+fn compare_takes_every_column_the_model_has() {
+    let reference = temp_csv("reference-all");
+    let path = reference.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&[
+        "simulate",
+        ARRAY_MODEL,
+        "--vars",
+        "all",
+        "--stop",
+        "0.1",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (out, err, code) = mocca(&[
+        "simulate",
+        ARRAY_MODEL,
+        "--stop",
+        "0.1",
+        "--compare",
+        path,
+        "--format",
+        "json",
+    ]);
+    let _ = std::fs::remove_file(&reference);
+    assert_eq!(code, 0, "{err}");
+    let value = json(&out);
+    let errors = value["errors"].as_array().expect("per-variable errors");
+    assert_eq!(errors.len(), 8, "{value}");
+    assert_eq!(value["rmse"], 0.0, "{value}");
+}

@@ -184,7 +184,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         &flat.sources,
     );
     let jac = ode_jacobian_with(&mut dae, &causal, weak);
-    let (names, outputs) = match outputs(&dae, &causal, args.vars.as_deref()) {
+    // Compared without `--vars`: the reference's columns that name something the model has.
+    let compared = match (&args.vars, &reference) {
+        (None, Some(r)) => Some(compared_columns(&dae, &causal, r)),
+        _ => args.vars.clone(),
+    };
+    let (names, outputs) = match outputs(&dae, &causal, compared.as_deref()) {
         Ok(o) => o,
         Err(m) => return usage(m),
     };
@@ -357,6 +362,26 @@ fn outputs(
     };
     let names = chosen.iter().map(|&v| dae.var(v).name.clone()).collect();
     Ok((names, chosen.into_iter().map(Unknown::Algebraic).collect()))
+}
+
+/// The reference's column names that `named_output` accepts, as a `--vars` list (the states
+/// when none is).
+fn compared_columns(dae: &Dae, causal: &Causal, reference: &Reference) -> String {
+    let known: Vec<&str> = reference
+        .names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| named_output(dae, causal, name).is_ok())
+        .collect();
+    if known.is_empty() {
+        let states: Vec<&str> = causal
+            .states
+            .iter()
+            .map(|&v| dae.var(v).name.as_str())
+            .collect();
+        return states.join(",");
+    }
+    known.join(",")
 }
 
 /// The names of a comma-separated list, without blanks; commas inside brackets separate

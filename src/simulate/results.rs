@@ -49,10 +49,7 @@ pub struct Reference {
 pub fn read_csv(text: &str) -> Result<Reference, String> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines.next().ok_or("the file is empty")?;
-    let mut names: Vec<String> = header
-        .split(',')
-        .map(|s| s.trim().trim_matches('"').to_string())
-        .collect();
+    let mut names = header_fields(header);
     if names.first().map(String::as_str) != Some("time") {
         return Err("the first column must be `time`".to_string());
     }
@@ -84,6 +81,28 @@ pub fn read_csv(text: &str) -> Result<Reference, String> {
         times,
         columns,
     })
+}
+
+/// The fields of a CSV header: a quoted field may hold commas (`"x[1,2]"`) and doubled
+/// quotes; blanks around a field are dropped.
+fn header_fields(header: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = header.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_string()),
+            c => field.push(c),
+        }
+    }
+    fields.push(field.trim().to_string());
+    fields
 }
 
 /// `values` (on `times`, increasing) linearly interpolated at `t`; `None` outside the range.
@@ -166,6 +185,31 @@ mod tests {
         assert_eq!(interpolate(&t, &v, 2.0), Some(4.0));
         assert_eq!(interpolate(&t, &v, 3.0), Some(6.0));
         assert_eq!(interpolate(&t, &v, 3.5), None);
+    }
+
+    /// What `write_csv` writes, `read_csv` reads back: names with commas and quotes too.
+    #[test]
+    fn a_written_csv_reads_back() {
+        let names = [
+            "x[1,2]".to_string(),
+            "say \"hi\"".to_string(),
+            "y".to_string(),
+        ];
+        let mut text = Vec::new();
+        write_csv(
+            &mut text,
+            &names,
+            &[0.0, 0.5],
+            &[vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 1e-7]],
+        )
+        .expect("written");
+        let back = read_csv(std::str::from_utf8(&text).expect("utf-8")).expect("parses");
+        assert_eq!(back.names, names);
+        assert_eq!(back.times, [0.0, 0.5]);
+        assert_eq!(
+            back.columns,
+            [vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 1e-7]]
+        );
     }
 
     #[test]
