@@ -1,30 +1,9 @@
 //! The command line on models with user errors and front-end limits: exit codes, messages at
 //! their spans, and what `check` lists.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod cli_support;
 
-/// Writes `text` to a file of its own (named after the test) and returns its path.
-fn model_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mocca-cli-front-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temporary directory");
-    let path = dir.join(format!("{name}.mo"));
-    std::fs::write(&path, text).expect("model written");
-    path
-}
-
-/// Runs mocca: stdout, stderr, exit code.
-fn mocca(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
-        .args(args)
-        .output()
-        .expect("mocca runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+use cli_support::{mocca, model_file};
 
 #[test]
 fn check_lists_the_parameters_without_a_value() {

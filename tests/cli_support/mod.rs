@@ -1,0 +1,47 @@
+//! Shared by the tests that run the `mocca` binary: running it, and files of their own for
+//! its inputs and outputs.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs mocca in the repository's folder: stdout, stderr, exit code.
+pub fn mocca(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mocca runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// A path of its own in a folder of this test process (created), named `name`.
+pub fn temp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mocca-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir.join(name)
+}
+
+/// Writes `text` to `NAME.mo` of its own and returns its path.
+pub fn model_file(name: &str, text: &str) -> PathBuf {
+    let path = temp_path(&format!("{name}.mo"));
+    std::fs::write(&path, text).expect("model written");
+    path
+}
+
+/// Runs `mocca ARGS --out FILE.csv` and returns the CSV written (empty if none), stderr and
+/// the exit code; the file is removed.
+pub fn simulate_csv(name: &str, args: &[&str]) -> (String, String, i32) {
+    let out = temp_path(&format!("{name}.csv"));
+    let path = out.to_str().expect("utf-8").to_string();
+    let mut all = args.to_vec();
+    all.extend(["--out", &path]);
+    let (_, err, code) = mocca(&all);
+    let csv = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    (csv, err, code)
+}
