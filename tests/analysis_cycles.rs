@@ -1,8 +1,6 @@
 //! Cycle analysis (SPEC §7–9) on hand-built Jacobians, on small models written here, and on
 //! every example of SPEC §13, against values derived by hand.
 
-use std::process::Command;
-
 use mocca::analysis::digraph::from_dense;
 use mocca::analysis::indices::{separability_index, stiffness_index};
 use mocca::analysis::johnson::{Budget, enumerate_into};
@@ -12,6 +10,7 @@ use mocca::analysis::{CycleAnalysis, Values, analyse};
 use mocca::causal::initial_point;
 use simulate_support::Loaded;
 
+mod cli_support;
 mod simulate_support;
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
@@ -243,16 +242,10 @@ fn heat_exchanger_stream_a_is_the_fast_part() {
     assert!(close(h(&names, &a, "T_a[1]"), 1.5 * 42.0 / 5000.0));
 }
 
+/// Runs mocca: stdout and exit code.
 fn mocca(args: &[&str]) -> (String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("mocca runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
+    let (out, _, code) = cli_support::mocca(args);
+    (out, code)
 }
 
 #[test]

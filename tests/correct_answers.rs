@@ -363,6 +363,18 @@ fn csv_numbers_are_short_and_times_on_the_grid() {
     );
 }
 
+/// Every subcommand, `parse` first (the one that flattens no model).
+const SUBCOMMANDS: [&str; 8] = [
+    "parse",
+    "check",
+    "flatten",
+    "blt",
+    "jacobian",
+    "simulate",
+    "cycles",
+    "separability",
+];
+
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
@@ -376,15 +388,7 @@ fn failures_in_json_mode_are_json() {
         "model U\n  Real x(start = 1);\nequation\n  der(x) = -k*x;\nend U;\n",
     );
     let file = path.to_str().expect("utf-8");
-    for command in [
-        "check",
-        "flatten",
-        "blt",
-        "jacobian",
-        "simulate",
-        "cycles",
-        "separability",
-    ] {
+    for &command in &SUBCOMMANDS[1..] {
         let (out, err, code) = mocca(&[command, file, "--format", "json"]);
         assert_eq!(code, 1, "{command}: {err}");
         let value = json(&out);
@@ -484,16 +488,7 @@ fn outputs_are_checked_first_and_written_whole() {
 fn help_lists_every_subcommand_and_option() {
     let (top, _, code) = mocca(&["--help"]);
     assert_eq!(code, 0);
-    for sub in [
-        "parse",
-        "check",
-        "flatten",
-        "blt",
-        "jacobian",
-        "simulate",
-        "cycles",
-        "separability",
-    ] {
+    for sub in SUBCOMMANDS {
         let line = top
             .lines()
             .find(|l| l.trim_start().starts_with(&format!("{sub} ")))
