@@ -613,3 +613,20 @@ fn compare_takes_every_column_the_model_has() {
     assert_eq!(errors.len(), 8, "{value}");
     assert_eq!(value["rmse"], 0.0, "{value}");
 }
+
+/// A value bound to a whole record was dropped: `parameter Rec r2 = r1` gave `r2.a` its
+/// default 1, not `r1.a` = 3, with exit 0. It is refused at the binding until supported.
+#[test]
+fn a_value_for_a_whole_record_is_refused_not_dropped() {
+    let path = model_file(
+        "record_binding",
+        "record Rec\n  Real a = 1;\nend Rec;\nmodel M\n  parameter Rec r1(a = 3);\n  \
+         parameter Rec r2 = r1;\n  Real x(start = 1);\nequation\n  der(x) = -r2.a*x;\nend M;\n",
+    );
+    let (_, err, code) = mocca(&["flatten", path.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("record component `r2` is not supported") && err.contains(":6:22"),
+        "{err}"
+    );
+}

@@ -752,7 +752,17 @@ impl<'a> Flattener<'a> {
         let binding = modification.binding.as_ref()?;
         let def = self.tree.node(class).def?;
         if !matches!(def.kind, ClassKind::Model | ClassKind::Block) {
-            return None;
+            // A record's or connector's fields would keep their own values: refused rather
+            // than dropped.
+            let mut d = Diagnostic::error(format!(
+                "a value for the {} component `{name}` is not supported: bind its fields \
+                 (`{name}(x = ...)`) instead",
+                def.kind.keyword()
+            ))
+            .at(binding.expr.span, "outside mocca's Modelica subset")
+            .with_secondary(decl.span, "declared here");
+            d.unsupported = true;
+            return Some(d);
         }
         Some(
             Diagnostic::error(format!(
