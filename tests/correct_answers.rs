@@ -630,3 +630,16 @@ fn a_value_for_a_whole_record_is_refused_not_dropped() {
         "{err}"
     );
 }
+
+/// An assert's message reads as written, its escapes resolved (it showed `\"big\"\n`).
+#[test]
+fn assertion_messages_resolve_their_escapes() {
+    let path = model_file(
+        "escaped_message",
+        "model A\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = 1;\n  \
+         assert(x < 1.5, \"x is \\\"big\\\"\\nreally\");\nend A;\n",
+    );
+    let (_, err, code) = mocca(&["simulate", path.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("x is \"big\"\nreally"), "{err}");
+}

@@ -248,7 +248,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         .iter()
         .map(|&(k, time)| {
             let a = &dae.assertions[k];
-            Diagnostic::warning(format!("assertion false at time {time}: {}", a.message))
+            Diagnostic::warning(format!("assertion false at time {time}: {}", a.text()))
                 .at(a.span, "this condition (AssertionLevel.warning)")
         })
         .collect();
@@ -483,10 +483,7 @@ fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
 /// An error-level `assert` that was false, at the assert.
 fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
     let a = &dae.assertions[v.assertion];
-    let d = Diagnostic::error(format!(
-        "assertion failed at time {}: {}",
-        v.time, a.message
-    ));
+    let d = Diagnostic::error(format!("assertion failed at time {}: {}", v.time, a.text()));
     match v.unevaluable {
         Some(e) => d
             .at(a.span, "the condition cannot be evaluated")

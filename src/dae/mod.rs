@@ -148,6 +148,33 @@ pub struct Assertion {
     pub is_error: bool,
 }
 
+impl Assertion {
+    /// The message as a user reads it: `message` keeps the escapes written in the source
+    /// (`\"`, `\n`, so that the flat model prints back), which this resolves.
+    pub fn text(&self) -> String {
+        let mut text = String::with_capacity(self.message.len());
+        let mut chars = self.message.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                text.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => text.push('\n'),
+                Some('t') => text.push('\t'),
+                Some('r') => text.push('\r'),
+                Some('a') => text.push('\u{7}'),
+                Some('b') => text.push('\u{8}'),
+                Some('f') => text.push('\u{c}'),
+                Some('v') => text.push('\u{b}'),
+                Some(other) => text.push(other),
+                None => text.push('\\'),
+            }
+        }
+        text
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Dae {
     pub model: String,
