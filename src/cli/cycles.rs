@@ -225,7 +225,9 @@ fn coupled_order(causal: Causal, dae: &Dae, sources: &SourceMap) -> (Causal, Wea
         Ok(ordered) => (ordered, WeakArg::Coupled),
         Err(WeakCycle { causal, equation }) => {
             let warning = Diagnostic::warning(
-                "the weak reads close a cycle with the model's other dependencies: there is no                  order in which each reads its variable's current value, so the decoupled                  subsystems are analysed (`--weak split`)",
+                "the weak reads close a cycle with the model's other dependencies: there is no \
+                 order in which each reads its variable's current value, so the decoupled \
+                 subsystems are analysed (`--weak split`)",
             )
             .at(
                 dae.equations[equation].span,
