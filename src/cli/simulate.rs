@@ -21,6 +21,7 @@ use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
+use crate::simulate::mixed::{MixedMethod, Split};
 use crate::simulate::results::{self, Reference};
 use crate::simulate::run::{self, Failure, Model, Options, Partition};
 use crate::structure::Unknown;
@@ -33,6 +34,12 @@ pub enum MethodArg {
     ImplicitEuler,
     ImplicitMidpoint,
     Trapezoidal,
+    /// Explicit Euler on the slow states, implicit Euler on the `--fast` ones
+    MixedEuler,
+    /// Explicit midpoint on the slow states, implicit midpoint on the `--fast` ones
+    MixedMidpoint,
+    /// Heun on the slow states, trapezoidal (Lobatto IIIA) on the `--fast` ones
+    MixedTrapezoidal,
     /// The variable-step stiff reference solver; `--tol` is its relative and absolute
     /// tolerance and `--step` the output interval.
     Bdf,
@@ -81,23 +88,65 @@ pub struct SimulateArgs {
     /// (Gauss–Seidel)
     #[arg(long, value_enum, default_value_t = PartitionArg::None)]
     pub partition: PartitionArg,
+    /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
+    /// or globs with `*`, e.g. `'T_a[*],x'`
+    #[arg(long, value_name = "a,b*,..")]
+    pub fast: Option<String>,
 }
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
     super::usage_error(message)
 }
 
-/// The fixed-step method, or None for BDF.
-fn method(arg: MethodArg) -> Option<Method> {
-    Some(match arg {
-        MethodArg::Euler => Method::ExplicitEuler,
-        MethodArg::Midpoint => Method::ExplicitMidpoint,
-        MethodArg::Heun => Method::Heun,
-        MethodArg::ImplicitEuler => Method::ImplicitEuler,
-        MethodArg::ImplicitMidpoint => Method::ImplicitMidpoint,
-        MethodArg::Trapezoidal => Method::Trapezoidal,
-        MethodArg::Bdf => return None,
-    })
+/// How `--method` integrates.
+#[derive(Clone, Copy)]
+enum Integrator {
+    Fixed(Method),
+    Mixed(MixedMethod),
+    Bdf,
+}
+
+impl Integrator {
+    fn of(arg: MethodArg) -> Integrator {
+        let fixed = match arg {
+            MethodArg::Euler => Method::ExplicitEuler,
+            MethodArg::Midpoint => Method::ExplicitMidpoint,
+            MethodArg::Heun => Method::Heun,
+            MethodArg::ImplicitEuler => Method::ImplicitEuler,
+            MethodArg::ImplicitMidpoint => Method::ImplicitMidpoint,
+            MethodArg::Trapezoidal => Method::Trapezoidal,
+            MethodArg::MixedEuler => return Integrator::Mixed(MixedMethod::Euler),
+            MethodArg::MixedMidpoint => return Integrator::Mixed(MixedMethod::Midpoint),
+            MethodArg::MixedTrapezoidal => return Integrator::Mixed(MixedMethod::Trapezoidal),
+            MethodArg::Bdf => return Integrator::Bdf,
+        };
+        Integrator::Fixed(fixed)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Integrator::Fixed(m) => m.name(),
+            Integrator::Mixed(m) => m.name(),
+            Integrator::Bdf => "bdf",
+        }
+    }
+}
+
+/// Checks that `--method`, `--partition` and `--fast` go together.
+fn check_method(args: &SimulateArgs, integrator: Integrator) -> Result<(), &'static str> {
+    match (integrator, args.partition, &args.fast) {
+        (Integrator::Bdf, PartitionArg::Weak, _) => {
+            Err("`--partition weak` needs a fixed-step method")
+        }
+        (Integrator::Mixed(_), PartitionArg::Weak, _) => {
+            Err("`--partition weak` does not combine with a mixed method")
+        }
+        (Integrator::Mixed(_), _, None) => Err("mixed methods need --fast"),
+        (Integrator::Fixed(_) | Integrator::Bdf, _, Some(_)) => {
+            Err("`--fast` needs a mixed method (mixed-euler, mixed-midpoint, mixed-trapezoidal)")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks the numeric flags; the number of steps of the fixed grid.
@@ -155,9 +204,9 @@ fn one_system_order(
 }
 
 pub fn run(args: &SimulateArgs) -> ExitCode {
-    let fixed = method(args.method);
-    if fixed.is_none() && args.partition == PartitionArg::Weak {
-        return usage("`--partition weak` needs a fixed-step method");
+    let integrator = Integrator::of(args.method);
+    if let Err(m) = check_method(args, integrator) {
+        return usage(m);
     }
     let steps = match grid(args) {
         Ok(n) => n,
@@ -193,12 +242,22 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(o) => o,
         Err(m) => return usage(m),
     };
+    let split = match (integrator, &args.fast) {
+        (Integrator::Mixed(method), Some(list)) => match fast_states(&dae, &causal, list) {
+            Ok(fast) => Some(Split::new(method, causal.states.len(), fast)),
+            Err(m) => return usage(m),
+        },
+        _ => None,
+    };
     let start = match initial_point(&dae) {
         Ok(p) => p,
         Err(f) => return fail(&flat.sources, &failure(&dae, &causal.steps, &f)),
     };
     let options = Options {
-        method: fixed.unwrap_or(Method::ImplicitEuler),
+        method: match integrator {
+            Integrator::Fixed(m) => m,
+            Integrator::Mixed(_) | Integrator::Bdf => Method::ImplicitEuler,
+        },
         start: args.start,
         stop: args.stop,
         steps,
@@ -224,17 +283,19 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         causal: &causal,
         jac: &jac,
     };
-    let result = match fixed {
-        Some(_) => run::simulate(model, &start, &options, recorded, |done| {
-            if let Some(bar) = &bar
-                && done % 64 == 0
-            {
-                bar.set_position(done);
-            }
-        }),
-        None => run::simulate_bdf(model, &start, &options, recorded),
+    let show = |done: u64| {
+        if let Some(bar) = &bar
+            && done.is_multiple_of(64)
+        {
+            bar.set_position(done);
+        }
     };
-    let method_name = fixed.map_or("bdf", Method::name);
+    let result = match (integrator, &split) {
+        (Integrator::Bdf, _) => run::simulate_bdf(model, &start, &options, recorded),
+        (_, Some(split)) => run::simulate_mixed(model, &start, &options, split, recorded, show),
+        (_, None) => run::simulate(model, &start, &options, recorded, show),
+    };
+    let method_name = integrator.name();
     let wall = clock.elapsed().as_secs_f64();
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -280,6 +341,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 "method": method_name,
                 "linear_solver": if trajectory.sparse { "sparse" } else { "dense" },
             });
+            if let Some(split) = &split {
+                value["partition"] = partition_json(&dae, &causal, split);
+            }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
                 value["errors"] = json!(errors);
@@ -295,6 +359,16 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 (args.stop - args.start) / steps as f64,
                 steps
             );
+            if let Some(split) = &split {
+                let [fast, slow] = split.parts();
+                outln!(
+                    "partition: {} fast states ({}), {} slow states ({})",
+                    fast.states.len(),
+                    fast.method.name(),
+                    slow.states.len(),
+                    slow.method.name()
+                );
+            }
             outln!("  steps                 {}", stats.steps);
             outln!("  rejected steps        {}", stats.rejected_steps);
             outln!("  f evaluations         {}", stats.f_evals);
@@ -408,6 +482,76 @@ fn split_names(list: &str) -> Vec<String> {
     names
 }
 
+/// The states `--fast` names: a comma list of state names and globs (`*` stands for any
+/// characters); a name that is no state, or a glob that matches none, is refused.
+fn fast_states(dae: &Dae, causal: &Causal, list: &str) -> Result<Vec<usize>, String> {
+    let mut fast = Vec::new();
+    for pattern in split_names(list) {
+        let unquoted = unquote(&pattern);
+        let before = fast.len();
+        if unquoted.contains('*') {
+            fast.extend(
+                causal
+                    .states
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &v)| glob_matches(unquoted, &dae.var(v).name))
+                    .map(|(i, _)| i),
+            );
+        } else if let Some(v) = dae.lookup(unquoted) {
+            fast.extend(causal.states.iter().position(|&s| s == v));
+        }
+        if fast.len() == before {
+            return Err(format!("`--fast`: `{pattern}` names no state of the model"));
+        }
+    }
+    Ok(fast)
+}
+
+/// Whether `name` matches `pattern`, where each `*` stands for any characters.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut pieces = pattern.split('*');
+    let first = pieces.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let mut pieces: Vec<&str> = pieces.collect();
+    let Some(last) = pieces.pop() else {
+        return rest.is_empty();
+    };
+    for piece in pieces {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// `"partition"` of the JSON output: each part's states (by name) and method, fast first.
+fn partition_json(dae: &Dae, causal: &Causal, split: &Split) -> serde_json::Value {
+    let parts: Vec<serde_json::Value> = split
+        .parts()
+        .iter()
+        .map(|part| {
+            let names: Vec<&str> = part
+                .states
+                .iter()
+                .map(|&i| dae.var(causal.states[i]).name.as_str())
+                .collect();
+            json!({ "states": names, "method": part.method.name() })
+        })
+        .collect();
+    json!(parts)
+}
+
+/// `name` without the quotes of a quoted name (`'x[1,2]'`).
+fn unquote(name: &str) -> &str {
+    name.strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or(name)
+}
+
 /// What `name` (`x`, `'x[1,2]'`, `der(x)`) records, and its column's name (the flat name,
 /// unquoted).
 fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unknown), String> {
@@ -415,10 +559,7 @@ fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unkno
         Some(inner) => (inner, true),
         None => (name, false),
     };
-    let unquoted = inner
-        .strip_prefix('\'')
-        .and_then(|s| s.strip_suffix('\''))
-        .unwrap_or(inner);
+    let unquoted = unquote(inner);
     let v = dae
         .lookup(unquoted)
         .ok_or_else(|| format!("`{inner}` is not a variable of the model"))?;

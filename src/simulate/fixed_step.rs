@@ -71,6 +71,24 @@ pub enum StepFailure {
 /// Newton on the implicit stage gives up after this many iterations.
 const STAGE_NEWTON_MAX: u64 = 25;
 
+/// A fixed-step integrator: whole-system ([`Stepper`]) or mixed-mode
+/// ([`super::mixed::MixedStepper`]).
+pub trait FixedStep {
+    /// Advances `x` from `t` to `t + h`.
+    fn step(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+    ) -> Result<(), StepFailure>;
+
+    fn stats(&self) -> &Stats;
+
+    /// Whether the Newton matrix uses the sparse LU.
+    fn sparse(&self) -> bool;
+}
+
 /// Integrates with a fixed step and keeps the counters; allocates its work space once.
 pub struct Stepper {
     pub method: Method,
@@ -79,44 +97,35 @@ pub struct Stepper {
     /// `tol · (1 + |Y_i|)`.
     pub tol: f64,
     pub stats: Stats,
-    n: usize,
     k1: Vec<f64>,
     k2: Vec<f64>,
     stage: Vec<f64>,
     base: Vec<f64>,
-    delta: Vec<f64>,
-    jac: Vec<f64>,
-    matrix: Option<NewtonMatrix>,
-    /// The γ of the factorization in `matrix`, when that factorization holds a constant
-    /// Jacobian and may serve later steps.
-    constant_factored: Option<f64>,
+    /// Newton on the stage over every state (implicit methods only).
+    newton: Option<StageNewton>,
 }
 
 impl Stepper {
     pub fn new(method: Method, tol: f64, system: &dyn OdeSystem) -> Stepper {
         let n = system.dim();
-        let matrix = method
+        let newton = method
             .is_implicit()
-            .then(|| NewtonMatrix::new(n, system.jacobian_pattern()));
+            .then(|| StageNewton::new(system, (0..n).collect()));
         Stepper {
             method,
             tol,
             stats: Stats::default(),
-            n,
             k1: vec![0.0; n],
             k2: vec![0.0; n],
             stage: vec![0.0; n],
             base: vec![0.0; n],
-            delta: vec![0.0; n],
-            jac: vec![0.0; system.jacobian_pattern().len()],
-            matrix,
-            constant_factored: None,
+            newton,
         }
     }
 
     /// Whether the Newton matrix uses the sparse LU.
     pub fn sparse(&self) -> bool {
-        self.matrix.as_ref().is_some_and(NewtonMatrix::is_sparse)
+        self.newton.as_ref().is_some_and(StageNewton::sparse)
     }
 
     fn f(
@@ -126,14 +135,11 @@ impl Stepper {
         x: &[f64],
         out: Slot,
     ) -> Result<(), StepFailure> {
-        self.stats.f_evals += 1;
         let dx = match out {
             Slot::K1 => &mut self.k1,
             Slot::K2 => &mut self.k2,
         };
-        system
-            .rhs(t, x, dx)
-            .map_err(|failure| StepFailure::Eval { failure, t })
+        eval(system, &mut self.stats, t, x, dx)
     }
 
     /// Advances `x` from `t` to `t + h`.
@@ -199,9 +205,7 @@ impl Stepper {
         Ok(())
     }
 
-    /// Solves `Y = base + γ f(τ, Y)` into `self.stage`, starting from `Y = x`. The Jacobian is
-    /// taken at that first iterate `(τ, x)`, right after `f` was evaluated there, so the model
-    /// reuses that evaluation.
+    /// Solves `Y = base + γ f(τ, Y)` into `self.stage`, starting from `Y = x`.
     fn solve_stage(
         &mut self,
         system: &mut dyn OdeSystem,
@@ -210,37 +214,156 @@ impl Stepper {
         gamma: f64,
     ) -> Result<(), StepFailure> {
         self.stage.copy_from_slice(x);
+        let newton = self.newton.as_mut().expect("implicit methods have Newton");
+        let equation = StageEquation {
+            base: &self.base,
+            tau,
+            gamma,
+        };
+        newton.solve(
+            system,
+            &mut self.stats,
+            self.tol,
+            equation,
+            &mut self.stage,
+            &mut self.k2,
+        )
+    }
+}
+
+impl FixedStep for Stepper {
+    fn step(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        Stepper::step(self, system, t, h, x)
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn sparse(&self) -> bool {
+        Stepper::sparse(self)
+    }
+}
+
+/// Evaluates `dx = f(t, x)`, counting it.
+pub(super) fn eval(
+    system: &mut dyn OdeSystem,
+    stats: &mut Stats,
+    t: f64,
+    x: &[f64],
+    dx: &mut [f64],
+) -> Result<(), StepFailure> {
+    stats.f_evals += 1;
+    system
+        .rhs(t, x, dx)
+        .map_err(|failure| StepFailure::Eval { failure, t })
+}
+
+/// An implicit stage `Y_B = base_B + γ f_B(τ, Y)` over a block B of the states.
+pub(super) struct StageEquation<'a> {
+    /// Indexed by state; only the block's entries are read.
+    pub base: &'a [f64],
+    pub tau: f64,
+    pub gamma: f64,
+}
+
+/// Simplified Newton on an implicit stage over a block B of the states (all of them, or a
+/// partition's fast part), the other states held: the block `J_BB` of the Jacobian is
+/// evaluated and `I − γ J_BB` factored at the first iterate, then reused by every iteration of
+/// the stage. When the Jacobian is constant (a linear model) it is evaluated and factored once
+/// for the whole run: the iterates are the same as with a fresh factorization every stage.
+pub(super) struct StageNewton {
+    /// The block's states, ascending (indices into the system's states).
+    block: Vec<usize>,
+    /// Per entry of `J_BB`'s pattern, the index of that entry in the system's pattern.
+    entries: Vec<usize>,
+    /// The system's Jacobian values.
+    jac: Vec<f64>,
+    /// `J_BB`'s values, gathered from `jac` (unused when the block is every state).
+    block_jac: Vec<f64>,
+    delta: Vec<f64>,
+    matrix: NewtonMatrix,
+    /// The γ of the factorization in `matrix`, when that factorization holds a constant
+    /// Jacobian and may serve later stages.
+    constant_factored: Option<f64>,
+}
+
+impl StageNewton {
+    /// Newton over `block` (ascending state indices) of `system`.
+    pub(super) fn new(system: &dyn OdeSystem, block: Vec<usize>) -> StageNewton {
+        let pattern = system.jacobian_pattern();
+        let mut position = vec![None; system.dim()];
+        for (k, &i) in block.iter().enumerate() {
+            position[i] = Some(k);
+        }
+        // The block is ascending, so the renumbered pattern stays sorted by row then column.
+        let (entries, block_pattern): (Vec<usize>, Vec<(usize, usize)>) = pattern
+            .iter()
+            .enumerate()
+            .filter_map(|(e, &(r, c))| Some((e, (position[r]?, position[c]?))))
+            .unzip();
+        let whole = entries.len() == pattern.len();
+        StageNewton {
+            matrix: NewtonMatrix::new(block.len(), &block_pattern),
+            delta: vec![0.0; block.len()],
+            block_jac: vec![0.0; if whole { 0 } else { entries.len() }],
+            jac: vec![0.0; pattern.len()],
+            entries,
+            block,
+            constant_factored: None,
+        }
+    }
+
+    pub(super) fn sparse(&self) -> bool {
+        self.matrix.is_sparse()
+    }
+
+    /// Solves `equation` for the block's entries of `stage`, starting from its values (the
+    /// other entries are held); `fx` receives `f` at the iterates. The Jacobian is taken at
+    /// the first iterate, right after `f` was evaluated there, so the model reuses that
+    /// evaluation. Newton stops when every correction, or once Newton's contraction rate `ρ`
+    /// is known every correction times `ρ / (1 − ρ)` (the error it leaves), is below
+    /// `tol · (1 + |Y_i|)`.
+    pub(super) fn solve(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        stats: &mut Stats,
+        tol: f64,
+        equation: StageEquation<'_>,
+        stage: &mut [f64],
+        fx: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        let StageEquation { base, tau, gamma } = equation;
         let mut previous_size = None;
         for iteration in 0..STAGE_NEWTON_MAX {
-            self.stats.newton_iters += 1;
-            let stage = std::mem::take(&mut self.stage);
-            let r = self.f(system, tau, &stage, Slot::K2);
-            self.stage = stage;
-            r?;
+            stats.newton_iters += 1;
+            eval(system, stats, tau, stage, fx)?;
             if iteration == 0 && self.constant_factored != Some(gamma) {
-                self.factor(system, tau, x, gamma)?;
+                self.factor(system, stats, tau, stage, gamma)?;
             }
-            // G(Y) = Y − base − γ f(τ, Y); solve (I − γ J) Δ = −G.
-            for i in 0..self.n {
-                self.delta[i] = self.base[i] + gamma * self.k2[i] - self.stage[i];
+            // G(Y) = Y − base − γ f(τ, Y); solve (I − γ J_BB) Δ = −G_B.
+            for (d, &i) in self.delta.iter_mut().zip(&self.block) {
+                *d = base[i] + gamma * fx[i] - stage[i];
             }
-            let matrix = self
-                .matrix
-                .as_mut()
-                .expect("implicit methods have a matrix");
-            matrix.solve(&mut self.delta);
+            self.matrix.solve(&mut self.delta);
             // The largest correction in units of its tolerance; NaN if any correction is.
             let mut size = 0.0f64;
-            for i in 0..self.n {
-                self.stage[i] += self.delta[i];
-                let scaled = self.delta[i].abs() / (self.tol * (1.0 + self.stage[i].abs()));
+            for (&d, &i) in self.delta.iter().zip(&self.block) {
+                stage[i] += d;
+                let scaled = d.abs() / (tol * (1.0 + stage[i].abs()));
                 if scaled.is_nan() {
                     size = f64::NAN;
                     break;
                 }
                 size = size.max(scaled);
             }
-            let left = match matrix.contraction(previous_size.map(|p| size / p)) {
+            let left = match self.matrix.contraction(previous_size.map(|p| size / p)) {
                 Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
                 _ => size,
             };
@@ -249,30 +372,36 @@ impl Stepper {
             }
             previous_size = Some(size);
         }
+        let worst = largest(&self.delta, 3);
         Err(StepFailure::Stage {
             t: tau,
-            worst: largest(&self.delta, 3),
+            worst: worst.into_iter().map(|k| self.block[k]).collect(),
         })
     }
 
-    /// Evaluates the Jacobian at `(t, x)` and factors `I − γ J`.
+    /// Evaluates the Jacobian at `(t, x)` and factors `I − γ J_BB`.
     fn factor(
         &mut self,
         system: &mut dyn OdeSystem,
+        stats: &mut Stats,
         t: f64,
         x: &[f64],
         gamma: f64,
     ) -> Result<(), StepFailure> {
-        self.stats.jac_evals += 1;
+        stats.jac_evals += 1;
         system
             .jacobian(t, x, &mut self.jac)
             .map_err(|failure| StepFailure::Eval { failure, t })?;
-        let matrix = self
-            .matrix
-            .as_mut()
-            .expect("implicit methods have a matrix");
-        self.stats.factorizations += 1;
-        if matrix.factor(gamma, &self.jac) {
+        let values = if self.block_jac.len() == self.entries.len() {
+            for (v, &e) in self.block_jac.iter_mut().zip(&self.entries) {
+                *v = self.jac[e];
+            }
+            &self.block_jac
+        } else {
+            &self.jac
+        };
+        stats.factorizations += 1;
+        if self.matrix.factor(gamma, values) {
             self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())
         } else {
@@ -291,6 +420,13 @@ enum Slot {
 fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     for (yi, &xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
+    }
+}
+
+/// `y_i += a x_i` for each `i` in `indices`.
+pub(super) fn axpy_on(y: &mut [f64], a: f64, x: &[f64], indices: &[usize]) {
+    for &i in indices {
+        y[i] += a * x[i];
     }
 }
 

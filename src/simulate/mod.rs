@@ -3,7 +3,8 @@
 //! `tape` compiles the causal form (`batch` evaluates runs of one loop equation's instances
 //! together), `model` wraps it as an [`OdeSystem`], `init` solves the
 //! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
-//! matrix), `partition` steps weak subsystems one after the other, `run` ties them together
+//! matrix), `mixed` steps a chosen fast part implicitly and the rest explicitly, `partition`
+//! steps weak subsystems one after the other, `run` ties them together
 //! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
 //! trajectories.
 
@@ -14,6 +15,7 @@ pub mod dissection;
 pub mod fixed_step;
 pub mod init;
 pub mod linear;
+pub mod mixed;
 pub mod model;
 pub mod pair;
 pub mod partition;

@@ -13,9 +13,10 @@ use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checker, Violation};
 use super::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf_with};
-use super::fixed_step::{Method, StepFailure, Stepper};
+use super::fixed_step::{FixedStep, Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
 use super::linear::NewtonMatrix;
+use super::mixed::{MixedStepper, Split};
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
 use super::system::{OdeSystem, Stats, pieces};
@@ -118,6 +119,30 @@ pub fn simulate(
     start: &Point,
     options: &Options,
     outputs: &[Unknown],
+    progress: impl FnMut(u64),
+) -> Result<Trajectory, Failure> {
+    simulate_with(m, start, options, None, outputs, progress)
+}
+
+/// [`simulate`] with the mixed-mode methods of `split` (SPEC §10) in place of
+/// `options.method`, the model as one system.
+pub fn simulate_mixed(
+    m: Model<'_>,
+    start: &Point,
+    options: &Options,
+    split: &Split,
+    outputs: &[Unknown],
+    progress: impl FnMut(u64),
+) -> Result<Trajectory, Failure> {
+    simulate_with(m, start, options, Some(split), outputs, progress)
+}
+
+fn simulate_with(
+    m: Model<'_>,
+    start: &Point,
+    options: &Options,
+    split: Option<&Split>,
+    outputs: &[Unknown],
     mut progress: impl FnMut(u64),
 ) -> Result<Trajectory, Failure> {
     let Model {
@@ -128,7 +153,7 @@ pub fn simulate(
     } = m;
     let mut model = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
     model.enter_interval_from(options.start);
-    let (mut x, init_iterations) =
+    let (x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
     let clock = Instant::now();
     let sources: Vec<Source> = outputs
@@ -136,28 +161,18 @@ pub fn simulate(
         .map(|&u| source(dae, causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
-    let (stats, sparse) = match options.partition {
-        Partition::None => {
-            let mut stepper = Stepper::new(options.method, options.tol, &model);
-            let breakpoints = model.breakpoints().to_vec();
-            let mut result = recorder.at_states(&mut model, options.start, &x);
-            for k in 0..options.steps {
-                if result.is_err() {
-                    break;
-                }
-                let (t, t_next) = (options.time(k), options.time(k + 1));
-                let span = (t, options.step());
-                if let Err(e) = step_to(&mut stepper, &mut model, &breakpoints, span, &mut x) {
-                    result = Err(Failure::Step(e));
-                    break;
-                }
-                result = recorder.at_states(&mut model, t_next, &x);
-                progress(k + 1);
-            }
-            result?;
-            (stepper.stats.clone(), stepper.sparse())
+    let (stats, sparse) = match (split, options.partition) {
+        (Some(split), _) => {
+            let stepper = MixedStepper::new(split.clone(), options.tol, &model);
+            let run = (&mut model, &mut recorder, x);
+            run_one_system(stepper, run, options, &mut progress)?
         }
-        Partition::Weak => {
+        (None, Partition::None) => {
+            let stepper = Stepper::new(options.method, options.tol, &model);
+            let run = (&mut model, &mut recorder, x);
+            run_one_system(stepper, run, options, &mut progress)?
+        }
+        (None, Partition::Weak) => {
             let mut split = Partitioned::new(dae, structure, causal, jac, &model.point(), options);
             // After each step the partitioned model holds every value, states included.
             let result = split.run(
@@ -175,9 +190,29 @@ pub fn simulate(
     Ok(recorder.finish(stats, init_iterations, sparse, integration))
 }
 
+/// Steps the model as one system from the initial state `x` over the output grid, recording
+/// every point; the counters and whether the Newton matrix was sparse.
+fn run_one_system(
+    mut stepper: impl FixedStep,
+    (model, recorder, mut x): (&mut CompiledModel, &mut Recorder<'_>, Vec<f64>),
+    options: &Options,
+    progress: &mut impl FnMut(u64),
+) -> Result<(Stats, bool), Failure> {
+    let breakpoints = model.breakpoints().to_vec();
+    recorder.at_states(model, options.start, &x)?;
+    for k in 0..options.steps {
+        let (t, t_next) = (options.time(k), options.time(k + 1));
+        let span = (t, options.step());
+        step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?;
+        recorder.at_states(model, t_next, &x)?;
+        progress(k + 1);
+    }
+    Ok((stepper.stats().clone(), stepper.sparse()))
+}
+
 /// Steps from `t` by `h`, ending a step at each breakpoint on the way.
 fn step_to(
-    stepper: &mut Stepper,
+    stepper: &mut impl FixedStep,
     model: &mut CompiledModel,
     breakpoints: &[f64],
     (t, h): (f64, f64),
