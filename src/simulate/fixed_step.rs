@@ -89,30 +89,28 @@ pub trait FixedStep {
     fn sparse(&self) -> bool;
 }
 
-/// Integrates with a fixed step and keeps the counters; allocates its work space once.
-pub struct Stepper {
-    pub method: Method,
+/// What a fixed-step stepper works with, allocated once: its counters, its stage vectors, and
+/// Newton on the states its implicit stages solve.
+pub(super) struct StageWork {
     /// Newton on the stage stops when every correction, or once Newton's contraction rate
     /// `ρ` is known every correction times `ρ / (1 − ρ)` (the error it leaves), is below
     /// `tol · (1 + |Y_i|)`.
     pub tol: f64,
     pub stats: Stats,
-    k1: Vec<f64>,
-    k2: Vec<f64>,
-    stage: Vec<f64>,
-    base: Vec<f64>,
-    /// Newton on the stage over every state (implicit methods only).
+    pub k1: Vec<f64>,
+    pub k2: Vec<f64>,
+    pub stage: Vec<f64>,
+    pub base: Vec<f64>,
+    /// Newton over the implicit states; none when there are none.
     newton: Option<StageNewton>,
 }
 
-impl Stepper {
-    pub fn new(method: Method, tol: f64, system: &dyn OdeSystem) -> Stepper {
+impl StageWork {
+    /// Work space for `system`, Newton over the states `implicit`.
+    pub fn new(system: &dyn OdeSystem, tol: f64, implicit: Vec<usize>) -> StageWork {
         let n = system.dim();
-        let newton = method
-            .is_implicit()
-            .then(|| StageNewton::new(system, (0..n).collect()));
-        Stepper {
-            method,
+        let newton = (!implicit.is_empty()).then(|| StageNewton::new(system, implicit));
+        StageWork {
             tol,
             stats: Stats::default(),
             k1: vec![0.0; n],
@@ -128,93 +126,17 @@ impl Stepper {
         self.newton.as_ref().is_some_and(StageNewton::sparse)
     }
 
-    fn f(
+    /// Solves `Y_I = base_I + γ f_I(τ, Y)` on the implicit states into `stage`, starting
+    /// from its current value (the other entries held); nothing without implicit states.
+    pub fn solve(
         &mut self,
         system: &mut dyn OdeSystem,
-        t: f64,
-        x: &[f64],
-        out: Slot,
-    ) -> Result<(), StepFailure> {
-        let dx = match out {
-            Slot::K1 => &mut self.k1,
-            Slot::K2 => &mut self.k2,
-        };
-        eval(system, &mut self.stats, t, x, dx)
-    }
-
-    /// Advances `x` from `t` to `t + h`.
-    pub fn step(
-        &mut self,
-        system: &mut dyn OdeSystem,
-        t: f64,
-        h: f64,
-        x: &mut [f64],
-    ) -> Result<(), StepFailure> {
-        match self.method {
-            Method::ExplicitEuler => {
-                self.f(system, t, x, Slot::K1)?;
-                axpy(x, h, &self.k1);
-            }
-            Method::ExplicitMidpoint => {
-                self.f(system, t, x, Slot::K1)?;
-                self.stage.copy_from_slice(x);
-                axpy(&mut self.stage, h / 2.0, &self.k1);
-                let stage = std::mem::take(&mut self.stage);
-                let r = self.f(system, t + h / 2.0, &stage, Slot::K2);
-                self.stage = stage;
-                r?;
-                axpy(x, h, &self.k2);
-            }
-            Method::Heun => {
-                self.f(system, t, x, Slot::K1)?;
-                self.stage.copy_from_slice(x);
-                axpy(&mut self.stage, h, &self.k1);
-                let stage = std::mem::take(&mut self.stage);
-                let r = self.f(system, t + h, &stage, Slot::K2);
-                self.stage = stage;
-                r?;
-                axpy(x, h / 2.0, &self.k1);
-                axpy(x, h / 2.0, &self.k2);
-            }
-            Method::ImplicitEuler => {
-                // X = x + h f(t + h, X)
-                self.base.copy_from_slice(x);
-                self.solve_stage(system, x, t + h, h)?;
-                x.copy_from_slice(&self.stage);
-            }
-            Method::ImplicitMidpoint => {
-                // Y = x + h/2 f(t + h/2, Y), X = 2Y − x
-                self.base.copy_from_slice(x);
-                self.solve_stage(system, x, t + h / 2.0, h / 2.0)?;
-                for (xi, &yi) in x.iter_mut().zip(&self.stage) {
-                    *xi = 2.0 * yi - *xi;
-                }
-            }
-            Method::Trapezoidal => {
-                // X = x + h/2 (f(t, x) + f(t + h, X)); f(t + h, X) starts the next step.
-                // f(t, x) is evaluated afresh each step rather than carried over from the
-                // last stage: a partitioned run changes the exchanged values between steps.
-                self.f(system, t, x, Slot::K1)?;
-                self.base.copy_from_slice(x);
-                axpy(&mut self.base, h / 2.0, &self.k1);
-                self.solve_stage(system, x, t + h, h / 2.0)?;
-                x.copy_from_slice(&self.stage);
-            }
-        }
-        self.stats.steps += 1;
-        Ok(())
-    }
-
-    /// Solves `Y = base + γ f(τ, Y)` into `self.stage`, starting from `Y = x`.
-    fn solve_stage(
-        &mut self,
-        system: &mut dyn OdeSystem,
-        x: &[f64],
         tau: f64,
         gamma: f64,
     ) -> Result<(), StepFailure> {
-        self.stage.copy_from_slice(x);
-        let newton = self.newton.as_mut().expect("implicit methods have Newton");
+        let Some(newton) = self.newton.as_mut() else {
+            return Ok(());
+        };
         let equation = StageEquation {
             base: &self.base,
             tau,
@@ -231,6 +153,123 @@ impl Stepper {
     }
 }
 
+/// Integrates with a fixed step and keeps the counters; allocates its work space once.
+pub struct Stepper {
+    pub method: Method,
+    work: StageWork,
+}
+
+impl Stepper {
+    pub fn new(method: Method, tol: f64, system: &dyn OdeSystem) -> Stepper {
+        let implicit = match method.is_implicit() {
+            true => (0..system.dim()).collect(),
+            false => Vec::new(),
+        };
+        Stepper {
+            method,
+            work: StageWork::new(system, tol, implicit),
+        }
+    }
+
+    /// Whether the Newton matrix uses the sparse LU.
+    pub fn sparse(&self) -> bool {
+        self.work.sparse()
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.work.stats
+    }
+
+    fn f(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        x: &[f64],
+        out: Slot,
+    ) -> Result<(), StepFailure> {
+        let dx = match out {
+            Slot::K1 => &mut self.work.k1,
+            Slot::K2 => &mut self.work.k2,
+        };
+        eval(system, &mut self.work.stats, t, x, dx)
+    }
+
+    /// Advances `x` from `t` to `t + h`.
+    pub fn step(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        match self.method {
+            Method::ExplicitEuler => {
+                self.f(system, t, x, Slot::K1)?;
+                axpy(x, h, &self.work.k1);
+            }
+            Method::ExplicitMidpoint => {
+                self.f(system, t, x, Slot::K1)?;
+                self.work.stage.copy_from_slice(x);
+                axpy(&mut self.work.stage, h / 2.0, &self.work.k1);
+                let stage = std::mem::take(&mut self.work.stage);
+                let r = self.f(system, t + h / 2.0, &stage, Slot::K2);
+                self.work.stage = stage;
+                r?;
+                axpy(x, h, &self.work.k2);
+            }
+            Method::Heun => {
+                self.f(system, t, x, Slot::K1)?;
+                self.work.stage.copy_from_slice(x);
+                axpy(&mut self.work.stage, h, &self.work.k1);
+                let stage = std::mem::take(&mut self.work.stage);
+                let r = self.f(system, t + h, &stage, Slot::K2);
+                self.work.stage = stage;
+                r?;
+                axpy(x, h / 2.0, &self.work.k1);
+                axpy(x, h / 2.0, &self.work.k2);
+            }
+            Method::ImplicitEuler => {
+                // X = x + h f(t + h, X)
+                self.work.base.copy_from_slice(x);
+                self.solve_stage(system, x, t + h, h)?;
+                x.copy_from_slice(&self.work.stage);
+            }
+            Method::ImplicitMidpoint => {
+                // Y = x + h/2 f(t + h/2, Y), X = 2Y − x
+                self.work.base.copy_from_slice(x);
+                self.solve_stage(system, x, t + h / 2.0, h / 2.0)?;
+                for (xi, &yi) in x.iter_mut().zip(&self.work.stage) {
+                    *xi = 2.0 * yi - *xi;
+                }
+            }
+            Method::Trapezoidal => {
+                // X = x + h/2 (f(t, x) + f(t + h, X)); f(t + h, X) starts the next step.
+                // f(t, x) is evaluated afresh each step rather than carried over from the
+                // last stage: a partitioned run changes the exchanged values between steps.
+                self.f(system, t, x, Slot::K1)?;
+                self.work.base.copy_from_slice(x);
+                axpy(&mut self.work.base, h / 2.0, &self.work.k1);
+                self.solve_stage(system, x, t + h, h / 2.0)?;
+                x.copy_from_slice(&self.work.stage);
+            }
+        }
+        self.work.stats.steps += 1;
+        Ok(())
+    }
+
+    /// Solves `Y = base + γ f(τ, Y)` into the stage vector, starting from `Y = x`.
+    fn solve_stage(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        x: &[f64],
+        tau: f64,
+        gamma: f64,
+    ) -> Result<(), StepFailure> {
+        self.work.stage.copy_from_slice(x);
+        self.work.solve(system, tau, gamma)
+    }
+}
+
 impl FixedStep for Stepper {
     fn step(
         &mut self,
@@ -243,7 +282,7 @@ impl FixedStep for Stepper {
     }
 
     fn stats(&self) -> &Stats {
-        &self.stats
+        Stepper::stats(self)
     }
 
     fn sparse(&self) -> bool {

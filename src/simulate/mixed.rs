@@ -12,9 +12,7 @@
 //! midpoint (midpoint). With every state slow a step is the explicit method's, with every state
 //! fast the implicit method's, operation for operation.
 
-use super::fixed_step::{
-    FixedStep, Method, StageEquation, StageNewton, StepFailure, axpy_on, eval,
-};
+use super::fixed_step::{FixedStep, Method, StageWork, StepFailure, axpy_on, eval};
 use super::system::{OdeSystem, Stats};
 
 /// A pair of methods: explicit on the slow part, implicit on the fast part.
@@ -123,61 +121,18 @@ impl Split {
 /// factorizations and Newton iterations are those of the fast block.
 pub struct MixedStepper {
     split: Split,
-    /// Newton's tolerance on the fast stage, as [`super::fixed_step::Stepper::tol`].
-    pub tol: f64,
-    pub stats: Stats,
-    k1: Vec<f64>,
-    k2: Vec<f64>,
-    stage: Vec<f64>,
-    base: Vec<f64>,
-    /// Newton over the fast states; none when there are none.
-    newton: Option<StageNewton>,
+    /// Newton over the fast states.
+    work: StageWork,
 }
 
 impl MixedStepper {
     pub fn new(split: Split, tol: f64, system: &dyn OdeSystem) -> MixedStepper {
-        let n = system.dim();
-        let newton = (!split.fast.is_empty()).then(|| StageNewton::new(system, split.fast.clone()));
-        MixedStepper {
-            split,
-            tol,
-            stats: Stats::default(),
-            k1: vec![0.0; n],
-            k2: vec![0.0; n],
-            stage: vec![0.0; n],
-            base: vec![0.0; n],
-            newton,
-        }
+        let work = StageWork::new(system, tol, split.fast.clone());
+        MixedStepper { split, work }
     }
 
     pub fn split(&self) -> &Split {
         &self.split
-    }
-
-    /// Solves the fast stage `Y_F = base_F + γ f_F(τ, Y)` into `self.stage`, starting from
-    /// its current value (the slow entries held); nothing when no state is fast.
-    fn solve_fast(
-        &mut self,
-        system: &mut dyn OdeSystem,
-        tau: f64,
-        gamma: f64,
-    ) -> Result<(), StepFailure> {
-        let Some(newton) = self.newton.as_mut() else {
-            return Ok(());
-        };
-        let equation = StageEquation {
-            base: &self.base,
-            tau,
-            gamma,
-        };
-        newton.solve(
-            system,
-            &mut self.stats,
-            self.tol,
-            equation,
-            &mut self.stage,
-            &mut self.k2,
-        )
     }
 
     /// `k1 = f(t, x)` and the slow explicit stage `stage = x + c P k1` with `k2 = f(τ, stage)`,
@@ -191,22 +146,28 @@ impl MixedStepper {
         if self.split.slow.is_empty() {
             return Ok(());
         }
-        eval(system, &mut self.stats, t, x, &mut self.k1)?;
-        self.stage.copy_from_slice(x);
-        axpy_on(&mut self.stage, c, &self.k1, &self.split.slow);
-        eval(system, &mut self.stats, tau, &self.stage, &mut self.k2)
+        eval(system, &mut self.work.stats, t, x, &mut self.work.k1)?;
+        self.work.stage.copy_from_slice(x);
+        axpy_on(&mut self.work.stage, c, &self.work.k1, &self.split.slow);
+        eval(
+            system,
+            &mut self.work.stats,
+            tau,
+            &self.work.stage,
+            &mut self.work.k2,
+        )
     }
 
     fn euler(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, x: &mut [f64]) -> StepResult {
         // x_S += h f_S(t, x); then X_F = x_F + h f_F(t + h, x_S, X_F).
         if !self.split.slow.is_empty() {
-            eval(system, &mut self.stats, t, x, &mut self.k1)?;
-            axpy_on(x, h, &self.k1, &self.split.slow);
+            eval(system, &mut self.work.stats, t, x, &mut self.work.k1)?;
+            axpy_on(x, h, &self.work.k1, &self.split.slow);
         }
-        self.base.copy_from_slice(x);
-        self.stage.copy_from_slice(x);
-        self.solve_fast(system, t + h, h)?;
-        x.copy_from_slice(&self.stage);
+        self.work.base.copy_from_slice(x);
+        self.work.stage.copy_from_slice(x);
+        self.work.solve(system, t + h, h)?;
+        x.copy_from_slice(&self.work.stage);
         Ok(())
     }
 
@@ -221,17 +182,17 @@ impl MixedStepper {
         // Y) with Y_S the slow states' midpoint, X_F = 2 Y_F − x_F.
         self.slow_stage(system, (t, x), (t + h / 2.0, h / 2.0))?;
         for &i in &self.split.slow {
-            let new = x[i] + h * self.k2[i];
-            self.stage[i] = (x[i] + new) / 2.0;
+            let new = x[i] + h * self.work.k2[i];
+            self.work.stage[i] = (x[i] + new) / 2.0;
             x[i] = new;
         }
         for &i in &self.split.fast {
-            self.base[i] = x[i];
-            self.stage[i] = x[i];
+            self.work.base[i] = x[i];
+            self.work.stage[i] = x[i];
         }
-        self.solve_fast(system, t + h / 2.0, h / 2.0)?;
+        self.work.solve(system, t + h / 2.0, h / 2.0)?;
         for &i in &self.split.fast {
-            x[i] = 2.0 * self.stage[i] - x[i];
+            x[i] = 2.0 * self.work.stage[i] - x[i];
         }
         Ok(())
     }
@@ -246,17 +207,22 @@ impl MixedStepper {
         // Slow (Heun): x_S += (h/2) (f_S(t, x) + f_S(t + h, x + h P f(t, x))). Fast:
         // X_F = x_F + (h/2) (f_F(t, x) + f_F(t + h, x_S, X_F)).
         if self.split.slow.is_empty() {
-            eval(system, &mut self.stats, t, x, &mut self.k1)?;
+            eval(system, &mut self.work.stats, t, x, &mut self.work.k1)?;
         } else {
             self.slow_stage(system, (t, x), (t + h, h))?;
-            axpy_on(x, h / 2.0, &self.k1, &self.split.slow);
-            axpy_on(x, h / 2.0, &self.k2, &self.split.slow);
+            axpy_on(x, h / 2.0, &self.work.k1, &self.split.slow);
+            axpy_on(x, h / 2.0, &self.work.k2, &self.split.slow);
         }
-        self.base.copy_from_slice(x);
-        axpy_on(&mut self.base, h / 2.0, &self.k1, &self.split.fast);
-        self.stage.copy_from_slice(x);
-        self.solve_fast(system, t + h, h / 2.0)?;
-        x.copy_from_slice(&self.stage);
+        self.work.base.copy_from_slice(x);
+        axpy_on(
+            &mut self.work.base,
+            h / 2.0,
+            &self.work.k1,
+            &self.split.fast,
+        );
+        self.work.stage.copy_from_slice(x);
+        self.work.solve(system, t + h, h / 2.0)?;
+        x.copy_from_slice(&self.work.stage);
         Ok(())
     }
 }
@@ -270,15 +236,15 @@ impl FixedStep for MixedStepper {
             MixedMethod::Midpoint => self.midpoint(system, t, h, x)?,
             MixedMethod::Trapezoidal => self.trapezoidal(system, t, h, x)?,
         }
-        self.stats.steps += 1;
+        self.work.stats.steps += 1;
         Ok(())
     }
 
     fn stats(&self) -> &Stats {
-        &self.stats
+        &self.work.stats
     }
 
     fn sparse(&self) -> bool {
-        self.newton.as_ref().is_some_and(StageNewton::sparse)
+        self.work.sparse()
     }
 }
