@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::Format;
-use super::model::{ModelArgs, load_and_analyse};
+use super::model::{ModelArgs, load_and_analyse, weak_reads_after_writers};
 use super::table::{Align, print_table};
 use crate::analysis::indices::{
     fast_to_slow, separability_index, stiffness_index, stiffness_ratio,
@@ -22,7 +22,7 @@ use crate::analysis::operating_point::{Model, PointError, PointSpec, parse_point
 use crate::analysis::partition::{Level, propose};
 use crate::analysis::pcs::{CycleSets, cycle_sets};
 use crate::analysis::{CycleAnalysis, Values, analyse};
-use crate::causal::{Causal, WeakCycle, causal_form, initial_point};
+use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
@@ -221,21 +221,11 @@ pub(super) fn analysed(model: &ModelArgs, weak: WeakArg) -> Result<Analysed, Exi
 /// reads the current value; when the weak reads close a cycle there is no such order, and the
 /// model is analysed split, with a warning.
 fn coupled_order(causal: Causal, dae: &Dae, sources: &SourceMap) -> (Causal, WeakArg) {
-    match causal.with_weak_reads_after_writers(dae) {
+    let consequence = "there is no order in which each reads its variable's current value, \
+                       so the decoupled subsystems are analysed (`--weak split`)";
+    match weak_reads_after_writers(causal, dae, sources, consequence) {
         Ok(ordered) => (ordered, WeakArg::Coupled),
-        Err(WeakCycle { causal, equation }) => {
-            let warning = Diagnostic::warning(
-                "the weak reads close a cycle with the model's other dependencies: there is no \
-                 order in which each reads its variable's current value, so the decoupled \
-                 subsystems are analysed (`--weak split`)",
-            )
-            .at(
-                dae.equations[equation].span,
-                "a weak read on the cycle, in this equation",
-            );
-            super::report(sources, &[warning]);
-            (causal, WeakArg::Split)
-        }
+        Err(causal) => (causal, WeakArg::Split),
     }
 }
 

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{Format, InputArgs};
+use crate::causal::{Causal, WeakCycle};
+use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::frontend::{self, Flat};
 use crate::load;
@@ -101,4 +103,29 @@ pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagno
             Err((sources, warnings))
         }
     }
+}
+
+/// The causal form with every weak read after the step that solves its variable, so that it
+/// reads the current value (`Ok`). When the weak reads close a cycle with the other
+/// dependencies there is no such order: a warning at an equation on the cycle says so, with
+/// `consequence` (what the command does instead), and the form comes back unchanged (`Err`).
+pub fn weak_reads_after_writers(
+    causal: Causal,
+    dae: &Dae,
+    sources: &SourceMap,
+    consequence: &str,
+) -> Result<Causal, Causal> {
+    causal
+        .with_weak_reads_after_writers(dae)
+        .map_err(|WeakCycle { causal, equation }| {
+            let warning = Diagnostic::warning(format!(
+                "the weak reads close a cycle with the model's other dependencies: {consequence}"
+            ))
+            .at(
+                dae.equations[equation].span,
+                "a weak read on the cycle, in this equation",
+            );
+            super::report(sources, &[warning]);
+            causal
+        })
 }

@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::Format;
 use super::jacobian::failure;
-use super::model::{ModelArgs, load_and_analyse};
-use crate::causal::{Causal, WeakCycle, causal_form, initial_point};
+use super::model::{ModelArgs, load_and_analyse, weak_reads_after_writers};
+use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
@@ -185,21 +185,11 @@ fn one_system_order(
     if partition == PartitionArg::Weak {
         return (causal, WeakReadsAs::Held);
     }
-    match causal.with_weak_reads_after_writers(dae) {
+    let consequence = "simulated as one system, some of them read the previous evaluation's \
+                       value (`--partition weak` exchanges them once per step)";
+    match weak_reads_after_writers(causal, dae, sources, consequence) {
         Ok(ordered) => (ordered, WeakReadsAs::Current),
-        Err(WeakCycle { causal, equation }) => {
-            let warning = Diagnostic::warning(
-                "the weak reads close a cycle with the model's other dependencies: simulated \
-                 as one system, some of them read the previous evaluation's value \
-                 (`--partition weak` exchanges them once per step)",
-            )
-            .at(
-                dae.equations[equation].span,
-                "a weak read on the cycle, in this equation",
-            );
-            super::report(sources, &[warning]);
-            (causal, WeakReadsAs::Held)
-        }
+        Err(causal) => (causal, WeakReadsAs::Held),
     }
 }
 

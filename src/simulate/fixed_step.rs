@@ -171,15 +171,6 @@ impl Stepper {
         }
     }
 
-    /// Whether the Newton matrix uses the sparse LU.
-    pub fn sparse(&self) -> bool {
-        self.work.sparse()
-    }
-
-    pub fn stats(&self) -> &Stats {
-        &self.work.stats
-    }
-
     fn f(
         &mut self,
         system: &mut dyn OdeSystem,
@@ -194,8 +185,22 @@ impl Stepper {
         eval(system, &mut self.work.stats, t, x, dx)
     }
 
-    /// Advances `x` from `t` to `t + h`.
-    pub fn step(
+
+    /// Solves `Y = base + γ f(τ, Y)` into the stage vector, starting from `Y = x`.
+    fn solve_stage(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        x: &[f64],
+        tau: f64,
+        gamma: f64,
+    ) -> Result<(), StepFailure> {
+        self.work.stage.copy_from_slice(x);
+        self.work.solve(system, tau, gamma)
+    }
+}
+
+impl FixedStep for Stepper {
+    fn step(
         &mut self,
         system: &mut dyn OdeSystem,
         t: f64,
@@ -257,36 +262,12 @@ impl Stepper {
         Ok(())
     }
 
-    /// Solves `Y = base + γ f(τ, Y)` into the stage vector, starting from `Y = x`.
-    fn solve_stage(
-        &mut self,
-        system: &mut dyn OdeSystem,
-        x: &[f64],
-        tau: f64,
-        gamma: f64,
-    ) -> Result<(), StepFailure> {
-        self.work.stage.copy_from_slice(x);
-        self.work.solve(system, tau, gamma)
-    }
-}
-
-impl FixedStep for Stepper {
-    fn step(
-        &mut self,
-        system: &mut dyn OdeSystem,
-        t: f64,
-        h: f64,
-        x: &mut [f64],
-    ) -> Result<(), StepFailure> {
-        Stepper::step(self, system, t, h, x)
-    }
-
     fn stats(&self) -> &Stats {
-        Stepper::stats(self)
+        &self.work.stats
     }
 
     fn sparse(&self) -> bool {
-        Stepper::sparse(self)
+        self.work.sparse()
     }
 }
 

@@ -231,11 +231,11 @@ impl CompiledModel {
     /// Holds the relations with breakpoints at their values inside the interval that starts
     /// at `t` (after a switch at `t`, as after an event), for evaluating the model at `t`.
     pub fn enter_interval_from(&mut self, t: f64) {
+        let after = self.breakpoints.partition_point(|&b| b <= t);
         let next = self
             .breakpoints
-            .iter()
+            .get(after)
             .copied()
-            .find(|&b| b > t)
             .unwrap_or(f64::INFINITY);
         self.enter_interval(t, next);
     }

@@ -16,7 +16,7 @@ use crate::expr::{Node, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
-use super::fixed_step::{StepFailure, Stepper};
+use super::fixed_step::{FixedStep, StepFailure, Stepper};
 use super::model::{CompiledModel, Layout};
 use super::run::{Options, split_step};
 use super::system::{OdeSystem, Stats};
@@ -153,8 +153,9 @@ impl Partitioned {
         if record(&self.model, options.start).is_break() {
             return Ok(());
         }
+        let mut t = options.start;
         for k in 0..options.steps {
-            let (t, t_next) = (options.time(k), options.time(k + 1));
+            let t_next = options.time(k + 1);
             for (a, b, step) in split_step(&breakpoints, t, options.step()) {
                 self.model.enter_interval(a, b);
                 self.step(a, step, &mut x)?;
@@ -163,6 +164,7 @@ impl Partitioned {
                 return Ok(());
             }
             progress(k + 1);
+            t = t_next;
         }
         Ok(())
     }

@@ -200,12 +200,14 @@ fn run_one_system(
 ) -> Result<(Stats, bool), Failure> {
     let breakpoints = model.breakpoints().to_vec();
     recorder.at_states(model, options.start, &x)?;
+    let mut t = options.start;
     for k in 0..options.steps {
-        let (t, t_next) = (options.time(k), options.time(k + 1));
+        let t_next = options.time(k + 1);
         let span = (t, options.step());
         step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?;
         recorder.at_states(model, t_next, &x)?;
         progress(k + 1);
+        t = t_next;
     }
     Ok((stepper.stats().clone(), stepper.sparse()))
 }

@@ -55,10 +55,13 @@ pub trait OdeSystem {
 
 /// The pieces `(a, b)` of `[from, to]` between the breakpoints inside it, in order.
 pub fn pieces(breakpoints: &[f64], from: f64, to: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
-    let inner = breakpoints
+    // Sorted: the ones inside start after those at or before `from` (a binary search, as a
+    // fixed-step run asks once per step).
+    let first = breakpoints.partition_point(|&b| b <= from);
+    let inner = breakpoints[first..]
         .iter()
         .copied()
-        .filter(move |&b| b > from && b < to);
+        .take_while(move |&b| b < to);
     inner.chain(std::iter::once(to)).scan(from, |a, b| {
         let piece = (*a, b);
         *a = b;
