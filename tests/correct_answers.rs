@@ -205,6 +205,12 @@ fn initialisation_only_and_negative_times() {
         assert_eq!(rows.len(), 2, "{method}: header and one row: {csv}");
         assert!(rows[1].starts_with("-1,"), "{method}: {}", rows[1]);
     }
+    let (text, _, code) = mocca(&["simulate", "examples/quarter_car.mo", "--stop", "0"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with("implicit-euler at 0: initialisation only"),
+        "{text}"
+    );
     let (_, err, code) = mocca(&[
         "simulate",
         "examples/quarter_car.mo",

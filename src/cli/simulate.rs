@@ -17,6 +17,7 @@ use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
+use crate::numfmt::Number;
 use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
@@ -341,14 +342,21 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             super::print_json(&value);
         }
         Format::Text => {
-            outln!(
-                "{} from {} to {}, output every {} ({} intervals)",
-                method_name,
-                args.start,
-                args.stop,
-                (args.stop - args.start) / steps as f64,
-                steps
-            );
+            if steps == 0 {
+                outln!(
+                    "{method_name} at {}: initialisation only",
+                    Number(args.start)
+                );
+            } else {
+                outln!(
+                    "{} from {} to {}, output every {} ({} intervals)",
+                    method_name,
+                    Number(args.start),
+                    Number(args.stop),
+                    Number(options.step()),
+                    steps
+                );
+            }
             if let Some(split) = &split {
                 let [fast, slow] = split.parts();
                 outln!(

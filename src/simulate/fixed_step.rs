@@ -185,7 +185,6 @@ impl Stepper {
         eval(system, &mut self.work.stats, t, x, dx)
     }
 
-
     /// Solves `Y = base + γ f(τ, Y)` into the stage vector, starting from `Y = x`.
     fn solve_stage(
         &mut self,
