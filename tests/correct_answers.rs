@@ -283,6 +283,8 @@ fn every_variable_is_recordable() {
     for name in ["k", "u", "y", "z", "x[1,1]", "x[1,2]", "x[2,1]", "x[2,2]"] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
     }
+    let (_, err, code) = mocca(&["simulate", ARRAY_MODEL, "--vars", " , "]);
+    assert_eq!(code, 2, "an empty list is refused: {err}");
     let (_, err, code) = mocca(&["simulate", ARRAY_MODEL, "--vars", "x[3,1]"]);
     assert_eq!(code, 2, "an element that does not exist is refused: {err}");
     assert!(err.contains("x[3,1]"), "{err}");
@@ -470,6 +472,19 @@ fn outputs_are_checked_first_and_written_whole() {
         "/nonexistent-folder/x.svg",
     ]);
     assert_eq!(code, 1, "{err}");
+    let folder = temp_path("a-folder");
+    std::fs::create_dir_all(&folder).expect("a folder");
+    let (out, err, code) = mocca(&[
+        "simulate",
+        "examples/quarter_car.mo",
+        "--out",
+        folder.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.is_empty() && err.contains("it is a folder"),
+        "no run: {out}{err}"
+    );
     let model = model_file("fails", NO_ROOT);
     let csv = temp_path("never.csv");
     let (_, _, code) = mocca(&[

@@ -174,6 +174,9 @@ pub(crate) fn leave_allocated<T>(model: T) {
 /// Fails early, before any work, when `path` cannot be written: by creating and removing a
 /// file beside it (the output itself is written only at the end, by [`write_whole`]).
 pub(crate) fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("cannot write `{}`: it is a folder", path.display()));
+    }
     let probe = sibling(path, "probe");
     std::fs::File::create(&probe)
         .and_then(|_| std::fs::remove_file(&probe))

@@ -421,6 +421,9 @@ fn outputs(
     let chosen: Vec<VarId> = match vars.map(str::trim) {
         None => causal.states.clone(),
         Some("all") => dae.var_ids().collect(),
+        Some(list) if split_names(list).is_empty() => {
+            return Err("`--vars` names no variable (give names, or `all`)".to_string());
+        }
         Some(list) => {
             let mut names = Vec::new();
             let mut unknowns = Vec::new();
