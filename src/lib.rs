@@ -17,6 +17,7 @@ pub mod jacobian;
 pub mod load;
 pub mod newton;
 pub mod numfmt;
+pub mod partition;
 pub mod simulate;
 pub mod source;
 pub mod structure;

@@ -6,52 +6,16 @@ mod cli_support;
 mod simulate_support;
 
 use cli_support::{mocca, model_file, simulate_csv};
-use mocca::causal::{EvalFailure, initial_point};
-use mocca::simulate::OdeSystem;
+use mocca::causal::initial_point;
+use mocca::partition::{MixedMethod, Partition as Levels};
+use mocca::simulate::Stats;
 use mocca::simulate::fixed_step::{FixedStep, Method, Stepper};
-use mocca::simulate::mixed::{MixedMethod, MixedStepper, Split};
+use mocca::simulate::mixed::MixedStepper;
 use mocca::simulate::run::{Options, Partition, Trajectory, simulate, simulate_mixed};
 use mocca::structure::Unknown;
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
-use simulate_support::{Loaded, inline};
-
-/// `der(x) = A x` for a dense matrix `A`, every entry in the Jacobian's pattern.
-struct Linear {
-    a: DMatrix<f64>,
-    pattern: Vec<(usize, usize)>,
-}
-
-impl Linear {
-    fn new(a: DMatrix<f64>) -> Linear {
-        let n = a.nrows();
-        let pattern = (0..n).flat_map(|r| (0..n).map(move |c| (r, c))).collect();
-        Linear { a, pattern }
-    }
-}
-
-impl OdeSystem for Linear {
-    fn dim(&self) -> usize {
-        self.a.nrows()
-    }
-    fn rhs(&mut self, _: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {
-        let ax = &self.a * DVector::from_column_slice(x);
-        dx.copy_from_slice(ax.as_slice());
-        Ok(())
-    }
-    fn jacobian_pattern(&self) -> &[(usize, usize)] {
-        &self.pattern
-    }
-    fn jacobian(&mut self, _: f64, _: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
-        for (v, &(r, c)) in values.iter_mut().zip(&self.pattern) {
-            *v = self.a[(r, c)];
-        }
-        Ok(())
-    }
-    fn jacobian_is_constant(&self) -> bool {
-        true
-    }
-}
+use simulate_support::{Linear, Loaded, inline};
 
 /// The states a selector marks fast (`true`).
 fn fast_indices(fast: &[bool]) -> Vec<usize> {
@@ -99,7 +63,7 @@ fn mixed_step(
     x0: &[f64],
 ) -> Vec<f64> {
     let mut system = Linear::new(a.clone());
-    let split = Split::new(method, a.nrows(), fast_indices(fast));
+    let split = Levels::two_level(method, a.nrows(), fast_indices(fast), 1);
     let mut stepper = MixedStepper::new(split, 1e-13, &system);
     let mut x = x0.to_vec();
     stepper.step(&mut system, 0.0, h, &mut x).expect("steps");
@@ -190,7 +154,7 @@ fn run_fixed(m: &Loaded, method: Method) -> Trajectory {
     simulate(m.model(), &start, &o, &states(m), |_| {}).expect("simulates")
 }
 
-fn run_mixed(m: &Loaded, split: &Split) -> Trajectory {
+fn run_mixed(m: &Loaded, split: &Levels) -> Trajectory {
     let start = initial_point(&m.dae).expect("parameters");
     // The method in `options` is not the one used: `split` says which.
     let o = options(Method::ExplicitEuler, 2.0, 200);
@@ -203,14 +167,19 @@ fn all_slow_is_the_explicit_method_and_all_fast_the_implicit_one_bit_for_bit() {
     let n = m.causal.states.len();
     for method in MixedMethod::ALL {
         for (fast, alone) in [(vec![], method.slow()), ((0..n).collect(), method.fast())] {
-            let mixed = run_mixed(&m, &Split::new(method, n, fast));
+            let mixed = run_mixed(&m, &Levels::two_level(method, n, fast, 1));
             let reference = run_fixed(&m, alone);
             assert_eq!(mixed.times, reference.times);
             for (a, b) in mixed.columns.iter().zip(&reference.columns) {
                 let bits = |c: &[f64]| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(a), bits(b), "{} vs {}", method.name(), alone.name());
             }
-            assert_eq!(mixed.stats, reference.stats, "{}", method.name());
+            assert_eq!(
+                without_levels(&mixed.stats),
+                reference.stats,
+                "{}",
+                method.name()
+            );
         }
     }
 }
@@ -229,7 +198,7 @@ fn mixed_statistics_count_the_fast_blocks_newton() {
         .position(|&s| s == v)
         .expect("a state");
     for method in MixedMethod::ALL {
-        let run = run_mixed(&m, &Split::new(method, 4, [fast]));
+        let run = run_mixed(&m, &Levels::two_level(method, 4, [fast], 1));
         let s = &run.stats;
         let explicit_evals = if method == MixedMethod::Euler { 1 } else { 2 };
         assert_eq!(s.steps, 200);
@@ -250,7 +219,7 @@ fn convergence_error(
     steps: u32,
 ) -> f64 {
     let mut system = Linear::new(DMatrix::from_row_slice(2, 2, &a));
-    let mut stepper = MixedStepper::new(Split::new(method, 2, [0]), 1e-13, &system);
+    let mut stepper = MixedStepper::new(Levels::two_level(method, 2, [0], 1), 1e-13, &system);
     let mut x = x0.to_vec();
     let h = 1.0 / steps as f64;
     for k in 0..steps {
@@ -321,7 +290,7 @@ fn whole_system_stepper_agrees_with_all_fast_on_a_linear_system() {
     for method in MixedMethod::ALL {
         let mut system = Linear::new(a.clone());
         let mut whole = Stepper::new(method.fast(), 1e-13, &system);
-        let mut mixed = MixedStepper::new(Split::new(method, 3, 0..3), 1e-13, &system);
+        let mut mixed = MixedStepper::new(Levels::two_level(method, 3, 0..3, 1), 1e-13, &system);
         let (mut x, mut y) = (vec![1.0, -0.5, 0.25], vec![1.0, -0.5, 0.25]);
         for k in 0..10 {
             whole
@@ -332,7 +301,16 @@ fn whole_system_stepper_agrees_with_all_fast_on_a_linear_system() {
                 .expect("steps");
         }
         assert_eq!(x, y, "{}", method.name());
-        assert_eq!(FixedStep::stats(&whole), mixed.stats(), "{}", method.name());
+        let mixed_stats = without_levels(mixed.stats());
+        assert_eq!(FixedStep::stats(&whole), &mixed_stats, "{}", method.name());
+    }
+}
+
+/// The counters without the per-level ones, which only a partitioned run keeps.
+fn without_levels(stats: &Stats) -> Stats {
+    Stats {
+        level_f_evals: Vec::new(),
+        ..stats.clone()
     }
 }
 
@@ -365,8 +343,8 @@ fn cli_reports_the_partition_of_the_heat_exchanger() {
     assert_eq!(
         value["partition"],
         serde_json::json!([
-            {"states": names("T_a"), "method": "implicit-euler"},
-            {"states": slow, "method": "euler"},
+            {"states": names("T_a"), "method": "implicit-euler", "rate": 1, "f_evals": 101},
+            {"states": slow, "method": "euler", "rate": 1, "f_evals": 100},
         ])
     );
     assert_eq!(value["stats"]["steps"], 100);
@@ -387,7 +365,8 @@ fn cli_reports_the_partition_of_the_heat_exchanger() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("partition: 11 fast states (implicit-midpoint), 19 slow states (midpoint)"),
+        out.contains("11 fast states (implicit-midpoint, 1 step per step)")
+            && out.contains("19 slow states (midpoint, 1 step per step)"),
         "{out}"
     );
 }
@@ -473,10 +452,10 @@ fn cli_refuses_bad_fast_sets_as_usage_errors() {
         ),
         (&["--method", "mixed-euler", "--fast", "Q*"], "`Q*`"),
         (&["--method", "mixed-euler", "--fast", "N"], "`N`"),
-        (&["--method", "mixed-euler"], "mixed methods need --fast"),
+        (&["--method", "mixed-euler"], "mixed methods need `--fast`"),
         (
             &["--method", "euler", "--fast", "T_a[1]"],
-            "needs a mixed method",
+            "need a mixed method",
         ),
         (
             &[

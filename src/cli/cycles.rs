@@ -360,7 +360,7 @@ fn trajectory_diagnostic(path: &std::path::Path, e: PointError) -> Diagnostic {
     }
 }
 
-fn point_diagnostic(m: &Model<'_>, e: PointError) -> Diagnostic {
+pub(super) fn point_diagnostic(m: &Model<'_>, e: PointError) -> Diagnostic {
     let name = |i: usize| m.state_name(i).to_string();
     match e {
         PointError::Eval(f) => super::jacobian::failure(m.dae, &m.causal.steps, &f),

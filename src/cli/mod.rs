@@ -29,6 +29,7 @@ mod flatten;
 mod jacobian;
 mod model;
 mod parse;
+mod partition;
 mod separability;
 mod simulate;
 mod table;

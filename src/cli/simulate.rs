@@ -12,17 +12,18 @@ use serde_json::json;
 use super::Format;
 use super::jacobian::failure;
 use super::model::{ModelArgs, load_and_analyse, weak_reads_after_writers};
+use super::partition::{self as partitions, PartitionArg, PartitionArgs, Subject};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::Number;
+use crate::partition::MixedMethod;
 use crate::simulate::assertions::Violation;
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
-use crate::simulate::mixed::{MixedMethod, Split};
 use crate::simulate::results::{self, Reference};
 use crate::simulate::run::{self, Failure, Model, Options, Partition};
 use crate::structure::Unknown;
@@ -44,12 +45,6 @@ pub enum MethodArg {
     /// The variable-step stiff reference solver; `--tol` is its relative and absolute
     /// tolerance and `--step` the output interval.
     Bdf,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PartitionArg {
-    None,
-    Weak,
 }
 
 #[derive(Args, Debug)]
@@ -85,14 +80,8 @@ pub struct SimulateArgs {
     /// A reference CSV (time + named columns) to compute the RMSE against
     #[arg(long, value_name = "REF.csv")]
     pub compare: Option<PathBuf>,
-    /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own
-    /// (Gauss–Seidel)
-    #[arg(long, value_enum, default_value_t = PartitionArg::None)]
-    pub partition: PartitionArg,
-    /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
-    /// or globs with `*`, e.g. `'T_a[*],x'`
-    #[arg(long, value_name = "a,b*,..")]
-    pub fast: Option<String>,
+    #[command(flatten)]
+    pub partition: PartitionArgs,
 }
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
@@ -133,21 +122,16 @@ impl Integrator {
     }
 }
 
-/// Checks that `--method`, `--partition` and `--fast` go together.
+/// Checks that `--method` and the partition options go together.
 fn check_method(args: &SimulateArgs, integrator: Integrator) -> Result<(), &'static str> {
-    match (integrator, args.partition, &args.fast) {
-        (Integrator::Bdf, PartitionArg::Weak, _) => {
-            Err("`--partition weak` needs a fixed-step method")
-        }
-        (Integrator::Mixed(_), PartitionArg::Weak, _) => {
-            Err("`--partition weak` does not combine with a mixed method")
-        }
-        (Integrator::Mixed(_), _, None) => Err("mixed methods need --fast"),
-        (Integrator::Fixed(_) | Integrator::Bdf, _, Some(_)) => {
-            Err("`--fast` needs a mixed method (mixed-euler, mixed-midpoint, mixed-trapezoidal)")
-        }
-        _ => Ok(()),
+    let mixed = match integrator {
+        Integrator::Mixed(m) => Some(m),
+        Integrator::Fixed(_) | Integrator::Bdf => None,
+    };
+    if let (Integrator::Bdf, PartitionArg::Weak) = (integrator, args.partition.partition) {
+        return Err("`--partition weak` needs a fixed-step method");
     }
+    args.partition.check(mixed)
 }
 
 /// Checks the numeric flags; the number of steps of the fixed grid.
@@ -220,7 +204,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),
         &dae,
-        args.partition,
+        args.partition.partition,
         &flat.sources,
     );
     let jac = ode_jacobian_with(&mut dae, &causal, weak);
@@ -233,12 +217,20 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(o) => o,
         Err(m) => return usage(m),
     };
-    let split = match (integrator, &args.fast) {
-        (Integrator::Mixed(method), Some(list)) => match fast_states(&dae, &causal, list) {
-            Ok(fast) => Some(Split::new(method, causal.states.len(), fast)),
-            Err(m) => return usage(m),
-        },
-        _ => None,
+    let chosen = match integrator {
+        Integrator::Mixed(method) => {
+            let subject = Subject {
+                sources: &flat.sources,
+                dae: &dae,
+                causal: &causal,
+                jacobian: &jac,
+            };
+            match partitions::choose(&args.partition, method, &subject, args.step) {
+                Ok(chosen) => Some(chosen),
+                Err(code) => return code,
+            }
+        }
+        Integrator::Fixed(_) | Integrator::Bdf => None,
     };
     let start = match initial_point(&dae) {
         Ok(p) => p,
@@ -253,9 +245,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         stop: args.stop,
         steps,
         tol: args.tol,
-        partition: match args.partition {
+        partition: match args.partition.partition {
             PartitionArg::None => Partition::None,
             PartitionArg::Weak => Partition::Weak,
+            PartitionArg::Auto => Partition::None,
         },
         max_step: args.max_step.unwrap_or(f64::INFINITY),
     };
@@ -281,9 +274,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             bar.set_position(done);
         }
     };
-    let result = match (integrator, &split) {
+    let result = match (integrator, &chosen) {
         (Integrator::Bdf, _) => run::simulate_bdf(model, &start, &options, recorded),
-        (_, Some(split)) => run::simulate_mixed(model, &start, &options, split, recorded, show),
+        (_, Some(c)) => run::simulate_mixed(model, &start, &options, &c.partition, recorded, show),
         (_, None) => run::simulate(model, &start, &options, recorded, show),
     };
     let method_name = integrator.name();
@@ -332,8 +325,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 "method": method_name,
                 "linear_solver": if trajectory.sparse { "sparse" } else { "dense" },
             });
-            if let Some(split) = &split {
-                value["partition"] = partition_json(&dae, &causal, split);
+            if let Some(c) = &chosen {
+                let levels = &stats.level_f_evals;
+                value["partition"] = partitions::to_json(&dae, &causal, &c.partition, levels);
+                if let Some((alpha, seconds)) = c.analysis {
+                    value["cycle_analysis"] = json!({ "alpha": alpha, "time_s": seconds });
+                }
             }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
@@ -357,15 +354,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     steps
                 );
             }
-            if let Some(split) = &split {
-                let [fast, slow] = split.parts();
-                outln!(
-                    "partition: {} fast states ({}), {} slow states ({})",
-                    fast.states.len(),
-                    fast.method.name(),
-                    slow.states.len(),
-                    slow.method.name()
-                );
+            if let Some(c) = &chosen {
+                let verbose = args.partition.verbose;
+                for line in partitions::describe(&dae, &causal, c, &stats.level_f_evals, verbose) {
+                    outln!("{line}");
+                }
             }
             outln!("  steps                 {}", stats.steps);
             outln!("  rejected steps        {}", stats.rejected_steps);
@@ -461,7 +454,7 @@ fn compared_columns(dae: &Dae, causal: &Causal, reference: &Reference) -> String
 
 /// The names of a comma-separated list, without blanks; commas inside brackets separate
 /// subscripts (`x[1,2]`), not names.
-fn split_names(list: &str) -> Vec<String> {
+pub(super) fn split_names(list: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut current = String::new();
     let mut depth = 0usize;
@@ -483,71 +476,8 @@ fn split_names(list: &str) -> Vec<String> {
     names
 }
 
-/// The states `--fast` names: a comma list of state names and globs (`*` stands for any
-/// characters); a name that is no state, or a glob that matches none, is refused.
-fn fast_states(dae: &Dae, causal: &Causal, list: &str) -> Result<Vec<usize>, String> {
-    let mut fast = Vec::new();
-    for pattern in split_names(list) {
-        let unquoted = unquote(&pattern);
-        let before = fast.len();
-        if unquoted.contains('*') {
-            fast.extend(
-                causal
-                    .states
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &v)| glob_matches(unquoted, &dae.var(v).name))
-                    .map(|(i, _)| i),
-            );
-        } else if let Some(v) = dae.lookup(unquoted) {
-            fast.extend(causal.states.iter().position(|&s| s == v));
-        }
-        if fast.len() == before {
-            return Err(format!("`--fast`: `{pattern}` names no state of the model"));
-        }
-    }
-    Ok(fast)
-}
-
-/// Whether `name` matches `pattern`, where each `*` stands for any characters.
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    let mut pieces = pattern.split('*');
-    let first = pieces.next().unwrap_or("");
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let mut pieces: Vec<&str> = pieces.collect();
-    let Some(last) = pieces.pop() else {
-        return rest.is_empty();
-    };
-    for piece in pieces {
-        match rest.find(piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
-/// `"partition"` of the JSON output: each part's states (by name) and method, fast first.
-fn partition_json(dae: &Dae, causal: &Causal, split: &Split) -> serde_json::Value {
-    let parts: Vec<serde_json::Value> = split
-        .parts()
-        .iter()
-        .map(|part| {
-            let names: Vec<&str> = part
-                .states
-                .iter()
-                .map(|&i| dae.var(causal.states[i]).name.as_str())
-                .collect();
-            json!({ "states": names, "method": part.method.name() })
-        })
-        .collect();
-    json!(parts)
-}
-
 /// `name` without the quotes of a quoted name (`'x[1,2]'`).
-fn unquote(name: &str) -> &str {
+pub(super) fn unquote(name: &str) -> &str {
     name.strip_prefix('\'')
         .and_then(|s| s.strip_suffix('\''))
         .unwrap_or(name)

@@ -16,7 +16,7 @@ use super::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf_with};
 use super::fixed_step::{FixedStep, Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
 use super::linear::NewtonMatrix;
-use super::mixed::{MixedStepper, Split};
+use super::mixed::MixedStepper;
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
 use super::system::{OdeSystem, Stats, pieces};
@@ -124,24 +124,24 @@ pub fn simulate(
     simulate_with(m, start, options, None, outputs, progress)
 }
 
-/// [`simulate`] with the mixed-mode methods of `split` (SPEC §10) in place of
-/// `options.method`, the model as one system.
+/// [`simulate`] with the mixed-mode and multirate methods of `levels` (SPEC §10) in place of
+/// `options.method`, the model as one system; also the evaluations of `f` per level.
 pub fn simulate_mixed(
     m: Model<'_>,
     start: &Point,
     options: &Options,
-    split: &Split,
+    levels: &crate::partition::Partition,
     outputs: &[Unknown],
     progress: impl FnMut(u64),
 ) -> Result<Trajectory, Failure> {
-    simulate_with(m, start, options, Some(split), outputs, progress)
+    simulate_with(m, start, options, Some(levels), outputs, progress)
 }
 
 fn simulate_with(
     m: Model<'_>,
     start: &Point,
     options: &Options,
-    split: Option<&Split>,
+    levels: Option<&crate::partition::Partition>,
     outputs: &[Unknown],
     mut progress: impl FnMut(u64),
 ) -> Result<Trajectory, Failure> {
@@ -161,9 +161,9 @@ fn simulate_with(
         .map(|&u| source(dae, causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
-    let (stats, sparse) = match (split, options.partition) {
-        (Some(split), _) => {
-            let stepper = MixedStepper::new(split.clone(), options.tol, &model);
+    let (stats, sparse) = match (levels, options.partition) {
+        (Some(levels), _) => {
+            let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
             let run = (&mut model, &mut recorder, x);
             run_one_system(stepper, run, options, &mut progress)?
         }

@@ -86,4 +86,8 @@ pub struct Stats {
     pub newton_iters: u64,
     /// LU factorizations of the Newton matrix `I − γJ`.
     pub factorizations: u64,
+    /// Of a partitioned run, per level (slowest first) the evaluations of `f` its steps made,
+    /// Newton's included; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub level_f_evals: Vec<u64>,
 }

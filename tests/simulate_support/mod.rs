@@ -94,3 +94,45 @@ pub const EXAMPLES: [&str; 9] = [
     "rc_ladder_weak.mo",
     "two_masses.mo",
 ];
+
+/// `der(x) = A x` for a dense matrix `A`, every entry in the Jacobian's pattern.
+pub struct Linear {
+    a: nalgebra::DMatrix<f64>,
+    pattern: Vec<(usize, usize)>,
+}
+
+impl Linear {
+    pub fn new(a: nalgebra::DMatrix<f64>) -> Linear {
+        let n = a.nrows();
+        let pattern = (0..n).flat_map(|r| (0..n).map(move |c| (r, c))).collect();
+        Linear { a, pattern }
+    }
+}
+
+impl mocca::simulate::OdeSystem for Linear {
+    fn dim(&self) -> usize {
+        self.a.nrows()
+    }
+    fn rhs(&mut self, _: f64, x: &[f64], dx: &mut [f64]) -> Result<(), mocca::causal::EvalFailure> {
+        let ax = &self.a * nalgebra::DVector::from_column_slice(x);
+        dx.copy_from_slice(ax.as_slice());
+        Ok(())
+    }
+    fn jacobian_pattern(&self) -> &[(usize, usize)] {
+        &self.pattern
+    }
+    fn jacobian(
+        &mut self,
+        _: f64,
+        _: &[f64],
+        values: &mut [f64],
+    ) -> Result<(), mocca::causal::EvalFailure> {
+        for (v, &(r, c)) in values.iter_mut().zip(&self.pattern) {
+            *v = self.a[(r, c)];
+        }
+        Ok(())
+    }
+    fn jacobian_is_constant(&self) -> bool {
+        true
+    }
+}

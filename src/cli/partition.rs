@@ -1,0 +1,331 @@
+//! The partition options `simulate` and `compare` share: which states a mixed method steps
+//! implicitly (`--fast`, or `--partition auto` from cycle analysis), at which rate
+//! (`--multirate`, `--levels`), and how the levels read each other (`--interpolate`).
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::cycles::{DEFAULT_BUDGET_CYCLES, DEFAULT_BUDGET_SECONDS, chosen_point};
+use crate::analysis::analyse;
+use crate::analysis::johnson::Budget;
+use crate::analysis::operating_point::Model;
+use crate::causal::Causal;
+use crate::dae::Dae;
+use crate::diagnostics::Diagnostic;
+use crate::jacobian::OdeJacobian;
+use crate::numfmt::Number;
+use crate::partition::{Interpolation, MixedMethod, Partition};
+use crate::source::SourceMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PartitionArg {
+    /// The model as one system.
+    None,
+    /// Each weak subsystem stepped on its own.
+    Weak,
+    /// The fast states of cycle analysis (h̄ < `--step` at `--alpha`) implicit, the rest explicit.
+    Auto,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InterpolateArg {
+    Hold,
+    Linear,
+}
+
+#[derive(Args, Debug)]
+pub struct PartitionArgs {
+    /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own;
+    /// `auto`: a mixed method's fast states from cycle analysis at the initial state
+    #[arg(long, value_enum, default_value_t = PartitionArg::None)]
+    pub partition: PartitionArg,
+    /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
+    /// or globs with `*`, e.g. `'T_a[*],x'`
+    #[arg(long, value_name = "a,b*,..")]
+    pub fast: Option<String>,
+    /// `--partition auto`: the gain bound α of cycle analysis
+    #[arg(long, value_parser = super::cycles::positive, allow_negative_numbers = true)]
+    pub alpha: Option<f64>,
+    /// `--partition auto`: the levels (the split applied again inside the fast part at
+    /// `--step`/m, `--step`/m², …; needs `--multirate m`)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..100))]
+    pub levels: Option<u64>,
+    /// The fast level takes m steps per `--step` (each level m times as many as the one
+    /// before)
+    #[arg(long, value_name = "m", value_parser = clap::value_parser!(u64).range(1..1_000_000))]
+    pub multirate: Option<u64>,
+    /// How a level reads the slower levels over their step: `linear` between their old and new
+    /// values, or `hold` their new value
+    #[arg(long, value_enum)]
+    pub interpolate: Option<InterpolateArg>,
+    /// Print the states of each level of the partition
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+const DEFAULT_ALPHA: f64 = 0.5;
+
+impl PartitionArgs {
+    /// Checks that the options go together for a run with `mixed` (a mixed method or none).
+    pub fn check(&self, mixed: Option<MixedMethod>) -> Result<(), &'static str> {
+        let auto = self.partition == PartitionArg::Auto;
+        let chooses = auto || self.fast.is_some();
+        match mixed {
+            Some(_) if self.partition == PartitionArg::Weak => {
+                Err("`--partition weak` does not combine with a mixed method")
+            }
+            Some(_) if !chooses => Err("mixed methods need `--fast` or `--partition auto`"),
+            Some(_) if auto && self.fast.is_some() => {
+                Err("`--fast` names the fast states itself: leave out `--partition auto`")
+            }
+            None if chooses => Err(
+                "`--fast` and `--partition auto` need a mixed method (mixed-euler, \
+                 mixed-midpoint, mixed-trapezoidal)",
+            ),
+            None if self.multirate.is_some() || self.interpolate.is_some() => {
+                Err("`--multirate` and `--interpolate` need a mixed method")
+            }
+            _ if !auto && (self.alpha.is_some() || self.levels.is_some()) => {
+                Err("`--alpha` and `--levels` need `--partition auto`")
+            }
+            _ if self.levels.unwrap_or(1) > 1 && self.multirate.unwrap_or(1) == 1 => Err(
+                "`--levels` above 1 needs `--multirate` m > 1 (each level steps m times as often)",
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    fn interpolation(&self) -> Interpolation {
+        match self.interpolate {
+            Some(InterpolateArg::Hold) => Interpolation::Hold,
+            Some(InterpolateArg::Linear) | None => Interpolation::Linear,
+        }
+    }
+}
+
+/// The chosen partition and how it was found.
+pub struct Chosen {
+    pub partition: Partition,
+    /// `--partition auto`: the α and the seconds cycle analysis took.
+    pub analysis: Option<(f64, f64)>,
+}
+
+/// What a model offers the partition choice.
+pub struct Subject<'a> {
+    pub sources: &'a SourceMap,
+    pub dae: &'a Dae,
+    pub causal: &'a Causal,
+    pub jacobian: &'a OdeJacobian,
+}
+
+/// The partition of a mixed method: `--fast`, or cycle analysis at the initial state with
+/// `--partition auto`. Prints what went wrong and returns the exit code on failure.
+pub fn choose(
+    args: &PartitionArgs,
+    method: MixedMethod,
+    subject: &Subject<'_>,
+    step: f64,
+) -> Result<Chosen, ExitCode> {
+    let rate = args.multirate.unwrap_or(1);
+    let n = subject.causal.states.len();
+    let (partition, analysis) = match &args.fast {
+        Some(list) => {
+            let fast =
+                fast_states(subject.dae, subject.causal, list).map_err(super::usage_error)?;
+            (Partition::two_level(method, n, fast, rate), None)
+        }
+        None => {
+            let alpha = args.alpha.unwrap_or(DEFAULT_ALPHA);
+            let clock = Instant::now();
+            let h_bar = step_bounds(subject, alpha)?;
+            let seconds = clock.elapsed().as_secs_f64();
+            let levels = args.levels.unwrap_or(1) as usize;
+            let partition = Partition::from_bounds(method, &h_bar, step, levels, rate);
+            if partition.fast().is_empty() {
+                let note = format!(
+                    "partition auto: no state has h̄ < {} at α = {alpha}: no state is fast, \
+                     every one is stepped explicitly",
+                    Number(step / rate.pow(levels as u32 - 1) as f64)
+                );
+                super::report(subject.sources, &[Diagnostic::warning(note)]);
+            }
+            (partition, Some((alpha, seconds)))
+        }
+    };
+    Ok(Chosen {
+        partition: partition.with_interpolation(args.interpolation()),
+        analysis,
+    })
+}
+
+/// Each state's step bound h̄ at α (SPEC §7) at the initial state; a model whose cycles bound
+/// no state has nothing to split.
+fn step_bounds(subject: &Subject<'_>, alpha: f64) -> Result<Vec<f64>, ExitCode> {
+    let m = Model {
+        dae: subject.dae,
+        causal: subject.causal,
+        jacobian: subject.jacobian,
+    };
+    let (mut point, _) =
+        chosen_point(&m, &Default::default()).map_err(|f| f.report(subject.sources))?;
+    let values = m
+        .values_at(&mut point)
+        .map_err(|e| super::cycles::Failure::Model(super::cycles::point_diagnostic(&m, e)))
+        .map_err(|f| f.report(subject.sources))?;
+    let budget = Budget {
+        max_cycles: Some(DEFAULT_BUDGET_CYCLES),
+        max_time: Some(std::time::Duration::from_secs_f64(DEFAULT_BUDGET_SECONDS)),
+    };
+    let analysis = analyse(
+        subject.causal.states.len(),
+        &[values],
+        alpha,
+        budget,
+        &mut |_| {},
+    );
+    if !analysis.enumeration.complete() {
+        let note = "partition auto: the cycle enumeration stopped at its budget; the fast \
+                    states are those of the cycles found (`mocca cycles` lists them)";
+        super::report(subject.sources, &[Diagnostic::warning(note)]);
+    }
+    let h_bar = analysis.bounds.h_bar;
+    if h_bar.iter().all(|h| !h.is_finite()) {
+        let d = Diagnostic::error(
+            "partition auto: no state has a step bound (J's digraph has no cycle with a \
+             nonzero gain), so cycle analysis finds nothing fast",
+        )
+        .with_note("name the fast states with `--fast`, or use a single method");
+        super::report(subject.sources, &[d]);
+        return Err(ExitCode::from(1));
+    }
+    Ok(h_bar)
+}
+
+/// The states `--fast` names: a comma list of state names and globs (`*` stands for any
+/// characters); a name that is no state, or a glob that matches none, is refused.
+fn fast_states(dae: &Dae, causal: &Causal, list: &str) -> Result<Vec<usize>, String> {
+    let mut fast = Vec::new();
+    for pattern in super::simulate::split_names(list) {
+        let unquoted = super::simulate::unquote(&pattern);
+        let before = fast.len();
+        if unquoted.contains('*') {
+            fast.extend(
+                causal
+                    .states
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &v)| glob_matches(unquoted, &dae.var(v).name))
+                    .map(|(i, _)| i),
+            );
+        } else if let Some(v) = dae.lookup(unquoted) {
+            fast.extend(causal.states.iter().position(|&s| s == v));
+        }
+        if fast.len() == before {
+            return Err(format!("`--fast`: `{pattern}` names no state of the model"));
+        }
+    }
+    Ok(fast)
+}
+
+/// Whether `name` matches `pattern`, where each `*` stands for any characters.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut pieces = pattern.split('*');
+    let first = pieces.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let mut pieces: Vec<&str> = pieces.collect();
+    let Some(last) = pieces.pop() else {
+        return rest.is_empty();
+    };
+    for piece in pieces {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+fn state_names<'a>(dae: &'a Dae, causal: &Causal, states: &[usize]) -> Vec<&'a str> {
+    states
+        .iter()
+        .map(|&i| dae.var(causal.states[i]).name.as_str())
+        .collect()
+}
+
+/// `"partition"` of the JSON output: per level, fast first, its states (by name), method,
+/// rate and the evaluations of `f` its steps made.
+pub fn to_json(
+    dae: &Dae,
+    causal: &Causal,
+    partition: &Partition,
+    level_f_evals: &[u64],
+) -> serde_json::Value {
+    let parts = partition.parts();
+    let count = parts.len();
+    let parts: Vec<serde_json::Value> = parts
+        .iter()
+        .enumerate()
+        .map(|(k, part)| {
+            json!({
+                "states": state_names(dae, causal, part.states),
+                "method": part.method.name(),
+                "rate": part.rate,
+                "f_evals": level_f_evals.get(count - 1 - k).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    json!(parts)
+}
+
+/// The partition's lines of the text output: how it was found, then a line per level (fast
+/// first), with its states' names when `verbose`.
+pub fn describe(
+    dae: &Dae,
+    causal: &Causal,
+    chosen: &Chosen,
+    level_f_evals: &[u64],
+    verbose: bool,
+) -> Vec<String> {
+    let partition = &chosen.partition;
+    let mut lines = Vec::new();
+    if let Some((alpha, seconds)) = chosen.analysis {
+        lines.push(format!(
+            "partition auto (cycle analysis at α = {alpha}: {seconds:.3} s), interpolation {}",
+            partition.interpolation.name()
+        ));
+    } else {
+        lines.push(format!(
+            "partition --fast, interpolation {}",
+            partition.interpolation.name()
+        ));
+    }
+    let parts = partition.parts();
+    let count = parts.len();
+    for (k, part) in parts.iter().enumerate() {
+        let speed = match count - 1 - k {
+            0 => "slow".to_string(),
+            _ if k == 0 => "fast".to_string(),
+            level => format!("level-{level}"),
+        };
+        let evals = level_f_evals.get(count - 1 - k).copied().unwrap_or(0);
+        lines.push(format!(
+            "  {} {speed} states ({}, {} step{} per step): {evals} f evaluations",
+            part.states.len(),
+            part.method.name(),
+            part.rate,
+            if part.rate == 1 { "" } else { "s" }
+        ));
+        if verbose && !part.states.is_empty() {
+            lines.push(format!(
+                "    {}",
+                state_names(dae, causal, part.states).join(", ")
+            ));
+        }
+    }
+    lines
+}
