@@ -24,6 +24,7 @@ fn print_buffered(text: impl std::fmt::Display) {
 
 mod blt;
 mod check;
+mod compare;
 mod cycles;
 mod flatten;
 mod jacobian;
@@ -79,6 +80,9 @@ pub enum Command {
     /// Initialise and integrate (fixed-step methods or BDF); write CSV, compare with a
     /// reference
     Simulate(simulate::SimulateArgs),
+    /// Several methods on one model at one step against a tight BDF reference: costs, RMSE,
+    /// stability
+    Compare(compare::CompareArgs),
     /// Cycle analysis: per-state step bounds, stiffness and separability indices, a partition
     /// proposal and parallelisable cycle sets
     Cycles(cycles::CyclesArgs),
@@ -123,6 +127,7 @@ impl Command {
             Command::Check(a) | Command::Flatten(a) | Command::Blt(a) => a.format(),
             Command::Jacobian(a) => a.model.format(),
             Command::Simulate(a) => a.model.format(),
+            Command::Compare(a) => a.model.format(),
             Command::Cycles(a) => a.model.format(),
             Command::Separability(a) => a.model.format(),
         }
@@ -140,6 +145,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Blt(args) => blt::run(&args),
         Command::Jacobian(args) => jacobian::run(&args),
         Command::Simulate(args) => simulate::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Cycles(args) => cycles::run(&args),
         Command::Separability(args) => separability::run(&args),
     }

@@ -36,7 +36,7 @@ pub enum InterpolateArg {
     Linear,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 pub struct PartitionArgs {
     /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own;
     /// `auto`: a mixed method's fast states from cycle analysis at the initial state
@@ -258,7 +258,8 @@ fn state_names<'a>(dae: &'a Dae, causal: &Causal, states: &[usize]) -> Vec<&'a s
 }
 
 /// `"partition"` of the JSON output: per level, fast first, its states (by name), method,
-/// rate and the evaluations of `f` its steps made.
+/// rate and, after a run, the evaluations of `f` its steps made (`level_f_evals`, slowest
+/// first; none before a run).
 pub fn to_json(
     dae: &Dae,
     causal: &Causal,
@@ -271,12 +272,15 @@ pub fn to_json(
         .iter()
         .enumerate()
         .map(|(k, part)| {
-            json!({
+            let mut v = json!({
                 "states": state_names(dae, causal, part.states),
                 "method": part.method.name(),
                 "rate": part.rate,
-                "f_evals": level_f_evals.get(count - 1 - k).copied().unwrap_or(0),
-            })
+            });
+            if let Some(&evals) = level_f_evals.get(count - 1 - k) {
+                v["f_evals"] = json!(evals);
+            }
+            v
         })
         .collect();
     json!(parts)

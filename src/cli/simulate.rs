@@ -90,14 +90,14 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
 
 /// How `--method` integrates.
 #[derive(Clone, Copy)]
-enum Integrator {
+pub(super) enum Integrator {
     Fixed(Method),
     Mixed(MixedMethod),
     Bdf,
 }
 
 impl Integrator {
-    fn of(arg: MethodArg) -> Integrator {
+    pub(super) fn of(arg: MethodArg) -> Integrator {
         let fixed = match arg {
             MethodArg::Euler => Method::ExplicitEuler,
             MethodArg::Midpoint => Method::ExplicitMidpoint,
@@ -113,7 +113,7 @@ impl Integrator {
         Integrator::Fixed(fixed)
     }
 
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Integrator::Fixed(m) => m.name(),
             Integrator::Mixed(m) => m.name(),
@@ -136,22 +136,27 @@ fn check_method(args: &SimulateArgs, integrator: Integrator) -> Result<(), &'sta
 
 /// Checks the numeric flags; the number of steps of the fixed grid.
 fn grid(args: &SimulateArgs) -> Result<u64, String> {
-    if !(args.start.is_finite() && args.stop.is_finite() && args.stop >= args.start) {
-        return Err("`--stop` must be a number not less than `--start`".to_string());
-    }
-    if !(args.step.is_finite() && args.step > 0.0) {
-        return Err("`--step` must be a positive number".to_string());
-    }
-    if !(args.tol.is_finite() && args.tol > 0.0) {
-        return Err("`--tol` must be a positive number".to_string());
-    }
     if args.max_step.is_some_and(|h| h.is_nan() || h <= 0.0) {
         return Err("`--max-step` must be a positive number".to_string());
     }
-    if args.stop == args.start {
+    grid_steps(args.start, args.stop, args.step, args.tol)
+}
+
+/// Checks the time grid and the tolerance; the number of steps from `start` to `stop`.
+pub(super) fn grid_steps(start: f64, stop: f64, step: f64, tol: f64) -> Result<u64, String> {
+    if !(start.is_finite() && stop.is_finite() && stop >= start) {
+        return Err("`--stop` must be a number not less than `--start`".to_string());
+    }
+    if !(step.is_finite() && step > 0.0) {
+        return Err("`--step` must be a positive number".to_string());
+    }
+    if !(tol.is_finite() && tol > 0.0) {
+        return Err("`--tol` must be a positive number".to_string());
+    }
+    if stop == start {
         return Ok(0);
     }
-    let steps = ((args.stop - args.start) / args.step).round().max(1.0);
+    let steps = ((stop - start) / step).round().max(1.0);
     if steps > 1e9 {
         return Err("more than 10⁹ steps: use a larger `--step`".to_string());
     }
@@ -161,7 +166,7 @@ fn grid(args: &SimulateArgs) -> Result<u64, String> {
 /// The causal form to simulate and what its weak reads stand for. Simulated as one system,
 /// `last(v)` reads `v` itself: the steps are ordered so that it reads `v` of the same
 /// evaluation, and the Jacobian differentiates through it. Partitioned, weak reads are held.
-fn one_system_order(
+pub(super) fn one_system_order(
     causal: Causal,
     dae: &Dae,
     partition: PartitionArg,
@@ -519,7 +524,7 @@ fn fail(sources: &crate::source::SourceMap, d: &Diagnostic) -> ExitCode {
 }
 
 /// Names the block, equations, variables and time of a failed run.
-fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
+pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic {
     match f {
         Failure::Init(init) => init_failure(dae, causal, init),
         Failure::Step(StepFailure::Eval { failure: e, t }) => {
