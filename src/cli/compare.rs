@@ -264,11 +264,11 @@ fn judge(
     let unstable = |t: f64| format!("unstable at h = {} (t = {})", Number(step), Number(t));
     match result {
         Ok(t) => {
-            let first_bad = t
-                .times
-                .iter()
-                .enumerate()
-                .find(|&(k, _)| t.columns.iter().any(|c| !(c[k].abs() < OVERFLOW)));
+            let first_bad = t.times.iter().enumerate().find(|&(k, _)| {
+                t.columns
+                    .iter()
+                    .any(|c| c[k].is_nan() || c[k].abs() >= OVERFLOW)
+            });
             match first_bad {
                 Some((_, &time)) => Err(unstable(time)),
                 None => Ok(t),
