@@ -80,6 +80,17 @@ fn check(name: &str, m: &Loaded, random: usize) {
                 "{name} trial {trial}: J[{r},{c}] tape {got} reference {want}"
             );
         }
+        // A selection of entries (a partition's block) has the values of the whole Jacobian.
+        for parity in 0..2 {
+            let chosen: Vec<usize> = (parity..values.len()).step_by(2).collect();
+            let mut some = vec![f64::NAN; chosen.len()];
+            model
+                .jacobian_entries((reference.time, &x), &chosen, &mut some)
+                .expect("entries evaluate");
+            for (&e, &got) in chosen.iter().zip(&some) {
+                assert_eq!(got.to_bits(), values[e].to_bits(), "{name}: entry {e}");
+            }
+        }
     }
 }
 

@@ -300,12 +300,13 @@ pub(super) struct StageEquation<'a> {
 pub(super) struct StageNewton {
     /// The block's states, ascending (indices into the system's states).
     block: Vec<usize>,
-    /// Per entry of `J_BB`'s pattern, the index of that entry in the system's pattern.
+    /// Per entry of `J_BB`'s pattern, the index of that entry in the system's pattern
+    /// (ascending).
     entries: Vec<usize>,
-    /// The system's Jacobian values.
+    /// Whether the block is every state (then `J_BB` is the whole Jacobian).
+    whole: bool,
+    /// `J_BB`'s values.
     jac: Vec<f64>,
-    /// `J_BB`'s values, gathered from `jac` (unused when the block is every state).
-    block_jac: Vec<f64>,
     delta: Vec<f64>,
     matrix: NewtonMatrix,
     /// The γ of the factorization in `matrix`, when that factorization holds a constant
@@ -327,12 +328,11 @@ impl StageNewton {
             .enumerate()
             .filter_map(|(e, &(r, c))| Some((e, (position[r]?, position[c]?))))
             .unzip();
-        let whole = entries.len() == pattern.len();
         StageNewton {
             matrix: NewtonMatrix::new(block.len(), &block_pattern),
             delta: vec![0.0; block.len()],
-            block_jac: vec![0.0; if whole { 0 } else { entries.len() }],
-            jac: vec![0.0; pattern.len()],
+            whole: block.len() == system.dim(),
+            jac: vec![0.0; entries.len()],
             entries,
             block,
             constant_factored: None,
@@ -408,19 +408,14 @@ impl StageNewton {
         gamma: f64,
     ) -> Result<(), StepFailure> {
         stats.jac_evals += 1;
-        system
-            .jacobian(t, x, &mut self.jac)
-            .map_err(|failure| StepFailure::Eval { failure, t })?;
-        let values = if self.block_jac.len() == self.entries.len() {
-            for (v, &e) in self.block_jac.iter_mut().zip(&self.entries) {
-                *v = self.jac[e];
-            }
-            &self.block_jac
+        let evaluated = if self.whole {
+            system.jacobian(t, x, &mut self.jac)
         } else {
-            &self.jac
+            system.jacobian_entries((t, x), &self.entries, &mut self.jac)
         };
+        evaluated.map_err(|failure| StepFailure::Eval { failure, t })?;
         stats.factorizations += 1;
-        if self.matrix.factor(gamma, values) {
+        if self.matrix.factor(gamma, &self.jac) {
             self.constant_factored = system.jacobian_is_constant().then_some(gamma);
             Ok(())
         } else {

@@ -329,11 +329,14 @@ impl CompiledModel {
         Ok(())
     }
 
+    /// The Jacobian entries `wanted` of part `p` (ascending indices into its pattern; every
+    /// entry when `None`) at `(t, x)`, one value per entry: only those entries' code runs, and
+    /// only the tangent passes of the columns that hold one.
     fn part_jacobian(
         &mut self,
         p: usize,
-        t: f64,
-        x: &[f64],
+        (t, x): (f64, &[f64]),
+        wanted: Option<&[usize]>,
         values: &mut [f64],
     ) -> Result<(), EvalFailure> {
         let part = &self.parts[p];
@@ -344,12 +347,21 @@ impl CompiledModel {
             self.evaluate_part(p, t, x, None)?;
         }
         let part = &self.parts[p];
-        for (value, code) in values.iter_mut().zip(&part.entries) {
-            if let EntryCode::Symbolic(i) = *code {
-                *value = self.tape.run_extra(i, &mut self.regs);
+        let slot = |entry: usize| match wanted {
+            None => Some(entry),
+            Some(list) => list.binary_search(&entry).ok(),
+        };
+        let listed = wanted.map_or(values.len(), <[usize]>::len);
+        for k in 0..listed {
+            let entry = wanted.map_or(k, |list| list[k]);
+            if let EntryCode::Symbolic(i) = part.entries[entry] {
+                values[k] = self.tape.run_extra(i, &mut self.regs);
             }
         }
         for (col, entries) in &part.implicit_columns {
+            if entries.iter().all(|&(entry, _)| slot(entry).is_none()) {
+                continue;
+            }
             for &s in &part.states {
                 self.tangents[self.state_regs[s] as usize] = 0.0;
             }
@@ -361,7 +373,9 @@ impl CompiledModel {
                 &mut self.scratch,
             );
             for &(entry, der) in entries {
-                values[entry] = self.tangents[der as usize];
+                if let Some(k) = slot(entry) {
+                    values[k] = self.tangents[der as usize];
+                }
             }
         }
         Ok(())
@@ -530,7 +544,17 @@ impl OdeSystem for PartSystem<'_> {
     }
 
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
-        self.model.part_jacobian(self.p, t, x, values)
+        self.model.part_jacobian(self.p, (t, x), None, values)
+    }
+
+    fn jacobian_entries(
+        &mut self,
+        (t, x): (f64, &[f64]),
+        entries: &[usize],
+        values: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        self.model
+            .part_jacobian(self.p, (t, x), Some(entries), values)
     }
 
     fn jacobian_is_constant(&self) -> bool {
@@ -571,7 +595,16 @@ impl OdeSystem for CompiledModel {
     }
 
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
-        self.part_jacobian(0, t, x, values)
+        self.part_jacobian(0, (t, x), None, values)
+    }
+
+    fn jacobian_entries(
+        &mut self,
+        (t, x): (f64, &[f64]),
+        entries: &[usize],
+        values: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        self.part_jacobian(0, (t, x), Some(entries), values)
     }
 
     fn jacobian_is_constant(&self) -> bool {

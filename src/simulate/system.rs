@@ -33,6 +33,24 @@ pub trait OdeSystem {
     /// The values of `∂f/∂x` at `(t, x)`, one per entry of [`OdeSystem::jacobian_pattern`].
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure>;
 
+    /// The values of the entries `entries` of `∂f/∂x` (ascending indices into
+    /// [`OdeSystem::jacobian_pattern`]) at `(t, x)`, one per listed entry: a block of the
+    /// Jacobian (a partition's fast part) for the cost of its own entries where the system
+    /// allows. By default the whole Jacobian, then the entries picked out.
+    fn jacobian_entries(
+        &mut self,
+        (t, x): (f64, &[f64]),
+        entries: &[usize],
+        values: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        let mut all = vec![0.0; self.jacobian_pattern().len()];
+        self.jacobian(t, x, &mut all)?;
+        for (v, &e) in values.iter_mut().zip(entries) {
+            *v = all[e];
+        }
+        Ok(())
+    }
+
     /// Whether `∂f/∂x` depends on neither `t` nor `x` (a linear model): one evaluation then
     /// serves the whole run, and an iteration matrix stays valid while its step does.
     fn jacobian_is_constant(&self) -> bool {
