@@ -10,7 +10,7 @@ use mocca::causal::{EvalFailure, initial_point};
 use mocca::simulate::OdeSystem;
 use mocca::simulate::fixed_step::{FixedStep, Method, Stepper};
 use mocca::simulate::mixed::{MixedMethod, MixedStepper, Split};
-use mocca::simulate::run::{Options, Partition, Trajectory, simulate, simulate_mixed};
+use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate, simulate_mixed};
 use mocca::structure::Unknown;
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
@@ -180,6 +180,7 @@ fn options(method: Method, stop: f64, steps: u64) -> Options {
         steps,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     }
 }

@@ -24,7 +24,7 @@ use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
 use crate::simulate::mixed::{MixedMethod, Split};
 use crate::simulate::results::{self, Reference};
-use crate::simulate::run::{self, Failure, Model, Options, Partition};
+use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
 use crate::structure::Unknown;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,6 +50,15 @@ pub enum MethodArg {
 pub enum PartitionArg {
     None,
     Weak,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExchangeArg {
+    /// One subsystem after the other, each reading the weak values published before it in
+    /// the same step
+    GaussSeidel,
+    /// Every subsystem from the values of the previous step, at once on two threads
+    Jacobi,
 }
 
 #[derive(Args, Debug)]
@@ -86,9 +95,12 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "REF.csv")]
     pub compare: Option<PathBuf>,
     /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own
-    /// (Gauss–Seidel)
+    /// (exchanging weak values as `--exchange` says)
     #[arg(long, value_enum, default_value_t = PartitionArg::None)]
     pub partition: PartitionArg,
+    /// How the subsystems of `--partition weak` exchange weak values within a step
+    #[arg(long, value_enum, default_value_t = ExchangeArg::GaussSeidel)]
+    pub exchange: ExchangeArg,
     /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
     /// or globs with `*`, e.g. `'T_a[*],x'`
     #[arg(long, value_name = "a,b*,..")]
@@ -133,8 +145,14 @@ impl Integrator {
     }
 }
 
-/// Checks that `--method`, `--partition` and `--fast` go together.
+/// Checks that `--method`, `--partition`, `--exchange` and `--fast` go together.
 fn check_method(args: &SimulateArgs, integrator: Integrator) -> Result<(), &'static str> {
+    if args.exchange == ExchangeArg::Jacobi && args.partition != PartitionArg::Weak {
+        return Err(
+            "`--exchange jacobi` needs `--partition weak` (it says how weak subsystems \
+                    exchange values)",
+        );
+    }
     match (integrator, args.partition, &args.fast) {
         (Integrator::Bdf, PartitionArg::Weak, _) => {
             Err("`--partition weak` needs a fixed-step method")
@@ -257,6 +275,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             PartitionArg::None => Partition::None,
             PartitionArg::Weak => Partition::Weak,
         },
+        exchange: match args.exchange {
+            ExchangeArg::GaussSeidel => Exchange::GaussSeidel,
+            ExchangeArg::Jacobi => Exchange::Jacobi,
+        },
         max_step: args.max_step.unwrap_or(f64::INFINITY),
     };
     // The trajectory is kept only for `--out` and `--compare`: recording every state at every
@@ -335,6 +357,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             if let Some(split) = &split {
                 value["partition"] = partition_json(&dae, &causal, split);
             }
+            if options.partition == Partition::Weak {
+                value["exchange"] = json!(options.exchange.name());
+            }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
                 value["errors"] = json!(errors);
@@ -365,6 +390,13 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     fast.method.name(),
                     slow.states.len(),
                     slow.method.name()
+                );
+            }
+            if options.partition == Partition::Weak {
+                outln!(
+                    "exchange: {}, {} subsystems",
+                    options.exchange.name(),
+                    structure.subsystems.len()
                 );
             }
             outln!("  steps                 {}", stats.steps);
