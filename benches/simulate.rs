@@ -17,7 +17,7 @@ use mocca::frontend::flatten_sources;
 use mocca::jacobian::ode_jacobian;
 use mocca::load;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{Model, Options, Partition, simulate, simulate_bdf};
+use mocca::simulate::run::{Exchange, Model, Options, Partition, simulate, simulate_bdf};
 use mocca::source::SourceMap;
 use mocca::structure;
 
@@ -74,6 +74,7 @@ fn heat_exchanger(
             steps,
             tol,
             partition: Partition::None,
+            exchange: Exchange::GaussSeidel,
             max_step: f64::INFINITY,
         };
         let model = Model {

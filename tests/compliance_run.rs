@@ -19,7 +19,7 @@ use mocca::diagnostics::render_plain;
 use mocca::frontend::flatten_sources;
 use mocca::jacobian::ode_jacobian;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{self, Failure, Model, Options, Partition};
+use mocca::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
 use mocca::source::SourceMap;
 use mocca::structure;
 
@@ -88,6 +88,7 @@ fn run_one(
         steps: 100,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let model = Model {

@@ -9,7 +9,7 @@ use std::process::Command;
 use cli_support::{mocca, model_file, simulate_csv, temp_path};
 use mocca::causal::initial_point;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{Options, Partition, Trajectory, simulate, simulate_bdf};
+use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate, simulate_bdf};
 use mocca::structure::Unknown;
 use simulate_support::{Loaded, example, inline};
 
@@ -21,6 +21,7 @@ fn options(method: Method, stop: f64, steps: u64) -> Options {
         steps,
         tol: 1e-8,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     }
 }

@@ -19,7 +19,7 @@ use mocca::frontend::flatten_sources;
 use mocca::jacobian::ode_jacobian;
 use mocca::load;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{self, Model, Options, Partition};
+use mocca::simulate::run::{self, Exchange, Model, Options, Partition};
 use mocca::source::SourceMap;
 use mocca::structure::{self, Unknown};
 
@@ -294,6 +294,7 @@ fn trajectory_error(dir: &Path, case: &Case) -> Result<f64, String> {
         // A decade tighter than OMC's DASSL run, so the comparison measures the model.
         tol: option(opts, "tolerance").unwrap_or(1e-6) / 10.0,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let mut outputs = Vec::new();

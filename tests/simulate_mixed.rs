@@ -11,7 +11,7 @@ use mocca::partition::{MixedMethod, Partition as Levels};
 use mocca::simulate::Stats;
 use mocca::simulate::fixed_step::{FixedStep, Method, Stepper};
 use mocca::simulate::mixed::MixedStepper;
-use mocca::simulate::run::{Options, Partition, Trajectory, simulate, simulate_mixed};
+use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate, simulate_mixed};
 use mocca::structure::Unknown;
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
@@ -144,6 +144,7 @@ fn options(method: Method, stop: f64, steps: u64) -> Options {
         steps,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     }
 }

@@ -5,7 +5,7 @@ mod simulate_support;
 
 use mocca::causal::initial_point;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{Options, Partition, Trajectory, simulate};
+use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate};
 use mocca::structure::Unknown;
 use simulate_support::{Loaded, example};
 
@@ -37,6 +37,7 @@ fn quarter_car_starts_at_rest_and_crosses_the_curb() {
         steps: 3000,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let r = run(&m, &options, &outputs);
@@ -136,6 +137,7 @@ fn weak_ladder(r2: f64, c2: f64, dt: f64, steps: u64) -> (Loaded, Trajectory) {
         steps,
         tol: 1e-13,
         partition: Partition::Weak,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let r = run(&m, &options, &outputs);
@@ -233,6 +235,7 @@ fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not(
         steps: (stop * 100.0).round() as u64,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     // Up to 0.6 the error-level assert holds; the warning fired first at t = 0.23.
@@ -253,6 +256,7 @@ fn a_false_assert_stops_the_run_at_the_first_point_it_fails_and_warnings_do_not(
         (
             Options {
                 partition: Partition::Weak,
+                exchange: Exchange::GaussSeidel,
                 max_step: f64::INFINITY,
                 ..until(1.0)
             },
@@ -307,6 +311,7 @@ fn a_nan_is_reported_at_the_first_step_that_produces_it() {
         steps: 100,
         tol: 1e-8,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let b = Unknown::Algebraic(var(&m, "b"));

@@ -10,7 +10,7 @@ use mocca::jacobian::{WeakReadsAs, ode_jacobian_with};
 use mocca::simulate::OdeSystem;
 use mocca::simulate::fixed_step::Method;
 use mocca::simulate::model::{CompiledModel, Layout};
-use mocca::simulate::run::{Options, Partition, simulate_bdf};
+use mocca::simulate::run::{Exchange, Options, Partition, simulate_bdf};
 use mocca::structure::Unknown;
 use simulate_support::{Loaded, Rng, example, inline};
 
@@ -170,6 +170,7 @@ fn bdf_simulates_the_shaft_as_one_system() {
             steps: 10,
             tol,
             partition: Partition::None,
+            exchange: Exchange::GaussSeidel,
             max_step: f64::INFINITY,
         };
         simulate_bdf(m.model(), &start, &options, &states).expect("simulates")

@@ -5,7 +5,7 @@ mod simulate_support;
 
 use mocca::causal::initial_point;
 use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{Options, Partition, simulate};
+use mocca::simulate::run::{Exchange, Options, Partition, simulate};
 use mocca::structure::Unknown;
 use simulate_support::inline;
 
@@ -41,6 +41,7 @@ fn error(method: Method, steps: u64) -> f64 {
         steps,
         tol: 1e-13,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let outputs = [Unknown::Algebraic(x), Unknown::Algebraic(v)];
@@ -96,6 +97,7 @@ fn run_implicit(model: &str, method: Method) -> mocca::simulate::system::Stats {
         steps: 50,
         tol: 1e-10,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let run = simulate(m.model(), &start, &options, &[], |_| {}).expect("simulates");

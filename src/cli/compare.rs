@@ -18,7 +18,7 @@ use crate::jacobian::ode_jacobian_with;
 use crate::numfmt::Number;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::results::{self, Reference};
-use crate::simulate::run::{self, Failure, Model, Options, Partition, Trajectory};
+use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition, Trajectory};
 use crate::simulate::system::Stats;
 use crate::structure::Unknown;
 
@@ -146,6 +146,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         steps,
         tol,
         partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
         max_step: f64::INFINITY,
     };
     let clock = Instant::now();

@@ -31,6 +31,15 @@ pub enum PartitionArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExchangeArg {
+    /// One subsystem after the other, each reading the weak values published before it in
+    /// the same step
+    GaussSeidel,
+    /// Every subsystem from the values of the previous step, at once on two threads
+    Jacobi,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InterpolateArg {
     Hold,
     Linear,
@@ -42,6 +51,9 @@ pub struct PartitionArgs {
     /// `auto`: a mixed method's fast states from cycle analysis at the initial state
     #[arg(long, value_enum, default_value_t = PartitionArg::None)]
     pub partition: PartitionArg,
+    /// How the subsystems of `--partition weak` exchange weak values within a step
+    #[arg(long, value_enum, default_value_t = ExchangeArg::GaussSeidel)]
+    pub exchange: ExchangeArg,
     /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
     /// or globs with `*`, e.g. `'T_a[*],x'`
     #[arg(long, value_name = "a,b*,..")]
@@ -73,6 +85,12 @@ impl PartitionArgs {
     pub fn check(&self, mixed: Option<MixedMethod>) -> Result<(), &'static str> {
         let auto = self.partition == PartitionArg::Auto;
         let chooses = auto || self.fast.is_some();
+        if self.exchange == ExchangeArg::Jacobi && self.partition != PartitionArg::Weak {
+            return Err(
+                "`--exchange jacobi` needs `--partition weak` (it says how weak \
+                        subsystems exchange values)",
+            );
+        }
         match mixed {
             Some(_) if self.partition == PartitionArg::Weak => {
                 Err("`--partition weak` does not combine with a mixed method")

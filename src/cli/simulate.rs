@@ -12,7 +12,7 @@ use serde_json::json;
 use super::Format;
 use super::jacobian::failure;
 use super::model::{ModelArgs, load_and_analyse, weak_reads_after_writers};
-use super::partition::{self as partitions, PartitionArg, PartitionArgs, Subject};
+use super::partition::{self as partitions, ExchangeArg, PartitionArg, PartitionArgs, Subject};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
@@ -25,7 +25,7 @@ use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
 use crate::simulate::results::{self, Reference};
-use crate::simulate::run::{self, Failure, Model, Options, Partition};
+use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
 use crate::structure::Unknown;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -255,6 +255,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             PartitionArg::Weak => Partition::Weak,
             PartitionArg::Auto => Partition::None,
         },
+        exchange: match args.partition.exchange {
+            ExchangeArg::GaussSeidel => Exchange::GaussSeidel,
+            ExchangeArg::Jacobi => Exchange::Jacobi,
+        },
         max_step: args.max_step.unwrap_or(f64::INFINITY),
     };
     // The trajectory is kept only for `--out` and `--compare`: recording every state at every
@@ -337,6 +341,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     value["cycle_analysis"] = json!({ "alpha": alpha, "time_s": seconds });
                 }
             }
+            if options.partition == Partition::Weak {
+                value["exchange"] = json!(options.exchange.name());
+            }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
                 value["errors"] = json!(errors);
@@ -364,6 +371,13 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 for line in partitions::describe(&dae, &causal, c, &stats.level_f_evals, verbose) {
                     outln!("{line}");
                 }
+            }
+            if options.partition == Partition::Weak {
+                outln!(
+                    "exchange: {}, {} subsystems",
+                    options.exchange.name(),
+                    structure.subsystems.len()
+                );
             }
             outln!("  steps                 {}", stats.steps);
             outln!("  rejected steps        {}", stats.rejected_steps);

@@ -4,7 +4,7 @@
 //! together), `model` wraps it as an [`OdeSystem`], `init` solves the
 //! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
 //! matrix), `mixed` steps a chosen fast part implicitly and the rest explicitly, `partition`
-//! steps weak subsystems one after the other, `run` ties them together
+//! steps weak subsystems (one after the other, or at once on two threads), `run` ties them together
 //! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
 //! trajectories.
 

@@ -99,6 +99,7 @@ enum EntryCode {
     Implicit,
 }
 
+#[derive(Clone)]
 pub struct CompiledModel {
     pub tape: Tape,
     regs: Vec<f64>,
@@ -264,6 +265,14 @@ impl CompiledModel {
 
     pub fn set_value(&mut self, reg: Reg, x: f64) {
         self.regs[reg as usize] = x;
+        self.forget_evaluations();
+    }
+
+    /// Copies the registers `regs` from `other`, a model compiled from the same inputs.
+    pub fn copy_values(&mut self, other: &CompiledModel, regs: &[Reg]) {
+        for &r in regs {
+            self.regs[r as usize] = other.regs[r as usize];
+        }
         self.forget_evaluations();
     }
 

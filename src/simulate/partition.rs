@@ -1,8 +1,13 @@
 //! Weak partitioning (SPEC §2.1, §10): each subsystem of `Structure::subsystems` is stepped
 //! with its own fixed-step method and Newton on its own states only, reading the other
-//! subsystems' weak variables (`last(v)`) from exchange registers. Subsystems go one after the
-//! other (Gauss–Seidel): after a subsystem's step it is evaluated at its new state and the weak
-//! variables it computes are published, so later subsystems in the same step read them.
+//! subsystems' weak variables (`last(v)`) from exchange registers. After its step a subsystem
+//! is evaluated at its new state, and the weak variables it computes are published:
+//!
+//! - Gauss–Seidel publishes them at once, so later subsystems in the same step read them;
+//! - Jacobi publishes them only after every subsystem has stepped, so each reads the values
+//!   of the previous step. The subsystems are then independent within a step, and run on two
+//!   threads: the second steps its share on its own copy of the model. Each subsystem computes
+//!   from the same registers whichever copy it runs on, so the results do not depend on it.
 //!
 //! Blocks outside every subsystem are inputs (they feed a subsystem; they depend on no state)
 //! and run inside every subsystem's evaluation, or outputs, run once after all subsystems.
@@ -17,12 +22,14 @@ use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
 use super::fixed_step::{FixedStep, StepFailure, Stepper};
-use super::model::{CompiledModel, Layout};
-use super::run::{Options, split_step};
+use super::model::{CompiledModel, Layout, Part};
+use super::pair::Pair;
+use super::run::{Exchange, Options, split_step};
 use super::system::{OdeSystem, Stats};
 use super::tape::{Groups, Reg, WeakReads};
 
 pub struct Partitioned {
+    /// Holds every value after each step (what `run`'s `record` is given).
     pub model: CompiledModel,
     steppers: Vec<Stepper>,
     /// Output steps, run after every subsystem.
@@ -30,14 +37,33 @@ pub struct Partitioned {
     /// Per subsystem, then for the outputs last: `(register, exchange register)` of the weak
     /// variables it computes.
     exchanges: Vec<Vec<(Reg, Reg)>>,
+    exchange: Exchange,
+    /// A Jacobi run's second thread, when it may have one.
+    helper: Option<Helper>,
     /// Evaluations at each subsystem's new state to publish its weak values.
     exchange_evals: u64,
     steps: u64,
 }
 
+/// The second thread's share of a Jacobi step: the last subsystems, stepped on a copy of the
+/// model (their registers are theirs alone within a step, but the evaluations' shared
+/// scratch and the time register are not).
+struct Helper {
+    /// Its subsystems are those from `first` on.
+    first: usize,
+    model: CompiledModel,
+    /// The registers its subsystems compute (their states, and the unknowns their own steps
+    /// solve), copied into the main model after each step so that it holds every value.
+    computed: Vec<Reg>,
+    /// Every exchange register, copied from the main model after each publication.
+    exchanged: Vec<Reg>,
+}
+
 impl Partitioned {
     /// Compiles the model with exchanged weak reads; `point` holds consistent initial values
-    /// of every variable (they become the first exchanged values).
+    /// of every variable (they become the first exchanged values). With `threads`, a Jacobi
+    /// run steps its subsystems on two threads when the machine has two processors (the
+    /// results are the same bit for bit).
     pub fn new(
         dae: &Dae,
         structure: &Structure,
@@ -45,6 +71,7 @@ impl Partitioned {
         jac: &OdeJacobian,
         point: &Point,
         options: &Options,
+        threads: bool,
     ) -> Partitioned {
         let subsystems = structure.subsystems.len();
         let (inputs_group, outputs_group) = (subsystems as u32, subsystems as u32 + 1);
@@ -98,36 +125,79 @@ impl Partitioned {
         let outputs = (0..causal.steps.len())
             .filter(|&k| of_step[k] == outputs_group)
             .collect();
+        let parallel = threads && options.exchange == Exchange::Jacobi && subsystems > 1;
+        let helper = parallel.then(|| {
+            let first = halfway(&model.parts[1..]);
+            let solved = (0..causal.steps.len())
+                .filter(|&k| (first..subsystems).contains(&(of_step[k] as usize)))
+                .flat_map(|k| causal.steps[k].targets())
+                .map(|u| model.unknown_reg(u));
+            let states = model.parts[first + 1..]
+                .iter()
+                .flat_map(|part| &part.states)
+                .map(|&i| model.tape.var_reg(causal.states[i]));
+            Helper {
+                first,
+                computed: states.chain(solved).collect(),
+                exchanged: exchanges.iter().flatten().map(|&(_, last)| last).collect(),
+                model: model.clone(),
+            }
+        });
         Partitioned {
             model,
             steppers,
             outputs,
             exchanges,
+            exchange: options.exchange,
+            helper,
             exchange_evals: 0,
             steps: 0,
         }
     }
 
-    /// One Gauss–Seidel step of every subsystem from `t` to `t + h`; `x` is the whole state in
-    /// `Causal::states` order.
-    pub fn step(&mut self, t: f64, h: f64, x: &mut [f64]) -> Result<(), StepFailure> {
-        for s in 0..self.steppers.len() {
-            let states = self.model.parts[s + 1].states.clone();
-            let mut xs: Vec<f64> = states.iter().map(|&i| x[i]).collect();
-            self.steppers[s].step(&mut self.model.part(s + 1), t, h, &mut xs)?;
-            self.exchange_evals += 1;
-            self.model
-                .evaluate_part(s + 1, t + h, &xs, None)
-                .map_err(|failure| StepFailure::Eval { failure, t: t + h })?;
-            for (&i, &xi) in states.iter().zip(&xs) {
-                x[i] = xi;
+    /// One step of every subsystem from `t` to `t + h`, then of the outputs; `x` is the whole
+    /// state in `Causal::states` order. With `pair`, a Jacobi step runs the helper's share on
+    /// the pair's second thread.
+    fn step(
+        &mut self,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+        pair: Option<&Pair>,
+    ) -> Result<(), StepFailure> {
+        let subsystems = self.steppers.len();
+        match self.exchange {
+            Exchange::GaussSeidel => {
+                for s in 0..subsystems {
+                    advance(&mut self.model, &mut self.steppers[s], s, (t, h), x)?;
+                    self.publish(s);
+                }
             }
-            self.publish(s);
+            Exchange::Jacobi => {
+                match pair.zip(self.helper.as_mut()) {
+                    Some((pair, helper)) => {
+                        helper.step(pair, &mut self.model, &mut self.steppers, (t, h), x)?;
+                    }
+                    None => {
+                        for s in 0..subsystems {
+                            advance(&mut self.model, &mut self.steppers[s], s, (t, h), x)?;
+                        }
+                    }
+                }
+                // Only now: no subsystem may read another's values of this step.
+                for s in 0..subsystems {
+                    self.publish(s);
+                }
+            }
         }
+        self.exchange_evals += subsystems as u64;
         self.model
             .run_steps(&self.outputs)
             .map_err(|failure| StepFailure::Eval { failure, t: t + h })?;
-        self.publish(self.steppers.len());
+        self.publish(subsystems);
+        if let (Some(_), Some(helper)) = (pair, &mut self.helper) {
+            helper.model.copy_values(&self.model, &helper.exchanged);
+        }
         self.steps += 1;
         Ok(())
     }
@@ -136,6 +206,15 @@ impl Partitioned {
         for &(reg, last) in &self.exchanges[list] {
             let x = self.model.value(reg);
             self.model.set_value(last, x);
+        }
+    }
+
+    /// Holds the relations with breakpoints at their values inside `(from, to)`, in every copy
+    /// of the model.
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.model.enter_interval(from, to);
+        if let Some(helper) = &mut self.helper {
+            helper.model.enter_interval(from, to);
         }
     }
 
@@ -153,20 +232,22 @@ impl Partitioned {
         if record(&self.model, options.start).is_break() {
             return Ok(());
         }
-        let mut t = options.start;
-        for k in 0..options.steps {
-            let t_next = options.time(k + 1);
-            for (a, b, step) in split_step(&breakpoints, t, options.step()) {
-                self.model.enter_interval(a, b);
-                self.step(a, step, &mut x)?;
+        Pair::with(self.helper.is_some(), |pair| {
+            let mut t = options.start;
+            for k in 0..options.steps {
+                let t_next = options.time(k + 1);
+                for (a, b, step) in split_step(&breakpoints, t, options.step()) {
+                    self.enter_interval(a, b);
+                    self.step(a, step, &mut x, pair)?;
+                }
+                if record(&self.model, t_next).is_break() {
+                    return Ok(());
+                }
+                progress(k + 1);
+                t = t_next;
             }
-            if record(&self.model, t_next).is_break() {
-                return Ok(());
-            }
-            progress(k + 1);
-            t = t_next;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The counters of all subsystems together; `steps` counts whole steps.
@@ -187,6 +268,76 @@ impl Partitioned {
     pub fn sparse(&self) -> bool {
         self.steppers.iter().any(Stepper::sparse)
     }
+}
+
+impl Helper {
+    /// Steps the subsystems before `first` on `model` on this thread and the others on the
+    /// helper's copy on the pair's second thread; then copies their values into `model` and
+    /// `x`.
+    fn step(
+        &mut self,
+        pair: &Pair,
+        model: &mut CompiledModel,
+        steppers: &mut [Stepper],
+        span: (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        let (mine, theirs) = steppers.split_at_mut(self.first);
+        let (first, copy) = (self.first, &mut self.model);
+        let mut their_x = x.to_vec();
+        let (a, b) = pair.join(
+            || {
+                (mine.iter_mut().enumerate())
+                    .try_for_each(|(s, stepper)| advance(model, stepper, s, span, x))
+            },
+            || {
+                (theirs.iter_mut().zip(first..))
+                    .try_for_each(|(stepper, s)| advance(copy, stepper, s, span, &mut their_x))
+            },
+        );
+        // The first failure in subsystem order, as stepping one after the other reports.
+        a.and(b)?;
+        model.copy_values(copy, &self.computed);
+        for part in &copy.parts[first + 1..] {
+            for &i in &part.states {
+                x[i] = their_x[i];
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Steps subsystem `s` on `model` over `span` = `(t, h)` and evaluates it at its new state, so
+/// that the model holds the weak values it publishes; updates its states in `x`.
+fn advance(
+    model: &mut CompiledModel,
+    stepper: &mut Stepper,
+    s: usize,
+    (t, h): (f64, f64),
+    x: &mut [f64],
+) -> Result<(), StepFailure> {
+    let states = model.parts[s + 1].states.clone();
+    let mut xs: Vec<f64> = states.iter().map(|&i| x[i]).collect();
+    stepper.step(&mut model.part(s + 1), t, h, &mut xs)?;
+    model
+        .evaluate_part(s + 1, t + h, &xs, None)
+        .map_err(|failure| StepFailure::Eval { failure, t: t + h })?;
+    for (&i, &xi) in states.iter().zip(&xs) {
+        x[i] = xi;
+    }
+    Ok(())
+}
+
+/// Where the second thread's share starts: about half of the states on each thread, at least
+/// one subsystem on each (`parts`: the subsystems' parts).
+fn halfway(parts: &[Part]) -> usize {
+    let total: usize = parts.iter().map(|p| p.states.len()).sum();
+    let mut before = 0;
+    let half = parts.iter().position(|p| {
+        before += p.states.len();
+        2 * before >= total
+    });
+    half.map_or(1, |k| k + 1).clamp(1, parts.len() - 1)
 }
 
 /// Steps outside every subsystem that a subsystem reads (directly or through other such

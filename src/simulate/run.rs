@@ -25,8 +25,29 @@ use super::system::{OdeSystem, Stats, pieces};
 pub enum Partition {
     /// The model as one system (weak reads see the values being computed).
     None,
-    /// Each weak subsystem stepped on its own, Gauss–Seidel (SPEC §2.1, §10).
+    /// Each weak subsystem stepped on its own (SPEC §2.1, §10), exchanging weak values as
+    /// `Options::exchange` says.
     Weak,
+}
+
+/// When a weakly partitioned run's subsystems see each other's new weak values (SPEC §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// One after the other: a subsystem reads the values the subsystems before it published
+    /// in the same step.
+    GaussSeidel,
+    /// All from the values published at the end of the previous step, so the subsystems
+    /// step independently (at once, on two threads).
+    Jacobi,
+}
+
+impl Exchange {
+    pub fn name(self) -> &'static str {
+        match self {
+            Exchange::GaussSeidel => "gauss-seidel",
+            Exchange::Jacobi => "jacobi",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +59,8 @@ pub struct Options {
     /// Newton tolerance of the implicit stages.
     pub tol: f64,
     pub partition: Partition,
+    /// How weak subsystems exchange values (with `Partition::Weak`).
+    pub exchange: Exchange,
     /// The BDF's largest step (unlimited when infinite).
     pub max_step: f64,
 }
@@ -173,7 +196,8 @@ fn simulate_with(
             run_one_system(stepper, run, options, &mut progress)?
         }
         (None, Partition::Weak) => {
-            let mut split = Partitioned::new(dae, structure, causal, jac, &model.point(), options);
+            let point = model.point();
+            let mut split = Partitioned::new(dae, structure, causal, jac, &point, options, true);
             // After each step the partitioned model holds every value, states included.
             let result = split.run(
                 options,
