@@ -373,13 +373,14 @@ fn csv_numbers_are_short_and_times_on_the_grid() {
 }
 
 /// Every subcommand, `parse` first (the one that flattens no model).
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 9] = [
     "parse",
     "check",
     "flatten",
     "blt",
     "jacobian",
     "simulate",
+    "compare",
     "cycles",
     "separability",
 ];

@@ -22,20 +22,14 @@ use crate::source::SourceMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PartitionArg {
-    /// The model as one system.
     None,
-    /// Each weak subsystem stepped on its own.
     Weak,
-    /// The fast states of cycle analysis (h̄ < `--step` at `--alpha`) implicit, the rest explicit.
     Auto,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExchangeArg {
-    /// One subsystem after the other, each reading the weak values published before it in
-    /// the same step
     GaussSeidel,
-    /// Every subsystem from the values of the previous step, at once on two threads
     Jacobi,
 }
 
@@ -48,10 +42,13 @@ pub enum InterpolateArg {
 #[derive(Args, Clone, Debug)]
 pub struct PartitionArgs {
     /// `none`: the model as one system; `weak`: each weak subsystem stepped on its own;
-    /// `auto`: a mixed method's fast states from cycle analysis at the initial state
+    /// `auto`: a mixed method's fast states from cycle analysis at the initial state (h̄ <
+    /// `--step` at `--alpha`)
     #[arg(long, value_enum, default_value_t = PartitionArg::None)]
     pub partition: PartitionArg,
-    /// How the subsystems of `--partition weak` exchange weak values within a step
+    /// How the subsystems of `--partition weak` exchange weak values within a step:
+    /// `gauss-seidel` one after the other, each reading the values published before it in the
+    /// same step; `jacobi` every one from the previous step's values, at once on two threads
     #[arg(long, value_enum, default_value_t = ExchangeArg::GaussSeidel)]
     pub exchange: ExchangeArg,
     /// The fast states of a mixed method (stepped implicitly; the others explicitly): names
