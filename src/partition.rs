@@ -175,6 +175,37 @@ impl Partition {
         }
     }
 
+    /// Every one of `n` states stepped by `method` alone: explicit methods make the slow level,
+    /// implicit ones the fast level.
+    pub fn single(method: Method, n: usize) -> Partition {
+        let pair = MixedMethod::ALL
+            .into_iter()
+            .find(|m| m.slow() == method || m.fast() == method)
+            .expect("every fixed-step method is half of a mixed pair");
+        let level = if method.is_implicit() { 1 } else { 0 };
+        Partition::from_levels(pair, &vec![level; n], 1)
+    }
+
+    /// The partition of the states `states` (ascending) alone, renumbered `0..states.len()`:
+    /// a weak subsystem's share, with the same levels, methods and rates.
+    pub fn restrict(&self, states: &[usize]) -> Partition {
+        let levels = self
+            .levels
+            .iter()
+            .map(|l| Level {
+                states: (0..states.len())
+                    .filter(|&k| l.states.binary_search(&states[k]).is_ok())
+                    .collect(),
+                rate: l.rate,
+            })
+            .collect();
+        Partition {
+            method: self.method,
+            levels,
+            interpolation: self.interpolation,
+        }
+    }
+
     pub fn with_interpolation(mut self, interpolation: Interpolation) -> Partition {
         self.interpolation = interpolation;
         self
@@ -231,6 +262,21 @@ mod tests {
         assert_eq!(rates, [1, 10, 100]);
         assert_eq!(p.method_of(1), Method::ExplicitEuler);
         assert_eq!(p.method_of(2), Method::ImplicitEuler);
+    }
+
+    #[test]
+    fn a_subsystems_share_keeps_its_levels_renumbered() {
+        let p = Partition::two_level(MixedMethod::Trapezoidal, 6, [1, 4, 5], 3);
+        let share = p.restrict(&[2, 4, 5]);
+        assert_eq!(share.levels()[0].states, [0]);
+        assert_eq!(share.fast(), [1, 2]);
+        assert_eq!(share.finest_rate(), 3);
+        let single = Partition::single(Method::Heun, 2);
+        assert_eq!(single.levels()[0].states, [0, 1]);
+        assert_eq!(single.method_of(0), Method::Heun);
+        let single = Partition::single(Method::ImplicitMidpoint, 2);
+        assert_eq!(single.fast(), [0, 1]);
+        assert_eq!(single.method_of(1), Method::ImplicitMidpoint);
     }
 
     #[test]

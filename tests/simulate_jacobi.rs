@@ -312,8 +312,8 @@ fn jacobi_run(m: &Loaded, options: &Options, threads: bool) -> (Vec<Vec<u64>>, S
     model.enter_interval_from(options.start);
     let (x, _) = initialise(&m.dae, &m.causal, &mut model, options.start).expect("initialises");
     let point = model.point();
-    let (dae, structure, causal, jac) = (&m.dae, &m.structure, &m.causal, &m.jac);
-    let mut split = Partitioned::new(dae, structure, causal, jac, &point, options, threads);
+    let model = (&m.dae, &m.structure, &m.causal, &m.jac);
+    let mut split = Partitioned::new(model, &point, options, None, threads);
     let mut points = Vec::new();
     let record = |model: &CompiledModel, t: f64| {
         let p = model.point();

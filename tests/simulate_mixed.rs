@@ -459,14 +459,7 @@ fn cli_refuses_bad_fast_sets_as_usage_errors() {
             "need a mixed method",
         ),
         (
-            &[
-                "--method",
-                "mixed-trapezoidal",
-                "--fast",
-                "T_a[1]",
-                "--partition",
-                "weak",
-            ],
+            &["--method", "bdf", "--partition", "weak"],
             "`--partition weak`",
         ),
     ];

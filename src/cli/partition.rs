@@ -80,32 +80,35 @@ const DEFAULT_ALPHA: f64 = 0.5;
 impl PartitionArgs {
     /// Checks that the options go together for a run with `mixed` (a mixed method or none).
     pub fn check(&self, mixed: Option<MixedMethod>) -> Result<(), &'static str> {
+        let weak = self.partition == PartitionArg::Weak;
         let auto = self.partition == PartitionArg::Auto;
-        let chooses = auto || self.fast.is_some();
-        if self.exchange == ExchangeArg::Jacobi && self.partition != PartitionArg::Weak {
+        if self.exchange == ExchangeArg::Jacobi && !weak {
             return Err(
                 "`--exchange jacobi` needs `--partition weak` (it says how weak \
                         subsystems exchange values)",
             );
         }
+        // With `--partition weak`, a mixed method splits each subsystem: by `--fast`, or by
+        // cycle analysis of the split model when `--fast` is not given.
+        let analysed = auto || (weak && mixed.is_some() && self.fast.is_none());
         match mixed {
-            Some(_) if self.partition == PartitionArg::Weak => {
-                Err("`--partition weak` does not combine with a mixed method")
+            Some(_) if !(auto || weak) && self.fast.is_none() => {
+                Err("mixed methods need `--fast` or `--partition auto`")
             }
-            Some(_) if !chooses => Err("mixed methods need `--fast` or `--partition auto`"),
             Some(_) if auto && self.fast.is_some() => {
                 Err("`--fast` names the fast states itself: leave out `--partition auto`")
             }
-            None if chooses => Err(
+            None if auto || self.fast.is_some() => Err(
                 "`--fast` and `--partition auto` need a mixed method (mixed-euler, \
                  mixed-midpoint, mixed-trapezoidal)",
             ),
             None if self.multirate.is_some() || self.interpolate.is_some() => {
                 Err("`--multirate` and `--interpolate` need a mixed method")
             }
-            _ if !auto && (self.alpha.is_some() || self.levels.is_some()) => {
-                Err("`--alpha` and `--levels` need `--partition auto`")
-            }
+            _ if !analysed && (self.alpha.is_some() || self.levels.is_some()) => Err(
+                "`--alpha` and `--levels` need `--partition auto` (or a mixed method with \
+                 `--partition weak` and no `--fast`)",
+            ),
             _ if self.levels.unwrap_or(1) > 1 && self.multirate.unwrap_or(1) == 1 => Err(
                 "`--levels` above 1 needs `--multirate` m > 1 (each level steps m times as often)",
             ),

@@ -120,9 +120,15 @@ impl MixedStepper {
         let method = self.active[a].method;
         let needs_k1 = !matches!(method, Method::ImplicitEuler | Method::ImplicitMidpoint);
         if needs_k1 && !reuse_k1 {
-            self.view(a, 0.0, x);
             let work = &mut self.work;
-            eval(system, &mut work.stats, t, &work.stage, &mut work.k1)?;
+            if a == 0 || self.partition.interpolation == Interpolation::Hold {
+                // Nothing slower to interpolate: the point is `x` itself.
+                eval(system, &mut work.stats, t, x, &mut work.k1)?;
+            } else {
+                self.view(a, 0.0, x);
+                let work = &mut self.work;
+                eval(system, &mut work.stats, t, &work.stage, &mut work.k1)?;
+            }
         }
         let own = std::mem::take(&mut self.active[a].states);
         let r = self.own_stage(system, a, &own, (t, h), x);

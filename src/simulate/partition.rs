@@ -21,17 +21,19 @@ use crate::expr::{Node, VarId};
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
-use super::fixed_step::{FixedStep, StepFailure, Stepper};
+use super::fixed_step::{FixedStep, StepFailure};
+use super::mixed::MixedStepper;
 use super::model::{CompiledModel, Layout, Part};
 use super::pair::Pair;
 use super::run::{Exchange, Options, split_step};
 use super::system::{OdeSystem, Stats};
 use super::tape::{Groups, Reg, WeakReads};
+use crate::partition::Partition;
 
 pub struct Partitioned {
     /// Holds every value after each step (what `run`'s `record` is given).
     pub model: CompiledModel,
-    steppers: Vec<Stepper>,
+    steppers: Vec<MixedStepper>,
     /// Output steps, run after every subsystem.
     outputs: Vec<usize>,
     /// Per subsystem, then for the outputs last: `(register, exchange register)` of the weak
@@ -61,16 +63,15 @@ struct Helper {
 
 impl Partitioned {
     /// Compiles the model with exchanged weak reads; `point` holds consistent initial values
-    /// of every variable (they become the first exchanged values). With `threads`, a Jacobi
+    /// of every variable (they become the first exchanged values). Each subsystem steps with
+    /// its share of the mixed partition `levels`, or with `options.method`. With `threads`, a Jacobi
     /// run steps its subsystems on two threads when the machine has two processors (the
     /// results are the same bit for bit).
     pub fn new(
-        dae: &Dae,
-        structure: &Structure,
-        causal: &Causal,
-        jac: &OdeJacobian,
+        (dae, structure, causal, jac): (&Dae, &Structure, &Causal, &OdeJacobian),
         point: &Point,
         options: &Options,
+        levels: Option<&Partition>,
         threads: bool,
     ) -> Partitioned {
         let subsystems = structure.subsystems.len();
@@ -120,7 +121,14 @@ impl Partitioned {
             }
         }
         let steppers = (0..subsystems)
-            .map(|s| Stepper::new(options.method, options.tol, &model.part(s + 1)))
+            .map(|s| {
+                let states = &model.parts[s + 1].states;
+                let share = match levels {
+                    Some(levels) => levels.restrict(states),
+                    None => Partition::single(options.method, states.len()),
+                };
+                MixedStepper::new(share, options.tol, &model.part(s + 1))
+            })
             .collect();
         let outputs = (0..causal.steps.len())
             .filter(|&k| of_step[k] == outputs_group)
@@ -260,13 +268,20 @@ impl Partitioned {
             total.newton_iters += s.stats().newton_iters;
             total.factorizations += s.stats().factorizations;
         }
+        for s in &self.steppers {
+            let levels = &s.stats().level_f_evals;
+            total.level_f_evals.resize(levels.len(), 0);
+            for (sum, &evals) in total.level_f_evals.iter_mut().zip(levels) {
+                *sum += evals;
+            }
+        }
         total.f_evals += self.exchange_evals;
         total.steps = self.steps;
         total
     }
 
     pub fn sparse(&self) -> bool {
-        self.steppers.iter().any(Stepper::sparse)
+        self.steppers.iter().any(MixedStepper::sparse)
     }
 }
 
@@ -278,7 +293,7 @@ impl Helper {
         &mut self,
         pair: &Pair,
         model: &mut CompiledModel,
-        steppers: &mut [Stepper],
+        steppers: &mut [MixedStepper],
         span: (f64, f64),
         x: &mut [f64],
     ) -> Result<(), StepFailure> {
@@ -311,7 +326,7 @@ impl Helper {
 /// that the model holds the weak values it publishes; updates its states in `x`.
 fn advance(
     model: &mut CompiledModel,
-    stepper: &mut Stepper,
+    stepper: &mut MixedStepper,
     s: usize,
     (t, h): (f64, f64),
     x: &mut [f64],

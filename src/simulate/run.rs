@@ -148,7 +148,8 @@ pub fn simulate(
 }
 
 /// [`simulate`] with the mixed-mode and multirate methods of `levels` (SPEC §10) in place of
-/// `options.method`, the model as one system; also the evaluations of `f` per level.
+/// `options.method`: the model as one system, or with `options.partition` weak each weak
+/// subsystem with its share of `levels`.
 pub fn simulate_mixed(
     m: Model<'_>,
     start: &Point,
@@ -185,7 +186,7 @@ fn simulate_with(
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     let (stats, sparse) = match (levels, options.partition) {
-        (Some(levels), _) => {
+        (Some(levels), Partition::None) => {
             let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
             let run = (&mut model, &mut recorder, x);
             run_one_system(stepper, run, options, &mut progress)?
@@ -195,9 +196,10 @@ fn simulate_with(
             let run = (&mut model, &mut recorder, x);
             run_one_system(stepper, run, options, &mut progress)?
         }
-        (None, Partition::Weak) => {
+        (_, Partition::Weak) => {
             let point = model.point();
-            let mut split = Partitioned::new(dae, structure, causal, jac, &point, options, true);
+            let model = (dae, structure, causal, jac);
+            let mut split = Partitioned::new(model, &point, options, levels, true);
             // After each step the partitioned model holds every value, states included.
             let result = split.run(
                 options,
