@@ -85,12 +85,57 @@ fn check(name: &str, m: &Loaded, random: usize) {
             let chosen: Vec<usize> = (parity..values.len()).step_by(2).collect();
             let mut some = vec![f64::NAN; chosen.len()];
             model
-                .jacobian_entries((reference.time, &x), &chosen, &mut some)
+                .jacobian_entries(None, (reference.time, &x), &chosen, &mut some)
                 .expect("entries evaluate");
             for (&e, &got) in chosen.iter().zip(&some) {
                 assert_eq!(got.to_bits(), values[e].to_bits(), "{name}: entry {e}");
             }
         }
+        check_rows(name, m, (reference.time, &x), (&dx, &values));
+    }
+}
+
+/// Compiled with the even and the odd states as blocks of rows evaluated alone, each block's
+/// derivatives and Jacobian block are the whole model's, bit for bit.
+fn check_rows(name: &str, m: &Loaded, (t, x): (f64, &[f64]), (dx, jac): (&[f64], &[f64])) {
+    let n = x.len();
+    if n < 2 {
+        return;
+    }
+    let blocks: Vec<Vec<usize>> = (0..2).map(|p| (p..n).step_by(2).collect()).collect();
+    let start = initial_point(&m.dae).expect("parameters evaluate");
+    let layout = mocca::simulate::rows::layout(&m.dae, &m.causal, &blocks);
+    let mut model = CompiledModel::new(&m.dae, &m.causal, &m.jac, &start, &layout);
+    let pattern = model.jacobian_pattern().to_vec();
+    for block in &blocks {
+        let rows = model.rows_block(block);
+        assert!(rows.is_some(), "{name}: the block is compiled");
+        let mut got = vec![f64::NAN; n];
+        model.rhs_rows(rows, t, x, &mut got).expect("rows evaluate");
+        for &i in block {
+            assert_eq!(got[i].to_bits(), dx[i].to_bits(), "{name}: der row {i}");
+        }
+        let entries: Vec<usize> = (0..pattern.len())
+            .filter(|&e| block.contains(&pattern[e].0) && block.contains(&pattern[e].1))
+            .collect();
+        let mut values = vec![f64::NAN; entries.len()];
+        model
+            .jacobian_entries(rows, (t, x), &entries, &mut values)
+            .expect("block Jacobian evaluates");
+        for (&e, &v) in entries.iter().zip(&values) {
+            assert_eq!(v.to_bits(), jac[e].to_bits(), "{name}: J {:?}", pattern[e]);
+        }
+    }
+    // The whole model compiled so is the whole model still.
+    let mut whole = vec![f64::NAN; pattern.len()];
+    model.jacobian(t, x, &mut whole).expect("J evaluates");
+    for (e, (&got, &want)) in whole.iter().zip(jac).enumerate() {
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "{name}: whole J {:?}",
+            pattern[e]
+        );
     }
 }
 

@@ -284,6 +284,21 @@ pub(super) fn eval(
         .map_err(|failure| StepFailure::Eval { failure, t })
 }
 
+/// Evaluates `f(t, x)` on the rows of `block` (every row when `None`) into `dx`, counting it.
+pub(super) fn eval_rows(
+    system: &mut dyn OdeSystem,
+    stats: &mut Stats,
+    block: Option<usize>,
+    t: f64,
+    x: &[f64],
+    dx: &mut [f64],
+) -> Result<(), StepFailure> {
+    stats.f_evals += 1;
+    system
+        .rhs_rows(block, t, x, dx)
+        .map_err(|failure| StepFailure::Eval { failure, t })
+}
+
 /// An implicit stage `Y_B = base_B + γ f_B(τ, Y)` over a block B of the states.
 pub(super) struct StageEquation<'a> {
     /// Indexed by state; only the block's entries are read.
@@ -305,6 +320,8 @@ pub(super) struct StageNewton {
     entries: Vec<usize>,
     /// Whether the block is every state (then `J_BB` is the whole Jacobian).
     whole: bool,
+    /// The system's block of rows for the block's states, when it evaluates them alone.
+    rows: Option<usize>,
     /// `J_BB`'s values.
     jac: Vec<f64>,
     delta: Vec<f64>,
@@ -332,6 +349,9 @@ impl StageNewton {
             matrix: NewtonMatrix::new(block.len(), &block_pattern),
             delta: vec![0.0; block.len()],
             whole: block.len() == system.dim(),
+            rows: (block.len() < system.dim())
+                .then(|| system.rows_block(&block))
+                .flatten(),
             jac: vec![0.0; entries.len()],
             entries,
             block,
@@ -362,7 +382,7 @@ impl StageNewton {
         let mut previous_size = None;
         for iteration in 0..STAGE_NEWTON_MAX {
             stats.newton_iters += 1;
-            eval(system, stats, tau, stage, fx)?;
+            eval_rows(system, stats, self.rows, tau, stage, fx)?;
             if iteration == 0 && self.constant_factored != Some(gamma) {
                 self.factor(system, stats, tau, stage, gamma)?;
             }
@@ -411,7 +431,7 @@ impl StageNewton {
         let evaluated = if self.whole {
             system.jacobian(t, x, &mut self.jac)
         } else {
-            system.jacobian_entries((t, x), &self.entries, &mut self.jac)
+            system.jacobian_entries(self.rows, (t, x), &self.entries, &mut self.jac)
         };
         evaluated.map_err(|failure| StepFailure::Eval { failure, t })?;
         stats.factorizations += 1;

@@ -14,7 +14,7 @@
 //! trapezoidal rule's at both ends. With every state slow a step is the explicit method's,
 //! with every state fast the implicit method's, operation for operation.
 
-use super::fixed_step::{FixedStep, Method, StageWork, StepFailure, axpy_on, eval};
+use super::fixed_step::{FixedStep, Method, StageWork, StepFailure, axpy_on, eval_rows};
 use super::system::{OdeSystem, Stats};
 use crate::partition::{Interpolation, Partition};
 
@@ -26,6 +26,8 @@ struct Active {
     method: Method,
     /// Substeps per step of the previous active level (of the partition's step for the first).
     substeps: u64,
+    /// The system's block of rows for these states, when it evaluates them alone.
+    rows: Option<usize>,
 }
 
 /// Steps a [`Partition`] with a fixed step and keeps the counters; the Jacobian evaluations,
@@ -42,7 +44,7 @@ pub struct MixedStepper {
     position: Vec<u64>,
     /// Whether `work.k1` holds `f` at the start of the substep the next level begins now: each
     /// explicit step evaluates `f` there first, and under linear interpolation the next level's
-    /// first substep starts from the same point.
+    /// first substep starts from the same point (when that evaluation was of every row).
     k1_at_start: bool,
 }
 
@@ -56,8 +58,10 @@ impl MixedStepper {
             if level.states.is_empty() {
                 continue;
             }
+            let whole = level.states.len() == system.dim();
             active.push(Active {
                 level: k,
+                rows: (!whole).then(|| system.rows_block(&level.states)).flatten(),
                 states: level.states.clone(),
                 method: partition.method_of(k),
                 substeps: level.rate / parent_rate,
@@ -119,23 +123,26 @@ impl MixedStepper {
         let reuse_k1 = std::mem::take(&mut self.k1_at_start) && self.position[a] == 0;
         let method = self.active[a].method;
         let needs_k1 = !matches!(method, Method::ImplicitEuler | Method::ImplicitMidpoint);
+        let rows = self.active[a].rows;
         if needs_k1 && !reuse_k1 {
             let work = &mut self.work;
             if a == 0 || self.partition.interpolation == Interpolation::Hold {
                 // Nothing slower to interpolate: the point is `x` itself.
-                eval(system, &mut work.stats, t, x, &mut work.k1)?;
+                eval_rows(system, &mut work.stats, rows, t, x, &mut work.k1)?;
             } else {
                 self.view(a, 0.0, x);
                 let work = &mut self.work;
-                eval(system, &mut work.stats, t, &work.stage, &mut work.k1)?;
+                eval_rows(system, &mut work.stats, rows, t, &work.stage, &mut work.k1)?;
             }
         }
         let own = std::mem::take(&mut self.active[a].states);
         let r = self.own_stage(system, a, &own, (t, h), x);
         self.active[a].states = own;
         r?;
-        self.k1_at_start =
-            !method.is_implicit() && self.partition.interpolation == Interpolation::Linear;
+        // Only an evaluation of every row serves the next level's rows.
+        self.k1_at_start = !method.is_implicit()
+            && rows.is_none()
+            && self.partition.interpolation == Interpolation::Linear;
         Ok(())
     }
 
@@ -156,11 +163,12 @@ impl MixedStepper {
                 let midpoint = self.active[a].method == Method::ExplicitMidpoint;
                 let c = if midpoint { 0.5 } else { 1.0 };
                 self.view(a, c, x);
-                let work = &mut self.work;
+                let (rows, work) = (self.active[a].rows, &mut self.work);
                 axpy_on(&mut work.stage, c * h, &work.k1, own);
-                eval(
+                eval_rows(
                     system,
                     &mut work.stats,
+                    rows,
                     t + c * h,
                     &work.stage,
                     &mut work.k2,

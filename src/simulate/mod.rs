@@ -3,7 +3,8 @@
 //! `tape` compiles the causal form (`batch` evaluates runs of one loop equation's instances
 //! together), `model` wraps it as an [`OdeSystem`], `init` solves the
 //! initial system, `fixed_step` holds the fixed-step methods (with `linear` for their Newton
-//! matrix), `mixed` steps a chosen fast part implicitly and the rest explicitly, `partition`
+//! matrix), `mixed` steps a partition's levels (explicit slow levels, an implicit fast one; `rows`
+//! compiles each level's rows to be evaluated alone), `partition`
 //! steps weak subsystems (one after the other, or at once on two threads), `run` ties them together
 //! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
 //! trajectories.
@@ -20,6 +21,7 @@ pub mod model;
 pub mod pair;
 pub mod partition;
 pub mod results;
+pub mod rows;
 pub mod run;
 pub mod static_lu;
 pub mod system;

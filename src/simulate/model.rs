@@ -38,6 +38,9 @@ pub struct Part {
     evaluated_x: Vec<f64>,
     /// Every entry depends on parameters and constants only.
     constant_jacobian: bool,
+    /// A block of rows of the one system: its evaluation takes every state (its
+    /// `evaluated_x` is the whole state), and its tangent passes start from every state.
+    rows: bool,
     /// The causal steps it runs, in evaluation order, grouped for evaluation.
     plan: Plan,
 }
@@ -75,6 +78,14 @@ impl Registers {
                     regs[r as usize] = x;
                 }
             }
+        }
+    }
+
+    /// The `k`-th register.
+    fn reg(&self, k: usize) -> Reg {
+        match self {
+            Registers::Run { start, .. } => (start + k) as Reg,
+            Registers::Scattered(list) => list[k],
         }
     }
 
@@ -123,6 +134,9 @@ pub struct Layout {
     pub groups: Groups,
     /// `(steps, states)` per extra part.
     pub parts: Vec<(Vec<usize>, Vec<usize>)>,
+    /// When the extra parts are blocks of rows of the one system ([`super::rows`]), whose
+    /// steps read every state's register: per state, the group of its block.
+    pub row_blocks: Option<Vec<u32>>,
 }
 
 impl Layout {
@@ -132,6 +146,7 @@ impl Layout {
             mode: WeakReads::Coupled,
             groups: Groups::single(causal.steps.len()),
             parts: Vec::new(),
+            row_blocks: None,
         }
     }
 }
@@ -146,10 +161,18 @@ impl CompiledModel {
         layout: &Layout,
     ) -> CompiledModel {
         let row_group = row_groups(causal, &layout.groups);
+        // Blocks of rows: an entry whose row and column share a block is in that block's
+        // group, so that the block's Jacobian (its own entries alone) reuses no node computed
+        // outside it; the others are in the outputs' group.
+        let entry_group = |row: usize, col: usize| match &layout.row_blocks {
+            Some(block) if block[row] == block[col] => block[row],
+            Some(_) => layout.groups.inputs + 1,
+            None => row_group[row],
+        };
         let symbolic: Vec<(ExprId, u32)> = jac
             .entries
             .iter()
-            .filter_map(|e| e.expr.map(|x| (x, row_group[e.row])))
+            .filter_map(|e| e.expr.map(|x| (x, entry_group(e.row, e.col))))
             .collect();
         let tape = compile(dae, causal, layout.mode, &layout.groups, &symbolic);
         let mut codes = Vec::with_capacity(jac.entries.len());
@@ -182,9 +205,10 @@ impl CompiledModel {
             (0..causal.steps.len()).collect(),
             (0..causal.states.len()).collect(),
         );
-        let parts = std::iter::once(&whole)
+        let parts: Vec<Part> = std::iter::once(&whole)
             .chain(&layout.parts)
-            .map(|(steps, states)| {
+            .enumerate()
+            .map(|(p, (steps, states))| {
                 let entries = EntryInfo {
                     codes: &codes,
                     constant: &constant,
@@ -193,7 +217,11 @@ impl CompiledModel {
                     states: &state_regs,
                     ders: &der_regs,
                 };
-                make_part(&tape, jac, entries, regs, steps, states)
+                let part = make_part(&tape, jac, entries, regs, steps, states);
+                Part {
+                    rows: p > 0 && layout.row_blocks.is_some(),
+                    ..part
+                }
             })
             .collect();
         let mut model = CompiledModel {
@@ -338,40 +366,38 @@ impl CompiledModel {
         Ok(())
     }
 
-    /// The Jacobian entries `wanted` of part `p` (ascending indices into its pattern; every
-    /// entry when `None`) at `(t, x)`, one value per entry: only those entries' code runs, and
-    /// only the tangent passes of the columns that hold one.
+    /// The Jacobian of part `p` at `(t, x)`, one value per entry of its pattern; `x` is the
+    /// part's states, or for a block of rows every state. (All of the part's entries: one
+    /// entry's code may reuse a node another entry of the part computed.)
     fn part_jacobian(
         &mut self,
         p: usize,
         (t, x): (f64, &[f64]),
-        wanted: Option<&[usize]>,
         values: &mut [f64],
     ) -> Result<(), EvalFailure> {
         let part = &self.parts[p];
         // A constant Jacobian's entries read parameters only: no evaluation at the point.
         let fresh =
             part.constant_jacobian || (part.evaluated_at == Some(t) && part.evaluated_x == x);
-        if !fresh {
+        if !fresh && part.rows {
+            self.evaluate_rows(p, t, x)?;
+        } else if !fresh {
             self.evaluate_part(p, t, x, None)?;
         }
         let part = &self.parts[p];
-        let slot = |entry: usize| match wanted {
-            None => Some(entry),
-            Some(list) => list.binary_search(&entry).ok(),
-        };
-        let listed = wanted.map_or(values.len(), <[usize]>::len);
-        for k in 0..listed {
-            let entry = wanted.map_or(k, |list| list[k]);
-            if let EntryCode::Symbolic(i) = part.entries[entry] {
-                values[k] = self.tape.run_extra(i, &mut self.regs);
+        for (value, code) in values.iter_mut().zip(&part.entries) {
+            if let EntryCode::Symbolic(i) = *code {
+                *value = self.tape.run_extra(i, &mut self.regs);
             }
         }
+        // A block of rows reads every state: each pass starts with all their tangents zero.
+        let seeds: &[usize] = if part.rows {
+            &self.parts[0].states
+        } else {
+            &part.states
+        };
         for (col, entries) in &part.implicit_columns {
-            if entries.iter().all(|&(entry, _)| slot(entry).is_none()) {
-                continue;
-            }
-            for &s in &part.states {
+            for &s in seeds {
                 self.tangents[self.state_regs[s] as usize] = 0.0;
             }
             self.tangents[self.state_regs[part.states[*col]] as usize] = 1.0;
@@ -382,10 +408,24 @@ impl CompiledModel {
                 &mut self.scratch,
             );
             for &(entry, der) in entries {
-                if let Some(k) = slot(entry) {
-                    values[k] = self.tangents[der as usize];
-                }
+                values[entry] = self.tangents[der as usize];
             }
+        }
+        Ok(())
+    }
+
+    /// Sets time and every state from `x`, then runs block of rows `p`'s steps.
+    fn evaluate_rows(&mut self, p: usize, t: f64, x: &[f64]) -> Result<(), EvalFailure> {
+        self.set_time(t);
+        self.forget_evaluations();
+        self.parts[0].state_regs.scatter(x, &mut self.regs);
+        let part = &mut self.parts[p];
+        self.tape
+            .run_plan(&part.plan, &mut self.regs, &mut self.scratch, None)?;
+        if !part.constant_jacobian {
+            part.evaluated_at = Some(t);
+            part.evaluated_x.clear();
+            part.evaluated_x.extend_from_slice(x);
         }
         Ok(())
     }
@@ -520,6 +560,7 @@ fn make_part(
         evaluated_at: None,
         evaluated_x: Vec::new(),
         constant_jacobian,
+        rows: false,
     }
 }
 
@@ -553,17 +594,7 @@ impl OdeSystem for PartSystem<'_> {
     }
 
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
-        self.model.part_jacobian(self.p, (t, x), None, values)
-    }
-
-    fn jacobian_entries(
-        &mut self,
-        (t, x): (f64, &[f64]),
-        entries: &[usize],
-        values: &mut [f64],
-    ) -> Result<(), EvalFailure> {
-        self.model
-            .part_jacobian(self.p, (t, x), Some(entries), values)
+        self.model.part_jacobian(self.p, (t, x), values)
     }
 
     fn jacobian_is_constant(&self) -> bool {
@@ -604,16 +635,50 @@ impl OdeSystem for CompiledModel {
     }
 
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure> {
-        self.part_jacobian(0, (t, x), None, values)
+        self.part_jacobian(0, (t, x), values)
     }
 
     fn jacobian_entries(
         &mut self,
+        block: Option<usize>,
         (t, x): (f64, &[f64]),
         entries: &[usize],
         values: &mut [f64],
     ) -> Result<(), EvalFailure> {
-        self.part_jacobian(0, (t, x), Some(entries), values)
+        match block {
+            // The block's own pattern holds exactly these entries, in this order.
+            Some(p) => self.part_jacobian(p, (t, x), values),
+            None => {
+                let mut all = vec![0.0; self.parts[0].pattern.len()];
+                self.part_jacobian(0, (t, x), &mut all)?;
+                for (v, &e) in values.iter_mut().zip(entries) {
+                    *v = all[e];
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn rows_block(&self, states: &[usize]) -> Option<usize> {
+        self.parts.iter().position(|p| p.rows && p.states == states)
+    }
+
+    fn rhs_rows(
+        &mut self,
+        block: Option<usize>,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        let Some(p) = block else {
+            return self.rhs(t, x, dx);
+        };
+        self.evaluate_rows(p, t, x)?;
+        let part = &self.parts[p];
+        for (k, &i) in part.states.iter().enumerate() {
+            dx[i] = self.regs[part.der_regs.reg(k) as usize];
+        }
+        Ok(())
     }
 
     fn jacobian_is_constant(&self) -> bool {

@@ -111,6 +111,7 @@ impl Partitioned {
                 inputs: inputs_group,
             },
             parts,
+            row_blocks: None,
         };
         let mut model = CompiledModel::new(dae, causal, jac, point, &layout);
         let exchanges = exchange_lists(dae, causal, &model, &of_step, &state_index, structure);

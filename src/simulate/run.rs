@@ -175,7 +175,11 @@ fn simulate_with(
         causal,
         jac,
     } = m;
-    let mut model = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
+    let layout = match (levels, options.partition) {
+        (Some(levels), Partition::None) => level_rows(dae, causal, levels),
+        _ => Layout::whole(causal),
+    };
+    let mut model = CompiledModel::new(dae, causal, jac, start, &layout);
     model.enter_interval_from(options.start);
     let (x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
@@ -214,6 +218,21 @@ fn simulate_with(
     };
     let integration = clock.elapsed().as_secs_f64();
     Ok(recorder.finish(stats, init_iterations, sparse, integration))
+}
+
+/// The model as one system with the rows of each level that has states evaluable alone (the
+/// whole model when one level has them all).
+fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partition) -> Layout {
+    let blocks: Vec<Vec<usize>> = levels
+        .levels()
+        .iter()
+        .map(|l| l.states.clone())
+        .filter(|states| !states.is_empty())
+        .collect();
+    if blocks.len() < 2 {
+        return Layout::whole(causal);
+    }
+    super::rows::layout(dae, causal, &blocks)
 }
 
 /// Steps the model as one system from the initial state `x` over the output grid, recording

@@ -33,16 +33,40 @@ pub trait OdeSystem {
     /// The values of `∂f/∂x` at `(t, x)`, one per entry of [`OdeSystem::jacobian_pattern`].
     fn jacobian(&mut self, t: f64, x: &[f64], values: &mut [f64]) -> Result<(), EvalFailure>;
 
+    /// The block of rows `states` (ascending) when the system evaluates it alone (see
+    /// [`OdeSystem::rhs_rows`]); `None` when it does not.
+    fn rows_block(&self, states: &[usize]) -> Option<usize> {
+        let _ = states;
+        None
+    }
+
+    /// `f` at `(t, x)` on the rows of `block` (from [`OdeSystem::rows_block`]), written into
+    /// `dx` at those rows (the others are left unspecified); every row when `None`.
+    fn rhs_rows(
+        &mut self,
+        block: Option<usize>,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+    ) -> Result<(), EvalFailure> {
+        let _ = block;
+        self.rhs(t, x, dx)
+    }
+
     /// The values of the entries `entries` of `∂f/∂x` (ascending indices into
     /// [`OdeSystem::jacobian_pattern`]) at `(t, x)`, one per listed entry: a block of the
     /// Jacobian (a partition's fast part) for the cost of its own entries where the system
-    /// allows. By default the whole Jacobian, then the entries picked out.
+    /// allows. `block` is the block of rows from [`OdeSystem::rows_block`] whose rows and
+    /// columns hold exactly these entries, when there is one. By default the whole Jacobian,
+    /// then the entries picked out.
     fn jacobian_entries(
         &mut self,
+        block: Option<usize>,
         (t, x): (f64, &[f64]),
         entries: &[usize],
         values: &mut [f64],
     ) -> Result<(), EvalFailure> {
+        let _ = block;
         let mut all = vec![0.0; self.jacobian_pattern().len()];
         self.jacobian(t, x, &mut all)?;
         for (v, &e) in values.iter_mut().zip(entries) {
