@@ -55,6 +55,65 @@ fn closed_form(
         .to_vec()
 }
 
+/// `der(x) = A x + c + t d`: a linear system driven by inputs affine in time.
+struct Affine {
+    linear: Linear,
+    c: DVector<f64>,
+    d: DVector<f64>,
+}
+
+impl mocca::simulate::OdeSystem for Affine {
+    fn dim(&self) -> usize {
+        self.c.len()
+    }
+    fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), mocca::causal::EvalFailure> {
+        self.linear.rhs(t, x, dx)?;
+        for (i, v) in dx.iter_mut().enumerate() {
+            *v += self.c[i] + t * self.d[i];
+        }
+        Ok(())
+    }
+    fn jacobian_pattern(&self) -> &[(usize, usize)] {
+        self.linear.jacobian_pattern()
+    }
+    fn jacobian(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        v: &mut [f64],
+    ) -> Result<(), mocca::causal::EvalFailure> {
+        self.linear.jacobian(t, x, v)
+    }
+    fn jacobian_is_constant(&self) -> bool {
+        true
+    }
+}
+
+/// The affine terms the inputs `b(t) = c + t d` add to the closed form of one step from `t0`
+/// (derived from the methods' definitions as SPEC §10's linear case is): Euler
+/// `h P b(t0) + h P̄ b(t0 + h)`; midpoint `h b(t0 + h/2) + (h²/2) P A P b(t0)`; trapezoidal
+/// `(h/2)(b(t0) + b(t0 + h)) + (h²/2) P A P b(t0)`.
+fn input_terms(
+    method: MixedMethod,
+    (a, fast): (&DMatrix<f64>, &[bool]),
+    (c, d): (&DVector<f64>, &DVector<f64>),
+    (t0, h): (f64, f64),
+) -> DVector<f64> {
+    let n = a.nrows();
+    let p = DMatrix::from_diagonal(&DVector::from_iterator(
+        n,
+        fast.iter().map(|&f| if f { 0.0 } else { 1.0 }),
+    ));
+    let p_bar = DMatrix::<f64>::identity(n, n) - &p;
+    let b = |t: f64| c + t * d;
+    let pap = &p * a * &p;
+    match method {
+        MixedMethod::Euler => h * &p * b(t0) + h * &p_bar * b(t0 + h),
+        MixedMethod::Midpoint => h * b(t0 + h / 2.0) + (h * h / 2.0) * &pap * b(t0),
+        MixedMethod::Trapezoidal => (h / 2.0) * (b(t0) + b(t0 + h)) + (h * h / 2.0) * &pap * b(t0),
+    }
+}
+
 fn mixed_step(
     method: MixedMethod,
     a: &DMatrix<f64>,
@@ -110,6 +169,43 @@ proptest! {
                     "{}: {stepped:?} vs {exact:?}",
                     method.name()
                 );
+            }
+        }
+    }
+
+    /// With inputs: `(I − γ P̄ A) x₁` is the closed form's right-hand side plus the affine terms.
+    #[test]
+    fn one_mixed_step_with_inputs_equals_the_affine_closed_form(
+        (a, fast, x0) in linear_case(),
+        h in 0.01f64..0.5,
+        t0 in -1.0f64..1.0,
+        seed in proptest::collection::vec(-1.0f64..1.0, 12),
+    ) {
+        let n = a.nrows();
+        let c = DVector::from_iterator(n, seed.iter().copied().take(n));
+        let d = DVector::from_iterator(n, seed.iter().copied().skip(6).take(n));
+        for method in MixedMethod::ALL {
+            let mut system = Affine { linear: Linear::new(a.clone()), c: c.clone(), d: d.clone() };
+            let split = Levels::two_level(method, n, fast_indices(&fast), 1);
+            let mut stepper = MixedStepper::new(split, 1e-13, &system);
+            let mut x = x0.clone();
+            stepper.step(&mut system, t0, h, &mut x).expect("steps");
+            // The homogeneous part solved as before, the inputs' part through the same matrix.
+            let homogeneous = DVector::from_column_slice(&closed_form(method, &a, &fast, h, &x0));
+            let p_bar = DMatrix::from_diagonal(&DVector::from_iterator(
+                n,
+                fast.iter().map(|&f| if f { 1.0 } else { 0.0 }),
+            ));
+            let gamma = if method == MixedMethod::Euler { h } else { h / 2.0 };
+            let lhs = DMatrix::<f64>::identity(n, n) - gamma * &p_bar * &a;
+            let forced = lhs
+                .lu()
+                .solve(&input_terms(method, (&a, &fast), (&c, &d), (t0, h)))
+                .expect("regular");
+            let exact = homogeneous + forced;
+            let scale = exact.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            for (s, e) in x.iter().zip(exact.iter()) {
+                prop_assert!((s - e).abs() <= 1e-10 * scale, "{}: {x:?} vs {exact}", method.name());
             }
         }
     }
