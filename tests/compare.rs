@@ -5,13 +5,7 @@
 #[path = "cli_support/mod.rs"]
 mod cli_support;
 
-use cli_support::{mocca, temp_path};
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (out, err, code) = mocca(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    serde_json::from_str(&out).expect("JSON")
-}
+use cli_support::{mocca, mocca_json as json, temp_path};
 
 const HEAT_30: [&str; 7] = [
     "examples/heat_exchanger.mo",

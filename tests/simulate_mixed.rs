@@ -5,7 +5,7 @@
 mod cli_support;
 mod simulate_support;
 
-use cli_support::{mocca, model_file, simulate_csv};
+use cli_support::{mocca, mocca_json as json, model_file, simulate_csv};
 use mocca::causal::initial_point;
 use mocca::partition::{MixedMethod, Partition as Levels};
 use mocca::simulate::Stats;
@@ -418,12 +418,6 @@ fn without_levels(stats: &Stats) -> Stats {
         level_f_evals: Vec::new(),
         ..stats.clone()
     }
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let (out, err, code) = mocca(args);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).expect("JSON")
 }
 
 #[test]

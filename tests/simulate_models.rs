@@ -87,13 +87,7 @@ fn quarter_car_starts_at_rest_and_crosses_the_curb() {
 
 /// The left/right implicit Euler update of SPEC §10: `G_L x' = G_R x + f`.
 fn spec_map(r2: f64, c2: f64, dt: f64) -> ([[f64; 2]; 2], [[f64; 2]; 2], [f64; 2]) {
-    let (r1, c1, r3, e) = (0.1, 1.0, 1.0, 1.0);
-    let (a1, a2, b2, b3) = (
-        dt / (r1 * c1),
-        dt / (r2 * c1),
-        dt / (r2 * c2),
-        dt / (r3 * c2),
-    );
+    let ([a1, a2, b2, b3], e) = simulate_support::ladder_coefficients(r2, c2, dt);
     let gl = [[1.0 + a1 + a2, 0.0], [-b2, 1.0 + b3]];
     let gr = [[1.0, a2], [0.0, 1.0 - b2]];
     (gl, gr, [a1 * e, 0.0])

@@ -8,7 +8,7 @@ mod cli_support;
 #[path = "simulate_support/mod.rs"]
 mod simulate_support;
 
-use cli_support::{mocca, model_file};
+use cli_support::{mocca, mocca_json as json, model_file};
 use mocca::partition::{Interpolation, MixedMethod, Partition};
 use mocca::simulate::fixed_step::FixedStep;
 use mocca::simulate::mixed::MixedStepper;
@@ -229,12 +229,6 @@ fn statistics_count_each_levels_evaluations() {
     assert_eq!(stats.f_evals, 10 + stats.newton_iters);
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let (out, err, code) = mocca(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    serde_json::from_str(&out).expect("JSON")
-}
-
 /// `--partition auto` takes the first level of the proposal `mocca cycles --step` prints.
 #[test]
 fn auto_partition_is_the_cycle_analysis_proposal_at_the_step() {
@@ -428,14 +422,7 @@ fn rows(csv: &str) -> Vec<Vec<f64>> {
 /// current of R2 the left side published, `V_C' = (1 − b2 − b3) V_C + b2 V_B'`.
 #[test]
 fn weak_subsystems_step_with_their_share_of_the_partition() {
-    let (dt, r2, c2) = (0.05, 2.0, 3.0);
-    let (r1, c1, r3, e) = (0.1, 1.0, 1.0, 1.0);
-    let (a1, a2, b2, b3) = (
-        dt / (r1 * c1),
-        dt / (r2 * c1),
-        dt / (r2 * c2),
-        dt / (r3 * c2),
-    );
+    let ([a1, a2, b2, b3], e) = simulate_support::ladder_coefficients(2.0, 3.0, 0.05);
     let (csv, err, code) = cli_support::simulate_csv(
         "weak_mixed",
         &[

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
 use super::partition::{self as partitions, Chosen, PartitionArg, PartitionArgs, Subject};
-use super::simulate::{Integrator, MethodArg, grid_steps, one_system_order, run_failure};
+use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order, run_failure};
 use super::table::{Align, print_table};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
@@ -33,18 +33,8 @@ pub struct CompareArgs {
         default_value = "mixed-euler,implicit-euler,euler,bdf"
     )]
     pub methods: String,
-    /// The step of the fixed-step methods, and the output interval of every method
-    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
-    pub step: f64,
-    /// The start time
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub start: f64,
-    /// The end time
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub stop: f64,
-    /// The tolerance of Newton on the implicit stages, and of `bdf` when compared
-    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
-    pub tol: f64,
+    #[command(flatten)]
+    pub grid: GridArgs,
     /// The tolerance (relative and absolute) of the reference BDF run
     #[arg(long, default_value_t = 1e-10, allow_negative_numbers = true)]
     pub reference_tol: f64,
@@ -87,7 +77,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
     if !(args.reference_tol.is_finite() && args.reference_tol > 0.0) {
         return super::usage_error("`--reference-tol` must be a positive number");
     }
-    let steps = match grid_steps(args.start, args.stop, args.step, args.tol) {
+    let steps = match args.grid.steps() {
         Ok(0) => return super::usage_error("`--stop` must be after `--start`"),
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
@@ -108,7 +98,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&partition_args, method, &subject, args.step) {
+            match partitions::choose(&partition_args, method, &subject, args.grid.step) {
                 Ok(c) => Some(c),
                 Err(code) => return code,
             }
@@ -141,8 +131,8 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         .collect();
     let options = |tol: f64| Options {
         method: Method::ImplicitEuler,
-        start: args.start,
-        stop: args.stop,
+        start: args.grid.start,
+        stop: args.grid.stop,
         steps,
         tol,
         partition: Partition::None,
@@ -174,7 +164,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                     Integrator::Fixed(m) => m,
                     _ => Method::ImplicitEuler,
                 },
-                ..options(args.tol)
+                ..options(args.grid.tol)
             };
             let (result, implicit) = match integrator {
                 Integrator::Bdf => (run::simulate_bdf(model, &start, &opts, &states), n),
@@ -194,7 +184,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 }
             };
             let wall = clock.elapsed().as_secs_f64();
-            let outcome = judge(result, args.step, &dae, &causal).map(|t| Outcome {
+            let outcome = judge(result, args.grid.step, &dae, &causal).map(|t| Outcome {
                 rmse: results::rmse(&results::compare(&names, &t.times, &t.columns, &reference)),
                 stats: t.stats,
                 wall,
@@ -320,9 +310,9 @@ impl Report<'_> {
         outln!(
             "{} states, step {} from {} to {}; reference: bdf at tol {} ({:.3} s)",
             self.n,
-            Number(a.step),
-            Number(a.start),
-            Number(a.stop),
+            Number(a.grid.step),
+            Number(a.grid.start),
+            Number(a.grid.stop),
             Number(a.reference_tol),
             self.reference_wall
         );
@@ -407,9 +397,9 @@ impl Report<'_> {
             .collect();
         let mut value = json!({
             "states": self.n,
-            "step": a.step,
-            "start": a.start,
-            "stop": a.stop,
+            "step": a.grid.step,
+            "start": a.grid.start,
+            "stop": a.grid.stop,
             "reference": { "method": "bdf", "tol": a.reference_tol, "wall_time_s": self.reference_wall },
             "methods": methods,
         });

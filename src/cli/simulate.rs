@@ -54,19 +54,8 @@ pub struct SimulateArgs {
     /// The integration method: a fixed-step method, or `bdf` (variable step and order)
     #[arg(long, value_enum, default_value_t = MethodArg::ImplicitEuler)]
     pub method: MethodArg,
-    /// The step of the fixed-step methods, and the output interval of every method
-    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
-    pub step: f64,
-    /// The start time (initialisation happens here)
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub start: f64,
-    /// The end time; equal to `--start`, only the initial state is computed and written
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub stop: f64,
-    /// The tolerance: of Newton on the implicit stages (relative to `1 + |x|`), and with
-    /// `bdf` its relative and absolute error tolerance
-    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
-    pub tol: f64,
+    #[command(flatten)]
+    pub grid: GridArgs,
     /// The largest step `bdf` may take (default: unlimited)
     #[arg(long, value_name = "H", allow_negative_numbers = true)]
     pub max_step: Option<f64>,
@@ -82,6 +71,49 @@ pub struct SimulateArgs {
     pub compare: Option<PathBuf>,
     #[command(flatten)]
     pub partition: PartitionArgs,
+}
+
+/// The time grid and the tolerance, as `simulate` and `compare` take them.
+#[derive(Args, Debug)]
+pub struct GridArgs {
+    /// The step of the fixed-step methods, and the output interval of every method
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    pub step: f64,
+    /// The start time (initialisation happens here)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub start: f64,
+    /// The end time (`simulate` with `--stop` equal to `--start` computes and writes the
+    /// initial state only)
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub stop: f64,
+    /// The tolerance: of Newton on the implicit stages (relative to `1 + |x|`), and with
+    /// `bdf` its relative and absolute error tolerance
+    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
+    pub tol: f64,
+}
+
+impl GridArgs {
+    /// Checks the time grid and the tolerance; the number of steps from `--start` to `--stop`.
+    pub(super) fn steps(&self) -> Result<u64, String> {
+        let (start, stop, step) = (self.start, self.stop, self.step);
+        if !(start.is_finite() && stop.is_finite() && stop >= start) {
+            return Err("`--stop` must be a number not less than `--start`".to_string());
+        }
+        if !(step.is_finite() && step > 0.0) {
+            return Err("`--step` must be a positive number".to_string());
+        }
+        if !(self.tol.is_finite() && self.tol > 0.0) {
+            return Err("`--tol` must be a positive number".to_string());
+        }
+        if stop == start {
+            return Ok(0);
+        }
+        let steps = ((stop - start) / step).round().max(1.0);
+        if steps > 1e9 {
+            return Err("more than 10⁹ steps: use a larger `--step`".to_string());
+        }
+        Ok(steps as u64)
+    }
 }
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
@@ -139,28 +171,7 @@ fn grid(args: &SimulateArgs) -> Result<u64, String> {
     if args.max_step.is_some_and(|h| h.is_nan() || h <= 0.0) {
         return Err("`--max-step` must be a positive number".to_string());
     }
-    grid_steps(args.start, args.stop, args.step, args.tol)
-}
-
-/// Checks the time grid and the tolerance; the number of steps from `start` to `stop`.
-pub(super) fn grid_steps(start: f64, stop: f64, step: f64, tol: f64) -> Result<u64, String> {
-    if !(start.is_finite() && stop.is_finite() && stop >= start) {
-        return Err("`--stop` must be a number not less than `--start`".to_string());
-    }
-    if !(step.is_finite() && step > 0.0) {
-        return Err("`--step` must be a positive number".to_string());
-    }
-    if !(tol.is_finite() && tol > 0.0) {
-        return Err("`--tol` must be a positive number".to_string());
-    }
-    if stop == start {
-        return Ok(0);
-    }
-    let steps = ((stop - start) / step).round().max(1.0);
-    if steps > 1e9 {
-        return Err("more than 10⁹ steps: use a larger `--step`".to_string());
-    }
-    Ok(steps as u64)
+    args.grid.steps()
 }
 
 /// The causal form to simulate and what its weak reads stand for. Simulated as one system,
@@ -230,7 +241,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&args.partition, method, &subject, args.step) {
+            match partitions::choose(&args.partition, method, &subject, args.grid.step) {
                 Ok(chosen) => Some(chosen),
                 Err(code) => return code,
             }
@@ -246,10 +257,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             Integrator::Fixed(m) => m,
             Integrator::Mixed(_) | Integrator::Bdf => Method::ImplicitEuler,
         },
-        start: args.start,
-        stop: args.stop,
+        start: args.grid.start,
+        stop: args.grid.stop,
         steps,
-        tol: args.tol,
+        tol: args.grid.tol,
         partition: match args.partition.partition {
             PartitionArg::None => Partition::None,
             PartitionArg::Weak => Partition::Weak,
@@ -354,14 +365,14 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             if steps == 0 {
                 outln!(
                     "{method_name} at {}: initialisation only",
-                    Number(args.start)
+                    Number(args.grid.start)
                 );
             } else {
                 outln!(
                     "{} from {} to {}, output every {} ({} intervals)",
                     method_name,
-                    Number(args.start),
-                    Number(args.stop),
+                    Number(args.grid.start),
+                    Number(args.grid.stop),
                     Number(options.step()),
                     steps
                 );

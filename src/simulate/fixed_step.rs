@@ -278,10 +278,7 @@ pub(super) fn eval(
     x: &[f64],
     dx: &mut [f64],
 ) -> Result<(), StepFailure> {
-    stats.f_evals += 1;
-    system
-        .rhs(t, x, dx)
-        .map_err(|failure| StepFailure::Eval { failure, t })
+    eval_rows(system, stats, None, t, x, dx)
 }
 
 /// Evaluates `f(t, x)` on the rows of `block` (every row when `None`) into `dx`, counting it.

@@ -651,9 +651,7 @@ impl OdeSystem for CompiledModel {
             None => {
                 let mut all = vec![0.0; self.parts[0].pattern.len()];
                 self.part_jacobian(0, (t, x), &mut all)?;
-                for (v, &e) in values.iter_mut().zip(entries) {
-                    *v = all[e];
-                }
+                super::system::pick(&all, entries, values);
                 Ok(())
             }
         }

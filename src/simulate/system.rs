@@ -69,9 +69,7 @@ pub trait OdeSystem {
         let _ = block;
         let mut all = vec![0.0; self.jacobian_pattern().len()];
         self.jacobian(t, x, &mut all)?;
-        for (v, &e) in values.iter_mut().zip(entries) {
-            *v = all[e];
-        }
+        pick(&all, entries, values);
         Ok(())
     }
 
@@ -92,6 +90,13 @@ pub trait OdeSystem {
     /// before the switch, and the next one after it.
     fn enter_interval(&mut self, from: f64, to: f64) {
         let _ = (from, to);
+    }
+}
+
+/// `values[k] = all[entries[k]]`.
+pub fn pick(all: &[f64], entries: &[usize], values: &mut [f64]) {
+    for (v, &e) in values.iter_mut().zip(entries) {
+        *v = all[e];
     }
 }
 

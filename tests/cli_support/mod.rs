@@ -19,6 +19,13 @@ pub fn mocca(args: &[&str]) -> (String, String, i32) {
     )
 }
 
+/// Runs mocca, which must succeed, and reads its stdout as JSON.
+pub fn mocca_json(args: &[&str]) -> serde_json::Value {
+    let (out, err, code) = mocca(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).expect("JSON")
+}
+
 /// A path of its own in a folder of this test process (created), named `name`.
 pub fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mocca-test-{}", std::process::id()));

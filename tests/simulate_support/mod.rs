@@ -136,3 +136,16 @@ impl mocca::simulate::OdeSystem for Linear {
         true
     }
 }
+
+/// SPEC §10's weak RC ladder (R1 = 0.1, C1 = 1, R3 = 1, E = 1) at step `dt`:
+/// `(a1, a2, b2, b3) = (Δt/(R1 C1), Δt/(R2 C1), Δt/(R2 C2), Δt/(R3 C2))` and `E`.
+pub fn ladder_coefficients(r2: f64, c2: f64, dt: f64) -> ([f64; 4], f64) {
+    let (r1, c1, r3, e) = (0.1, 1.0, 1.0, 1.0);
+    let coefficients = [
+        dt / (r1 * c1),
+        dt / (r2 * c1),
+        dt / (r2 * c2),
+        dt / (r3 * c2),
+    ];
+    (coefficients, e)
+}
