@@ -18,6 +18,7 @@ pub mod load;
 pub mod newton;
 pub mod numfmt;
 pub mod partition;
+pub mod reduce;
 pub mod simulate;
 pub mod source;
 pub mod structure;

@@ -373,7 +373,7 @@ fn csv_numbers_are_short_and_times_on_the_grid() {
 }
 
 /// Every subcommand, `parse` first (the one that flattens no model).
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "parse",
     "check",
     "flatten",
@@ -381,6 +381,7 @@ const SUBCOMMANDS: [&str; 9] = [
     "jacobian",
     "simulate",
     "compare",
+    "reduce",
     "cycles",
     "separability",
 ];

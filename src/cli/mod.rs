@@ -31,6 +31,7 @@ mod jacobian;
 mod model;
 mod parse;
 mod partition;
+mod reduce;
 mod separability;
 mod simulate;
 mod table;
@@ -83,6 +84,9 @@ pub enum Command {
     /// Several methods on one model at one step against a tight BDF reference: costs, RMSE,
     /// stability
     Compare(compare::CompareArgs),
+    /// Term-ranking reduction: rank the terms of the equations against a reference run,
+    /// delete or freeze the negligible ones, write the reduced model
+    Reduce(reduce::ReduceArgs),
     /// Cycle analysis: per-state step bounds, stiffness and separability indices, a partition
     /// proposal and parallelisable cycle sets
     Cycles(cycles::CyclesArgs),
@@ -128,6 +132,7 @@ impl Command {
             Command::Jacobian(a) => a.model.format(),
             Command::Simulate(a) => a.model.format(),
             Command::Compare(a) => a.model.format(),
+            Command::Reduce(a) => a.model.format(),
             Command::Cycles(a) => a.model.format(),
             Command::Separability(a) => a.model.format(),
         }
@@ -146,6 +151,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Jacobian(args) => jacobian::run(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Reduce(args) => reduce::run(&args),
         Command::Cycles(args) => cycles::run(&args),
         Command::Separability(args) => separability::run(&args),
     }

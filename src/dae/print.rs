@@ -3,6 +3,7 @@
 //! `last(x)`. Strings are kept as written between their quotes, escapes and all, so they print
 //! back as they were read.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{Dae, Equation, VarKind};
@@ -16,13 +17,25 @@ impl Dae {
     /// The flat model as Modelica text, written straight into whatever formats it: at 10⁶
     /// equations the text is larger than is worth building in memory first.
     pub fn modelica(&self) -> Modelica<'_> {
-        Modelica { dae: self }
+        Modelica {
+            dae: self,
+            notes: None,
+        }
+    }
+
+    /// [`Dae::modelica`] with a comment after some equations: `notes[e]` after equation `e`.
+    pub fn modelica_with_notes<'d>(&'d self, notes: &'d BTreeMap<usize, String>) -> Modelica<'d> {
+        Modelica {
+            dae: self,
+            notes: Some(notes),
+        }
     }
 }
 
 /// See [`Dae::modelica`].
 pub struct Modelica<'d> {
     dae: &'d Dae,
+    notes: Option<&'d BTreeMap<usize, String>>,
 }
 
 impl std::fmt::Display for Modelica<'_> {
@@ -35,7 +48,7 @@ impl std::fmt::Display for Modelica<'_> {
             declaration(dae, id, out)?;
             out.write_str(";\n")?;
         }
-        section(dae, out, "equation", &dae.equations)?;
+        section(dae, out, "equation", &dae.equations, self.notes)?;
         for a in &dae.assertions {
             let level = if a.is_error {
                 ""
@@ -49,7 +62,7 @@ impl std::fmt::Display for Modelica<'_> {
                 a.message
             )?;
         }
-        section(dae, out, "initial equation", &dae.initial_equations)?;
+        section(dae, out, "initial equation", &dae.initial_equations, None)?;
         writeln!(out, "end {name};")
     }
 }
@@ -59,12 +72,13 @@ fn section(
     out: &mut impl Write,
     keyword: &str,
     equations: &[Equation],
+    notes: Option<&BTreeMap<usize, String>>,
 ) -> std::fmt::Result {
     if equations.is_empty() && keyword != "equation" {
         return Ok(());
     }
     writeln!(out, "{keyword}")?;
-    for eq in equations {
+    for (e, eq) in equations.iter().enumerate() {
         let value = equation_type(dae, eq);
         let lhs = dae.display_as(eq.lhs, value);
         // A left side starting with `if` would read back as an if-equation.
@@ -73,7 +87,11 @@ fn section(
         } else {
             write!(out, "  {lhs}")?;
         }
-        writeln!(out, " = {};", dae.display_as(eq.rhs, value))?;
+        write!(out, " = {};", dae.display_as(eq.rhs, value))?;
+        match notes.and_then(|n| n.get(&e)) {
+            Some(note) => writeln!(out, " // {note}")?,
+            None => writeln!(out)?,
+        }
     }
     Ok(())
 }

@@ -1,0 +1,14 @@
+//! Term-ranking model reduction (SPEC §11): the reduced model is the modeller's own, with some
+//! additive terms of its equations deleted or frozen to their mean.
+//!
+//! `terms` lists the candidate terms and evaluates them along a reference run that `sample`
+//! simulates; `statistical` ranks them by their relative mean and spread within their
+//! equation; `operation` rewrites the flat model and guards each operation by its matching.
+
+pub mod operation;
+pub mod sample;
+pub mod statistical;
+pub mod terms;
+
+pub use operation::Operation;
+pub use terms::TermRef;

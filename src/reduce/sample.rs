@@ -1,0 +1,151 @@
+//! The reference run a reduction ranks against, and the verification runs of reduced models:
+//! a flat model simulated as one system, every variable sampled at evenly spread instants.
+
+use crate::causal::{EvalFailure, Point, WeakCycle, causal_form, initial_point};
+use crate::dae::{Dae, VarKind};
+use crate::diagnostics::Diagnostic;
+use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
+use crate::simulate::fixed_step::Method;
+use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
+use crate::structure::Unknown;
+
+use super::terms::AliasDerivatives;
+
+/// How to simulate: a fixed-step method at `step`, or the BDF at `tol`.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// `None`: the BDF.
+    pub method: Option<Method>,
+    pub start: f64,
+    pub stop: f64,
+    pub step: f64,
+    pub tol: f64,
+    /// Instants sampled, the first at `start` and the last at `stop` (at least 2).
+    pub samples: usize,
+}
+
+/// A simulated model: its prepared form (whose pool evaluates the flat model's expressions)
+/// and every variable and derivative at each sampled instant.
+pub struct Sampled {
+    pub prepared: Dae,
+    pub points: Vec<Point>,
+}
+
+/// Why a model could not be simulated.
+#[derive(Debug)]
+pub enum SampleError {
+    /// Structural analysis refused the model.
+    Structure(Vec<Diagnostic>),
+    /// A parameter or start value could not be evaluated.
+    Start(EvalFailure),
+    /// The simulation failed (with the prepared model and causal form its diagnostic names).
+    Run(Box<(Failure, Dae, crate::causal::Causal)>),
+}
+
+/// Simulates `flat` as `settings` say and samples it.
+pub fn sample(flat: &Dae, settings: &Settings) -> Result<Sampled, SampleError> {
+    let (mut prepared, _) = crate::structure::prepare(flat.clone());
+    let structure = crate::structure::analyse(&prepared).map_err(SampleError::Structure)?;
+    let causal = causal_form(&mut prepared, &structure);
+    let (causal, reads) = match causal.with_weak_reads_after_writers(&prepared) {
+        Ok(ordered) => (ordered, WeakReadsAs::Current),
+        Err(WeakCycle { causal, .. }) => (causal, WeakReadsAs::Held),
+    };
+    let jac = ode_jacobian_with(&mut prepared, &causal, reads);
+    let start = initial_point(&prepared).map_err(SampleError::Start)?;
+    let n = prepared.variables.len();
+    let mut outputs: Vec<Unknown> = prepared.var_ids().map(Unknown::Algebraic).collect();
+    outputs.extend(causal.states.iter().map(|&s| Unknown::Derivative(s)));
+    let intervals = match settings.method {
+        None => settings.samples as u64 - 1,
+        Some(_) => (((settings.stop - settings.start) / settings.step).round() as u64).max(1),
+    };
+    let options = Options {
+        method: settings.method.unwrap_or(Method::ImplicitEuler),
+        start: settings.start,
+        stop: settings.stop,
+        steps: intervals,
+        tol: settings.tol,
+        partition: Partition::None,
+        exchange: Exchange::GaussSeidel,
+        max_step: f64::INFINITY,
+    };
+    let model = Model {
+        dae: &prepared,
+        structure: &structure,
+        causal: &causal,
+        jac: &jac,
+    };
+    let result = match settings.method {
+        None => run::simulate_bdf(model, &start, &options, &outputs),
+        Some(_) => run::simulate(model, &start, &options, &outputs, |_| {}),
+    };
+    let trajectory = match result {
+        Ok(t) => t,
+        Err(f) => return Err(SampleError::Run(Box::new((f, prepared, causal)))),
+    };
+    let rows = sample_rows(&trajectory.times, settings.samples);
+    let mut points: Vec<Point> = rows
+        .into_iter()
+        .map(|k| {
+            let mut point = Point {
+                vars: trajectory.columns[..n].iter().map(|c| c[k]).collect(),
+                ders: vec![f64::NAN; n],
+                time: trajectory.times[k],
+            };
+            for (i, &s) in causal.states.iter().enumerate() {
+                point.ders[s.0 as usize] = trajectory.columns[n + i][k];
+            }
+            point
+        })
+        .collect();
+    let aliases = AliasDerivatives::new(&mut prepared);
+    for point in &mut points {
+        aliases.complete(&prepared, point);
+    }
+    Ok(Sampled { prepared, points })
+}
+
+/// The rows of the run nearest to `count` instants evenly spread over its time range.
+fn sample_rows(times: &[f64], count: usize) -> Vec<usize> {
+    let (first, last) = (times[0], times[times.len() - 1]);
+    (0..count)
+        .map(|k| {
+            let t = first + (last - first) * k as f64 / (count - 1).max(1) as f64;
+            let after = times.partition_point(|&s| s < t).min(times.len() - 1);
+            match after {
+                0 => 0,
+                a if (times[a] - t).abs() < (t - times[a - 1]).abs() => a,
+                a => a - 1,
+            }
+        })
+        .collect()
+}
+
+/// The largest deviation of `run` from `reference` over the unknowns (states, algebraic and
+/// alias variables) at the samples, in percent of each one's scale: its largest magnitude
+/// over the reference samples (1 where that is 0).
+pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
+    let unknowns = reference.prepared.var_ids().filter(|&v| {
+        matches!(
+            reference.prepared.var(v).kind,
+            VarKind::State | VarKind::Algebraic | VarKind::Alias
+        )
+    });
+    let mut worst = 0.0f64;
+    for v in unknowns {
+        let i = v.0 as usize;
+        let scale = reference
+            .points
+            .iter()
+            .map(|p| p.vars[i].abs())
+            .fold(0.0, f64::max);
+        let scale = if scale > 0.0 { scale } else { 1.0 };
+        for (r, p) in reference.points.iter().zip(&run.points) {
+            let d = (p.vars[i] - r.vars[i]).abs() / scale;
+            // A value that is no number is as far off as can be.
+            worst = worst.max(if d.is_nan() { f64::INFINITY } else { d });
+        }
+    }
+    100.0 * worst
+}

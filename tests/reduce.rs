@@ -1,0 +1,211 @@
+//! `mocca reduce` (SPEC §11, statistical ranking): its figures against a hand computation on a
+//! model whose trajectory is known in closed form, the matching guard, the reduced model it
+//! writes against the error `--verify` reports, and bad input.
+
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+
+use cli_support::{mocca, mocca_json, model_file, temp_path};
+
+/// `x = time` exactly; the terms of `y = 3*x + 0.01*x^2 + 0.5*cos(time)` are functions of time.
+const KNOWN: &str = "model Known
+  Real x(start = 0, fixed = true);
+  Real y;
+equation
+  der(x) = 1;
+  y = 3*x + 0.01*x^2 + 0.5*cos(time);
+end Known;";
+
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    (
+        m,
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt(),
+    )
+}
+
+#[test]
+fn statistical_figures_equal_a_hand_computation() {
+    let path = model_file("known", KNOWN);
+    let (samples, stop) = (11usize, 2.0);
+    let report = mocca_json(&[
+        "reduce",
+        path.to_str().expect("path"),
+        "--stop",
+        "2",
+        "--samples",
+        "11",
+        "--threshold",
+        "1e6",
+        "--format",
+        "json",
+    ]);
+    // The terms' values at t_k = k·T/10, computed here from the closed form.
+    let times: Vec<f64> = (0..samples)
+        .map(|k| stop * k as f64 / (samples - 1) as f64)
+        .collect();
+    let terms: [(&str, Vec<f64>); 4] = [
+        (
+            "y",
+            times
+                .iter()
+                .map(|t| 3.0 * t + 0.01 * t * t + 0.5 * t.cos())
+                .collect(),
+        ),
+        ("3*x", times.iter().map(|t| 3.0 * t).collect()),
+        ("0.01*x^2", times.iter().map(|t| 0.01 * t * t).collect()),
+        (
+            "0.5*cos(time)",
+            times.iter().map(|t| 0.5 * t.cos()).collect(),
+        ),
+    ];
+    let moments: Vec<(f64, f64)> = terms.iter().map(|(_, v)| mean_std(v)).collect();
+    let mean_scale = moments.iter().map(|m| m.0.abs()).sum::<f64>() / 4.0;
+    let std_scale = moments.iter().map(|m| m.1).sum::<f64>() / 4.0;
+    let ranking = report["ranking"].as_array().expect("ranking");
+    for ((name, _), (m, s)) in terms.iter().zip(&moments) {
+        let entry = ranking
+            .iter()
+            .find(|e| e["term"] == *name)
+            .unwrap_or_else(|| panic!("{name} in {report}"));
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * (1.0 + b.abs());
+        let field = |k: &str| entry[k].as_f64().expect("number");
+        assert!(close(field("mean"), *m), "{name} mean {entry}");
+        assert!(close(field("std"), *s), "{name} std {entry}");
+        assert!(close(field("m_r"), m / mean_scale), "{name} m_r {entry}");
+        assert!(close(field("sigma_r"), s / std_scale), "{name} σ_r {entry}");
+        assert_eq!(entry["line"], 6);
+    }
+    // Ranked by σ_r, smallest first.
+    let sigmas: Vec<f64> = ranking
+        .iter()
+        .map(|e| e["sigma_r"].as_f64().expect("σ_r"))
+        .collect();
+    assert!(sigmas.windows(2).all(|w| w[0] <= w[1]), "{sigmas:?}");
+}
+
+/// Deleting `y`, its equation's only unknown, would leave the equation nothing to solve: the
+/// operation is refused and the model keeps it.
+#[test]
+fn an_operation_that_breaks_the_matching_is_refused() {
+    let path = model_file(
+        "guard",
+        "model Guard
+           Real x(start = 100, fixed = true);
+           Real y;
+         equation
+           der(x) = -0.1*x;
+           y = x - x + 0.5;
+         end Guard;",
+    );
+    let out = temp_path("guard_reduced.mo");
+    let report = mocca_json(&[
+        "reduce",
+        path.to_str().expect("path"),
+        "--out",
+        out.to_str().expect("path"),
+        "--format",
+        "json",
+    ]);
+    let ranking = report["ranking"].as_array().expect("ranking");
+    let y = ranking.iter().find(|e| e["term"] == "y").expect("y ranked");
+    assert_eq!(y["operation"], "delete", "{y}");
+    assert_eq!(y["applied"], false, "{y}");
+    assert_eq!(y["outcome"], "refused: no perfect matching");
+    let written = std::fs::read_to_string(&out).expect("written");
+    // (The flat model prints the side simplified: x − x is 0.)
+    assert!(written.contains("  y = 0.5;"), "{written}");
+    assert!(!written.contains("mocca reduce"), "{written}");
+}
+
+/// The quarter car reduced with `--verify`: the model written parses, flattens and
+/// simulates, and its deviation from the full model is the error reported for the last
+/// operation applied.
+#[test]
+fn the_written_model_simulates_to_the_verified_error() {
+    let out = temp_path("quarter_car_reduced.mo");
+    let common = ["--stop", "3", "--samples", "31"];
+    let mut args = vec![
+        "reduce",
+        "examples/quarter_car.mo",
+        "--verify",
+        "--format",
+        "json",
+    ];
+    args.extend(common);
+    args.extend(["--out", out.to_str().expect("path")]);
+    let report = mocca_json(&args);
+    let applied: Vec<&serde_json::Value> = report["ranking"]
+        .as_array()
+        .expect("ranking")
+        .iter()
+        .filter(|e| e["applied"] == true)
+        .collect();
+    assert!(!applied.is_empty(), "{report}");
+    let reported = applied.last().expect("one").as_object().expect("entry")["actual"]
+        .as_f64()
+        .expect("actual");
+    let run = |model: &str| {
+        let (csv, err, code) = cli_support::simulate_csv(
+            "reduce_check",
+            &[
+                "simulate", model, "--method", "bdf", "--stop", "3", "--step", "0.1", "--vars",
+                "all",
+            ],
+        );
+        assert_eq!(code, 0, "{model}: {err}");
+        let mut lines = csv.lines();
+        let names: Vec<String> = lines
+            .next()
+            .expect("header")
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let rows: Vec<Vec<f64>> = lines
+            .map(|l| l.split(',').map(|v| v.parse().expect("number")).collect())
+            .collect();
+        (names, rows)
+    };
+    let (names, full) = run("examples/quarter_car.mo");
+    let (reduced_names, reduced) = run(out.to_str().expect("path"));
+    assert_eq!(names, reduced_names);
+    let mut worst = 0.0f64;
+    for c in 1..names.len() {
+        let scale = full.iter().map(|r| r[c].abs()).fold(0.0, f64::max);
+        let scale = if scale > 0.0 { scale } else { 1.0 };
+        for (a, b) in full.iter().zip(&reduced) {
+            worst = worst.max((a[c] - b[c]).abs() / scale);
+        }
+    }
+    let percent = 100.0 * worst;
+    assert!(
+        (percent - reported).abs() <= 1e-6 * (1.0 + reported),
+        "simulated {percent} vs reported {reported}"
+    );
+    assert!(reported <= 5.0);
+}
+
+#[test]
+fn bad_reduce_input_is_refused() {
+    let car = "examples/quarter_car.mo";
+    for args in [
+        &["reduce", car, "--component", "nowhere"][..],
+        &["reduce", car, "--metric", "magic"],
+        &["reduce", car, "--samples", "1"],
+        &["reduce", car, "--stop", "0"],
+        &["reduce", car, "--method", "mixed-euler"],
+    ] {
+        let (_, err, code) = mocca(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    // A reference run that fails: the model blows up at t = 1.
+    let path = model_file(
+        "blowup",
+        "model Blowup Real x(start = 1, fixed = true); equation der(x) = x^2; end Blowup;",
+    );
+    let (_, err, code) = mocca(&["reduce", path.to_str().expect("path"), "--stop", "2"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("reference run"), "{err}");
+}
