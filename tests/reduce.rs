@@ -209,3 +209,92 @@ fn bad_reduce_input_is_refused() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("reference run"), "{err}");
 }
+
+/// Sherman–Morrison against a direct solve: for every candidate operation of the flat quarter
+/// car at three sample instants, `Δ = −δ u / (1 + vᵀu)` equals the solution of
+/// `(J_F + e_l vᵀ) Δ = −e_l δ` to 1e-9, and the gradient `v` equals central differences of `δ`.
+#[test]
+fn the_one_step_prediction_equals_a_direct_solve() {
+    use mocca::reduce::onestep::{Linearised, change, step};
+    use mocca::reduce::sample::{Settings, sample};
+    use mocca::reduce::{Operation, terms};
+    use nalgebra::{DMatrix, DVector};
+
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quarter_car.mo");
+    let mut sources = mocca::source::SourceMap::new();
+    let ids = mocca::load::load_paths(&mut sources, &[path]).expect("loads");
+    let flat = mocca::frontend::flatten_sources(sources, &ids, None, &[])
+        .unwrap_or_else(|_| panic!("flattens"))
+        .dae;
+    let settings = Settings {
+        method: None,
+        start: 0.0,
+        stop: 3.0,
+        step: 1e-3,
+        tol: 1e-8,
+        samples: 7,
+    };
+    let mut reference = sample(&flat, &settings).unwrap_or_else(|_| panic!("simulates"));
+    let h = 0.01;
+    let lin = Linearised::new(&flat, &mut reference.prepared.pool, h).expect("square");
+    let mut checked = 0;
+    for t in terms::candidates(&flat, None) {
+        let expr = flat.equations[t.equation].terms[t.term].expr;
+        let sign = -flat.equations[t.equation].terms[t.term].sign;
+        for op in [Operation::Delete, Operation::Replace(0.25)] {
+            let pool = &mut reference.prepared.pool;
+            let delta_expr = change(pool, &flat, t, op);
+            let gradient = lin.gradient(pool, expr);
+            let pool = &reference.prepared.pool;
+            for point in reference.points.iter().step_by(3) {
+                let j = lin.matrix(pool, point);
+                let n = j.nrows();
+                let mut e = DVector::zeros(n);
+                e[t.equation] = 1.0;
+                let u = j.clone().lu().solve(&e).expect("J_F regular");
+                let delta = pool.eval(delta_expr, point).expect("δ");
+                let v: Vec<(usize, f64)> = gradient
+                    .iter()
+                    .map(|&(i, g)| (i, sign * pool.eval(g, point).expect("v")))
+                    .collect();
+                // v against central differences of δ in z and, over h, in ẋ.
+                for &(i, vi) in &v {
+                    let var = lin.unknowns[i].0 as usize;
+                    let at = |dv: f64, dd: f64| {
+                        let mut p = point.clone();
+                        p.vars[var] += dv;
+                        p.ders[var] += dd;
+                        pool.eval(delta_expr, &p).expect("δ")
+                    };
+                    let eps = 1e-6 * (1.0 + point.vars[var].abs());
+                    let by_value = (at(eps, 0.0) - at(-eps, 0.0)) / (2.0 * eps);
+                    let by_rate = (at(0.0, eps) - at(0.0, -eps)) / (2.0 * eps);
+                    let fd = by_value + by_rate / h;
+                    assert!(
+                        (vi - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+                        "{t:?} v[{i}] {vi} vs {fd}"
+                    );
+                }
+                let mut modified: DMatrix<f64> = j.clone();
+                for &(i, vi) in &v {
+                    modified[(t.equation, i)] += vi;
+                }
+                let Some(predicted) = step(&u, delta, &v) else {
+                    assert!(
+                        modified.lu().solve(&e).is_none_or(|x| x.amax() > 1e8),
+                        "{t:?}"
+                    );
+                    continue;
+                };
+                let direct = modified.lu().solve(&(-delta * &e)).expect("regular");
+                let scale = 1.0 + direct.amax();
+                assert!(
+                    (&predicted - &direct).amax() <= 1e-9 * scale,
+                    "{t:?} {op:?}: {predicted} vs {direct}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "{checked} predictions checked");
+}

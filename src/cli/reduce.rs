@@ -13,19 +13,24 @@ use super::Format;
 use super::model::{ModelArgs, load_and_flatten};
 use super::simulate::{Integrator, MethodArg};
 use super::table::{Align, print_table};
+use crate::causal::Point;
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
+use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
+use crate::reduce::onestep::{Linearised, change, error_percent as step_error, scales, step};
 use crate::reduce::operation::{Reduced, apply, keeps_perfect_matching};
 use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
 use crate::reduce::statistical::{Figures, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, values};
 use crate::reduce::{Operation, TermRef};
 use crate::source::SourceMap;
+use nalgebra::DVector;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
     Statistical,
+    Onestep,
 }
 
 #[derive(Args, Debug)]
@@ -33,7 +38,8 @@ pub struct ReduceArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// How terms are ranked: `statistical`, by their relative mean and spread within their
-    /// equation over the reference samples
+    /// equation over the reference samples; `onestep`, by the error one Newton step of the
+    /// reduced system predicts (Sherman–Morrison, one factorization of J_F per sample)
     #[arg(long, value_enum, default_value_t = MetricArg::Statistical)]
     pub metric: MetricArg,
     /// Instants of the reference run the terms are evaluated at
@@ -43,8 +49,8 @@ pub struct ReduceArgs {
     /// mean, its relative mean |m_r|) is below this
     #[arg(long, default_value_t = 0.1, value_parser = super::cycles::positive)]
     pub threshold: f64,
-    /// The error bound, in percent of each variable's scale, that `--verify` holds every
-    /// applied operation to
+    /// The error bound, in percent of each variable's scale: the accumulated predicted error
+    /// of the operations applied (`onestep`), and each verified error (`--verify`)
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = super::cycles::positive)]
     pub tol: f64,
     /// Only the terms of this component instance (and the instances inside it)
@@ -60,7 +66,7 @@ pub struct ReduceArgs {
     /// The reference run's method: `bdf` (default) or a fixed-step method
     #[arg(long, value_enum, default_value_t = MethodArg::Bdf)]
     pub method: MethodArg,
-    /// The fixed-step methods' step
+    /// The fixed-step methods' step, and `onestep`'s BDF1 step h (J_F = ∂F/∂z + ∂F/∂ẋ / h)
     #[arg(long, default_value_t = 1e-3, value_parser = super::cycles::positive)]
     pub step: f64,
     /// The start time
@@ -78,7 +84,10 @@ pub struct ReduceArgs {
 struct Entry {
     term: TermRef,
     described: Described,
-    figures: Figures,
+    /// `statistical`'s figures.
+    figures: Option<Figures>,
+    /// `onestep`'s predicted error, in percent (`None` when the operation is illegal).
+    predicted: Option<f64>,
     operation: Operation,
     /// The error of the reduced model with this operation, with `--verify`.
     actual: Option<f64>,
@@ -94,6 +103,10 @@ enum Outcome {
     Undone,
     /// `--verify`: the reduced model did not initialise or simulate.
     Fails,
+    /// `onestep`: `1 + vᵀu` vanishes at a sample, the reduced system is singular.
+    Illegal,
+    /// `onestep`: the accumulated predicted error would exceed `--tol`.
+    Bound,
 }
 
 impl Outcome {
@@ -103,6 +116,8 @@ impl Outcome {
             Outcome::Refused => "refused: no perfect matching",
             Outcome::Undone => "undone: error above --tol",
             Outcome::Fails => "undone: the reduced model does not simulate",
+            Outcome::Illegal => "illegal: the reduced system is singular",
+            Outcome::Bound => "not applied: the predicted error bound is reached",
         }
     }
 }
@@ -131,7 +146,15 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return sample_failure(&flat.sources, e, "in the reference run"),
     };
-    let mut entries = rank(&flat.dae, &flat.sources, &reference, args);
+    let mut reference = reference;
+    let ranked = match args.metric {
+        MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
+        MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args),
+    };
+    let mut entries = match ranked {
+        Ok(entries) => entries,
+        Err(message) => return super::failure_without_source(message, ExitCode::from(1)),
+    };
     let reduced = apply_in_order(&flat.dae, &reference, &settings, args, &mut entries);
     if let Some(path) = &args.out {
         let notes = notes(&entries);
@@ -147,7 +170,10 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         .collect();
     match args.model.format() {
         Format::Json => super::print_json(&json!({
-            "metric": "statistical",
+            "metric": match args.metric {
+                MetricArg::Statistical => "statistical",
+                MetricArg::Onestep => "onestep",
+            },
             "samples": args.samples,
             "threshold": args.threshold,
             "tol": args.tol,
@@ -201,7 +227,8 @@ fn rank(flat: &Dae, sources: &SourceMap, reference: &Sampled, args: &ReduceArgs)
                 entries.push(Entry {
                     term: t,
                     described: describe(flat, sources, t),
-                    figures: f,
+                    figures: Some(f),
+                    predicted: None,
                     operation,
                     actual: None,
                     outcome: Outcome::Applied,
@@ -209,13 +236,118 @@ fn rank(flat: &Dae, sources: &SourceMap, reference: &Sampled, args: &ReduceArgs)
             }
         }
     }
-    entries.sort_by(|a, b| {
-        a.figures
-            .sigma_r
-            .total_cmp(&b.figures.sigma_r)
-            .then(a.term.cmp(&b.term))
-    });
+    let sigma = |e: &Entry| e.figures.map_or(f64::INFINITY, |f| f.sigma_r);
+    entries.sort_by(|a, b| sigma(a).total_cmp(&sigma(b)).then(a.term.cmp(&b.term)));
     entries
+}
+
+/// The candidate operations ranked by the error one Newton step of the reduced system predicts
+/// (SPEC §11): per term, deleting it, or else replacing it by its mean; illegal operations last.
+fn rank_onestep(
+    flat: &Dae,
+    sources: &SourceMap,
+    reference: &mut Sampled,
+    args: &ReduceArgs,
+) -> Result<Vec<Entry>, String> {
+    let pool = &mut reference.prepared.pool;
+    let lin = Linearised::new(flat, pool, args.step)
+        .ok_or("the flat model has not as many equations as unknowns")?;
+    let scales = scales(&lin, &reference.points);
+    let terms = candidates(flat, args.component.as_deref());
+    // Per term: the change and its gradient for deleting it and for replacing it by its mean.
+    let mut options: Vec<(TermRef, [Candidate; 2])> = Vec::with_capacity(terms.len());
+    for &t in &terms {
+        let sampled = values(flat, &reference.prepared, t, &reference.points);
+        let mean = sampled.iter().sum::<f64>() / sampled.len() as f64;
+        let pool = &mut reference.prepared.pool;
+        let term = flat.equations[t.equation].terms[t.term].expr;
+        let gradient = lin.gradient(pool, term);
+        let candidate = |pool: &mut ExprPool, op| Candidate {
+            op,
+            change: change(pool, flat, t, op),
+            gradient: gradient.clone(),
+            sign: -flat.equations[t.equation].terms[t.term].sign,
+            worst: Some(0.0),
+        };
+        let delete = candidate(pool, Operation::Delete);
+        let replace = candidate(pool, Operation::Replace(mean));
+        options.push((t, [delete, replace]));
+    }
+    let pool = &reference.prepared.pool;
+    for point in &reference.points {
+        let j = lin.matrix(pool, point);
+        let lu = j.lu();
+        let mut solved: Option<(usize, DVector<f64>)> = None;
+        for (t, pair) in options.iter_mut() {
+            if solved.as_ref().is_none_or(|(l, _)| *l != t.equation) {
+                let mut e = DVector::zeros(lin.unknowns.len());
+                e[t.equation] = 1.0;
+                let u = lu.solve(&e).ok_or_else(|| {
+                    format!(
+                        "J_F is singular at time {}: the one-step prediction needs it regular",
+                        point.time
+                    )
+                })?;
+                solved = Some((t.equation, u));
+            }
+            let u = &solved.as_ref().expect("solved").1;
+            for c in pair.iter_mut() {
+                c.observe(pool, point, u, &scales);
+            }
+        }
+    }
+    let mut entries: Vec<Entry> = options
+        .into_iter()
+        .map(|(t, [delete, replace])| {
+            let chosen = match (delete.worst, replace.worst) {
+                (Some(d), Some(r)) if d > args.tol && r < d => replace,
+                (None, Some(_)) => replace,
+                _ => delete,
+            };
+            Entry {
+                term: t,
+                described: describe(flat, sources, t),
+                figures: None,
+                predicted: chosen.worst,
+                operation: chosen.op,
+                actual: None,
+                outcome: if chosen.worst.is_some() {
+                    Outcome::Applied
+                } else {
+                    Outcome::Illegal
+                },
+            }
+        })
+        .collect();
+    let key = |e: &Entry| e.predicted.unwrap_or(f64::INFINITY);
+    entries.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.term.cmp(&b.term)));
+    Ok(entries)
+}
+
+/// One operation of `onestep`: its change `δ`, the gradient of its term, and its worst predicted
+/// error so far (`None` once it was illegal at a sample).
+struct Candidate {
+    op: Operation,
+    change: ExprId,
+    gradient: Vec<(usize, ExprId)>,
+    /// `∇δ = sign · ∇t`: −(the term's sign in the residual) for both operations.
+    sign: f64,
+    worst: Option<f64>,
+}
+
+impl Candidate {
+    fn observe(&mut self, pool: &ExprPool, point: &Point, u: &DVector<f64>, scales: &[f64]) {
+        let Some(worst) = self.worst else {
+            return;
+        };
+        let delta = pool.eval(self.change, point).unwrap_or(f64::NAN);
+        let v: Vec<(usize, f64)> = self
+            .gradient
+            .iter()
+            .map(|&(i, e)| (i, self.sign * pool.eval(e, point).unwrap_or(f64::NAN)))
+            .collect();
+        self.worst = step(u, delta, &v).map(|d| worst.max(step_error(&d, scales)));
+    }
 }
 
 /// Applies the entries' operations one by one in rank order, each guarded and, with
@@ -230,7 +362,17 @@ fn apply_in_order(
     let mut applied: Vec<(TermRef, Operation)> = Vec::new();
     let mut bar = super::cycles::ProgressBar::new("verify");
     let total = entries.len() as u64;
+    let mut accumulated = 0.0;
     for (k, entry) in entries.iter_mut().enumerate() {
+        if entry.outcome == Outcome::Illegal {
+            continue;
+        }
+        if let Some(p) = entry.predicted
+            && accumulated + p > args.tol
+        {
+            entry.outcome = Outcome::Bound;
+            continue;
+        }
         applied.push((entry.term, entry.operation));
         let trial = apply(flat, &applied);
         entry.outcome = if !keeps_perfect_matching(&trial.dae) {
@@ -248,7 +390,9 @@ fn apply_in_order(
         } else {
             Outcome::Applied
         };
-        if entry.outcome != Outcome::Applied {
+        if entry.outcome == Outcome::Applied {
+            accumulated += entry.predicted.unwrap_or(0.0);
+        } else {
             applied.pop();
         }
     }
@@ -288,11 +432,11 @@ fn entry_json(e: &Entry) -> Value {
             Operation::Replace(c) => Some(c),
             Operation::Delete => None,
         },
-        "mean": e.figures.mean,
-        "std": e.figures.std,
-        "m_r": e.figures.m_r,
-        "sigma_r": e.figures.sigma_r,
-        "predicted": Value::Null,
+        "mean": e.figures.map(|f| f.mean),
+        "std": e.figures.map(|f| f.std),
+        "m_r": e.figures.map(|f| f.m_r),
+        "sigma_r": e.figures.map(|f| f.sigma_r),
+        "predicted": e.predicted,
         "actual": e.actual,
         "applied": e.outcome == Outcome::Applied,
         "outcome": e.outcome.name(),
@@ -304,10 +448,19 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
         .iter()
         .filter(|e| e.outcome == Outcome::Applied)
         .count();
+    let how = match args.metric {
+        MetricArg::Statistical => {
+            format!("statistical ranking, threshold {}", Number(args.threshold))
+        }
+        MetricArg::Onestep => format!(
+            "one-step ranking, h = {}, bound {} %",
+            Number(args.step),
+            Number(args.tol)
+        ),
+    };
     outln!(
-        "statistical ranking over {} samples, threshold {}: {} candidate operations, {applied} applied",
+        "{how}, over {} samples: {} candidate operations, {applied} applied",
         args.samples,
-        Number(args.threshold),
         entries.len()
     );
     if !entries.is_empty() {
@@ -322,8 +475,11 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
                         Operation::Delete => "delete".to_string(),
                         Operation::Replace(c) => format!("replace by {}", Number(c)),
                     },
-                    format!("{:.3e}", e.figures.m_r),
-                    format!("{:.3e}", e.figures.sigma_r),
+                    e.figures
+                        .map_or("-".to_string(), |f| format!("{:.3e}", f.m_r)),
+                    e.figures
+                        .map_or("-".to_string(), |f| format!("{:.3e}", f.sigma_r)),
+                    e.predicted.map_or("-".to_string(), |p| format!("{p:.3}")),
                     e.actual.map_or("-".to_string(), |a| format!("{a:.3}")),
                     e.outcome.name().to_string(),
                 ]
@@ -336,6 +492,7 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
             "operation",
             "m_r",
             "σ_r",
+            "predicted %",
             "actual %",
             "outcome",
         ];
@@ -344,6 +501,7 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
             Align::Right,
             Align::Left,
             Align::Left,
+            Align::Right,
             Align::Right,
             Align::Right,
             Align::Right,

@@ -3,8 +3,9 @@
 //!
 //! `terms` lists the candidate terms and evaluates them along a reference run that `sample`
 //! simulates; `statistical` ranks them by their relative mean and spread within their
-//! equation; `operation` rewrites the flat model and guards each operation by its matching.
+//! equation, `onestep` by the error one Newton step of the reduced system predicts; `operation` rewrites the flat model and guards each operation by its matching.
 
+pub mod onestep;
 pub mod operation;
 pub mod sample;
 pub mod statistical;
