@@ -105,6 +105,8 @@ enum Outcome {
     Fails,
     /// `onestep`: `1 + vᵀu` vanishes at a sample, the reduced system is singular.
     Illegal,
+    /// `onestep`: the change or its gradient is not a number at a sample.
+    Unevaluable,
     /// `onestep`: the accumulated predicted error would exceed `--tol`.
     Bound,
 }
@@ -117,6 +119,7 @@ impl Outcome {
             Outcome::Undone => "undone: error above --tol",
             Outcome::Fails => "undone: the reduced model does not simulate",
             Outcome::Illegal => "illegal: the reduced system is singular",
+            Outcome::Unevaluable => "not predicted: the term cannot be evaluated at the samples",
             Outcome::Bound => "not applied: the predicted error bound is reached",
         }
     }
@@ -267,7 +270,7 @@ fn rank_onestep(
             change: change(pool, flat, t, op),
             gradient: gradient.clone(),
             sign: -flat.equations[t.equation].terms[t.term].sign,
-            worst: Some(0.0),
+            worst: Ok(0.0),
         };
         let delete = candidate(pool, Operation::Delete);
         let replace = candidate(pool, Operation::Replace(mean));
@@ -300,22 +303,18 @@ fn rank_onestep(
         .into_iter()
         .map(|(t, [delete, replace])| {
             let chosen = match (delete.worst, replace.worst) {
-                (Some(d), Some(r)) if d > args.tol && r < d => replace,
-                (None, Some(_)) => replace,
+                (Ok(d), Ok(r)) if d > args.tol && r < d => replace,
+                (Err(_), Ok(_)) => replace,
                 _ => delete,
             };
             Entry {
                 term: t,
                 described: describe(flat, sources, t),
                 figures: None,
-                predicted: chosen.worst,
+                predicted: chosen.worst.ok(),
                 operation: chosen.op,
                 actual: None,
-                outcome: if chosen.worst.is_some() {
-                    Outcome::Applied
-                } else {
-                    Outcome::Illegal
-                },
+                outcome: chosen.worst.err().unwrap_or(Outcome::Applied),
             }
         })
         .collect();
@@ -332,12 +331,13 @@ struct Candidate {
     gradient: Vec<(usize, ExprId)>,
     /// `∇δ = sign · ∇t`: −(the term's sign in the residual) for both operations.
     sign: f64,
-    worst: Option<f64>,
+    /// The largest predicted error so far, or why there is none.
+    worst: Result<f64, Outcome>,
 }
 
 impl Candidate {
     fn observe(&mut self, pool: &ExprPool, point: &Point, u: &DVector<f64>, scales: &[f64]) {
-        let Some(worst) = self.worst else {
+        let Ok(worst) = self.worst else {
             return;
         };
         let delta = pool.eval(self.change, point).unwrap_or(f64::NAN);
@@ -346,7 +346,14 @@ impl Candidate {
             .iter()
             .map(|&(i, e)| (i, self.sign * pool.eval(e, point).unwrap_or(f64::NAN)))
             .collect();
-        self.worst = step(u, delta, &v).map(|d| worst.max(step_error(&d, scales)));
+        if delta.is_nan() || v.iter().any(|(_, x)| x.is_nan()) {
+            self.worst = Err(Outcome::Unevaluable);
+            return;
+        }
+        self.worst = match step(u, delta, &v) {
+            Some(d) => Ok(worst.max(step_error(&d, scales))),
+            None => Err(Outcome::Illegal),
+        };
     }
 }
 
@@ -364,7 +371,7 @@ fn apply_in_order(
     let total = entries.len() as u64;
     let mut accumulated = 0.0;
     for (k, entry) in entries.iter_mut().enumerate() {
-        if entry.outcome == Outcome::Illegal {
+        if matches!(entry.outcome, Outcome::Illegal | Outcome::Unevaluable) {
             continue;
         }
         if let Some(p) = entry.predicted

@@ -123,10 +123,16 @@ fn sample_rows(times: &[f64], count: usize) -> Vec<usize> {
 }
 
 /// The largest deviation of `run` from `reference` over the unknowns (states, algebraic and
-/// alias variables) at the samples, in percent of each one's scale: its largest magnitude
+/// alias variables) both have at the samples, in percent of each one's scale: its largest magnitude
 /// over the reference samples (1 where that is 0).
 pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
-    let unknowns = reference.prepared.var_ids().filter(|&v| {
+    // Both models' own variables come first; index reduction may add some after them (the
+    // dummy derivatives), which the two need not share.
+    let shared = |v: &crate::expr::VarId| {
+        let i = v.0 as usize;
+        i < reference.points[0].vars.len() && i < run.points[0].vars.len()
+    };
+    let unknowns = reference.prepared.var_ids().filter(shared).filter(|&v| {
         matches!(
             reference.prepared.var(v).kind,
             VarKind::State | VarKind::Algebraic | VarKind::Alias

@@ -84,10 +84,13 @@ pub fn describe(dae: &Dae, sources: &SourceMap, t: TermRef) -> Described {
     }
 }
 
-/// The derivatives of the variables alias elimination removed, as expressions over the
-/// derivatives of the variables they alias (`der(v) = Σ ∂b/∂w·der(w) + ∂b/∂t` for the binding
-/// `v = b`), so that a term reading `der(v)` of an alias can be evaluated.
+/// The derivatives of the flat model's states that the prepared model does not integrate, so
+/// that a term reading one can be evaluated: a state index reduction demoted has its
+/// derivative in the dummy variable `der(v)`; an alias's is an expression over the derivatives
+/// of the variables it aliases (`der(v) = Σ ∂b/∂w·der(w) + ∂b/∂t` for the binding `v = b`).
 pub struct AliasDerivatives {
+    /// `(v, dummy)`: `der(v)` is the value of `dummy`.
+    dummies: Vec<(VarId, VarId)>,
     exprs: Vec<(VarId, ExprId)>,
 }
 
@@ -99,6 +102,14 @@ impl AliasDerivatives {
             .var_ids()
             .filter(|&v| prepared.var(v).kind == VarKind::Alias)
             .filter_map(|v| prepared.var(v).binding.map(|b| (v, b)))
+            .collect();
+        let dummies = prepared
+            .var_ids()
+            .filter_map(|w| {
+                let name = &prepared.var(w).name;
+                let inner = name.strip_prefix("der(")?.strip_suffix(')')?;
+                Some((prepared.lookup(inner)?, w))
+            })
             .collect();
         let pool = &mut prepared.pool;
         let exprs = aliases
@@ -120,11 +131,14 @@ impl AliasDerivatives {
                 (v, total)
             })
             .collect();
-        AliasDerivatives { exprs }
+        AliasDerivatives { dummies, exprs }
     }
 
     /// Fills `point.ders` of the aliases (NaN where a derivative they read is not known).
     pub fn complete(&self, prepared: &Dae, point: &mut Point) {
+        for &(v, dummy) in &self.dummies {
+            point.ders[v.0 as usize] = point.vars[dummy.0 as usize];
+        }
         for &(v, e) in &self.exprs {
             point.ders[v.0 as usize] = prepared.pool.eval(e, point).unwrap_or(f64::NAN);
         }
