@@ -320,7 +320,10 @@ fn the_component_quarter_car_reduces_by_both_metrics() {
             "json",
         ]);
         let ranking = report["ranking"].as_array().expect("ranking");
-        assert!(ranking.iter().any(|e| e["applied"] == true), "{metric}: {report}");
+        assert!(
+            ranking.iter().any(|e| e["applied"] == true),
+            "{metric}: {report}"
+        );
         if metric == "onestep" {
             let dampers: Vec<&serde_json::Value> = ranking
                 .iter()

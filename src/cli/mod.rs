@@ -32,6 +32,7 @@ mod model;
 mod parse;
 mod partition;
 mod reduce;
+mod script;
 mod separability;
 mod simulate;
 mod table;
@@ -87,6 +88,8 @@ pub enum Command {
     /// Term-ranking reduction: rank the terms of the equations against a reference run,
     /// delete or freeze the negligible ones, write the reduced model
     Reduce(reduce::ReduceArgs),
+    /// Run an OpenModelica-style script of loadFile, simulate, reduceDAE and cycles calls
+    Script(script::ScriptArgs),
     /// Cycle analysis: per-state step bounds, stiffness and separability indices, a partition
     /// proposal and parallelisable cycle sets
     Cycles(cycles::CyclesArgs),
@@ -133,6 +136,7 @@ impl Command {
             Command::Simulate(a) => a.model.format(),
             Command::Compare(a) => a.model.format(),
             Command::Reduce(a) => a.model.format(),
+            Command::Script(_) => Format::Text,
             Command::Cycles(a) => a.model.format(),
             Command::Separability(a) => a.model.format(),
         }
@@ -152,6 +156,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Reduce(args) => reduce::run(&args),
+        Command::Script(args) => script::run(&args),
         Command::Cycles(args) => cycles::run(&args),
         Command::Separability(args) => separability::run(&args),
     }
