@@ -64,7 +64,66 @@ pub fn eliminate(dae: Dae) -> Dae {
             None => break,
         }
     }
+    resolve_alias_chains(&mut out);
     out
+}
+
+/// A later round may eliminate the variable an earlier round bound an alias to, so that the
+/// earlier binding reads another alias (whose value nothing computes). Substituting bindings
+/// into each other leaves every alias reading non-alias variables only; the chains end, as each
+/// round binds to a variable that round keeps.
+fn resolve_alias_chains(out: &mut Dae) {
+    let mut resolved: Vec<Option<ExprId>> = vec![None; out.variables.len()];
+    let mut done = Substituted::default();
+    for x in 0..out.variables.len() {
+        resolve_binding(out, x, &mut resolved, &mut done);
+    }
+}
+
+/// The binding of alias `x` over non-alias variables (memoised in `resolved`); `None` for a
+/// variable that is no alias.
+fn resolve_binding(
+    out: &mut Dae,
+    x: usize,
+    resolved: &mut [Option<ExprId>],
+    done: &mut Substituted,
+) -> Option<ExprId> {
+    if let Some(e) = resolved[x] {
+        return Some(e);
+    }
+    let var = &out.variables[x];
+    let binding = match (var.kind, var.binding) {
+        (VarKind::Alias, Some(b)) => b,
+        _ => return None,
+    };
+    let mut aliases = Vec::new();
+    out.pool.visit_leaves(binding, |n| {
+        if let Node::Var(w) = n
+            && out.variables[w.0 as usize].kind == VarKind::Alias
+        {
+            aliases.push(w.0 as usize);
+        }
+    });
+    let bound: Vec<(usize, ExprId)> = aliases
+        .into_iter()
+        .filter_map(|w| resolve_binding(out, w, resolved, done).map(|e| (w, e)))
+        .collect();
+    let result = if bound.is_empty() {
+        binding
+    } else {
+        done.clear();
+        let mut map = |_: &mut ExprPool, node| match node {
+            Node::Var(w) => bound
+                .iter()
+                .find(|(a, _)| *a == w.0 as usize)
+                .map(|&(_, e)| e),
+            _ => None,
+        };
+        out.pool.substitute_with(binding, &mut map, done)
+    };
+    out.variables[x].binding = Some(result);
+    resolved[x] = Some(result);
+    Some(result)
 }
 
 /// One round of elimination in place, looking only at the equations flagged in `rewritten`:
