@@ -18,6 +18,7 @@ use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
+use crate::reduce::activity::activities;
 use crate::reduce::onestep::{Linearised, change, error_percent as step_error, scales, step};
 use crate::reduce::operation::{Reduced, apply, keeps_perfect_matching};
 use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
@@ -31,6 +32,17 @@ use nalgebra::DVector;
 pub enum MetricArg {
     Statistical,
     Onestep,
+    Activity,
+}
+
+impl MetricArg {
+    fn name(self) -> &'static str {
+        match self {
+            MetricArg::Statistical => "statistical",
+            MetricArg::Onestep => "onestep",
+            MetricArg::Activity => "activity",
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -39,7 +51,8 @@ pub struct ReduceArgs {
     pub model: ModelArgs,
     /// How terms are ranked: `statistical`, by their relative mean and spread within their
     /// equation over the reference samples; `onestep`, by the error one Newton step of the
-    /// reduced system predicts (Sherman–Morrison, one factorization of J_F per sample)
+    /// reduced system predicts (Sherman–Morrison, one factorization of J_F per sample);
+    /// `activity`, components by the energy through their connectors (no operation)
     #[arg(long, value_enum, default_value_t = MetricArg::Statistical)]
     pub metric: MetricArg,
     /// Instants of the reference run the terms are evaluated at
@@ -153,6 +166,11 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
     let ranked = match args.metric {
         MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
         MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args),
+        MetricArg::Activity => {
+            print_activity(&activities(&flat.dae, &reference.points), args);
+            super::leave_allocated((flat, reference));
+            return ExitCode::SUCCESS;
+        }
     };
     let mut entries = match ranked {
         Ok(entries) => entries,
@@ -173,10 +191,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         .collect();
     match args.model.format() {
         Format::Json => super::print_json(&json!({
-            "metric": match args.metric {
-                MetricArg::Statistical => "statistical",
-                MetricArg::Onestep => "onestep",
-            },
+            "metric": args.metric.name(),
             "samples": args.samples,
             "threshold": args.threshold,
             "tol": args.tol,
@@ -456,7 +471,7 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
         .filter(|e| e.outcome == Outcome::Applied)
         .count();
     let how = match args.metric {
-        MetricArg::Statistical => {
+        MetricArg::Statistical | MetricArg::Activity => {
             format!("statistical ranking, threshold {}", Number(args.threshold))
         }
         MetricArg::Onestep => format!(
@@ -518,6 +533,54 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
     }
     for eq in initial {
         outln!("dropped initial equation `{eq} = 0`: it reads a derivative the reduction removed");
+    }
+}
+
+/// The components by activity, most active first, with their share and the accumulated share.
+fn print_activity(activity: &BTreeMap<String, f64>, args: &ReduceArgs) {
+    let mut ranked: Vec<(&String, f64)> = activity.iter().map(|(c, &a)| (c, a)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: f64 = ranked.iter().map(|(_, a)| a).sum();
+    let mut accumulated = 0.0;
+    let rows: Vec<(&String, f64, f64, f64)> = ranked
+        .into_iter()
+        .map(|(c, a)| {
+            accumulated += a;
+            (c, a, 100.0 * a / total, 100.0 * accumulated / total)
+        })
+        .collect();
+    match args.model.format() {
+        Format::Json => super::print_json(&json!({
+            "metric": "activity",
+            "samples": args.samples,
+            "total": total,
+            "components": rows.iter().map(|(c, a, r, acc)| json!({
+                "component": c, "activity": a, "relative": r, "accumulated": acc,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Text => {
+            outln!(
+                "energy activity over {} samples from {} to {}: {} components",
+                args.samples,
+                Number(args.start),
+                Number(args.stop),
+                rows.len()
+            );
+            let table: Vec<Vec<String>> = rows
+                .iter()
+                .map(|(c, a, r, acc)| {
+                    vec![
+                        c.to_string(),
+                        format!("{a:.6e}"),
+                        format!("{r:.3}"),
+                        format!("{acc:.3}"),
+                    ]
+                })
+                .collect();
+            let header = ["component", "activity (J)", "relative %", "accumulated %"];
+            let align = [Align::Left, Align::Right, Align::Right, Align::Right];
+            print_table(&header, &table, &align);
+        }
     }
 }
 

@@ -3,8 +3,11 @@
 //!
 //! `terms` lists the candidate terms and evaluates them along a reference run that `sample`
 //! simulates; `statistical` ranks them by their relative mean and spread within their
-//! equation, `onestep` by the error one Newton step of the reduced system predicts; `operation` rewrites the flat model and guards each operation by its matching.
+//! equation, `onestep` by the error one Newton step of the reduced system predicts; `activity`
+//! ranks components by the energy through their connectors; `operation` rewrites the flat
+//! model and guards each operation by its matching.
 
+pub mod activity;
 pub mod onestep;
 pub mod operation;
 pub mod sample;
