@@ -336,3 +336,91 @@ fn the_component_quarter_car_reduces_by_both_metrics() {
         }
     }
 }
+
+/// The energy activity of every component of the RC ladder equals the integral (trapezoidal
+/// rule over the same instants) of |Σ v·i| over its pins, computed here from `simulate`'s
+/// CSV; the component quarter car's activities are finite, and its suspension spring does more
+/// than its tyre damper.
+#[test]
+fn activity_is_the_integral_of_the_power_simulate_records() {
+    let report = mocca_json(&[
+        "reduce",
+        "examples/rc_ladder.mo",
+        "--metric",
+        "activity",
+        "--stop",
+        "2",
+        "--samples",
+        "21",
+        "--format",
+        "json",
+    ]);
+    let (csv, err, code) = cli_support::simulate_csv(
+        "activity",
+        &[
+            "simulate",
+            "examples/rc_ladder.mo",
+            "--method",
+            "bdf",
+            "--stop",
+            "2",
+            "--step",
+            "0.1",
+            "--vars",
+            "all",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let mut lines = csv.lines();
+    let names: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().expect("number")).collect())
+        .collect();
+    let col = |n: &str| names.iter().position(|x| *x == n).expect("column");
+    let components = report["components"].as_array().expect("components");
+    for c in ["E", "R1", "C1", "R2", "C2", "R3"] {
+        let power: Vec<f64> = rows
+            .iter()
+            .map(|r| {
+                let pin = |p: &str| r[col(&format!("{c}.{p}.v"))] * r[col(&format!("{c}.{p}.i"))];
+                (pin("p") + pin("n")).abs()
+            })
+            .collect();
+        let integral: f64 = rows
+            .windows(2)
+            .zip(power.windows(2))
+            .map(|(t, p)| 0.5 * (p[0] + p[1]) * (t[1][0] - t[0][0]))
+            .sum();
+        let entry = components
+            .iter()
+            .find(|e| e["component"] == c)
+            .unwrap_or_else(|| panic!("{c} in {report}"));
+        let got = entry["activity"].as_f64().expect("activity");
+        assert!(integral > 0.0, "{c}");
+        assert!(
+            (got - integral).abs() <= 1e-9 * integral,
+            "{c}: {got} vs {integral}"
+        );
+    }
+    let car = mocca_json(&[
+        "reduce",
+        "examples/quarter_car_components.mo",
+        "--metric",
+        "activity",
+        "--stop",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let activity = |c: &str| {
+        car["components"]
+            .as_array()
+            .expect("components")
+            .iter()
+            .find(|e| e["component"] == c)
+            .and_then(|e| e["activity"].as_f64())
+            .unwrap_or_else(|| panic!("{c} in {car}"))
+    };
+    assert!(activity("suspension") > activity("tyreDamper"));
+    assert!(activity("tyreDamper") > 0.0);
+}
