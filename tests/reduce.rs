@@ -424,3 +424,41 @@ fn activity_is_the_integral_of_the_power_simulate_records() {
     assert!(activity("suspension") > activity("tyreDamper"));
     assert!(activity("tyreDamper") > 0.0);
 }
+
+/// `--plot` draws every state of the full and the reduced model into an SVG file (and a
+/// reduced model that does not simulate has no plot: an error).
+#[test]
+fn the_plot_draws_every_state_full_and_reduced() {
+    let svg = temp_path("quarter_car.svg");
+    let (_, err, code) = mocca(&[
+        "reduce",
+        "examples/quarter_car.mo",
+        "--stop",
+        "3",
+        "--verify",
+        "--plot",
+        svg.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).expect("written");
+    assert!(text.starts_with("<svg"), "{}", &text[..60.min(text.len())]);
+    for state in ["x_s", "v_s", "x_t", "v_t", "x_r"] {
+        assert!(
+            text.lines().any(|l| l.trim() == state),
+            "{state} has a panel"
+        );
+    }
+    assert!(text.contains("stroke-dasharray") || text.matches("<polyline").count() >= 10);
+    // Without --verify the suspension spring's linear part goes, and the model no longer
+    // initialises.
+    let (_, err, code) = mocca(&[
+        "reduce",
+        "examples/quarter_car.mo",
+        "--stop",
+        "3",
+        "--plot",
+        svg.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("does not simulate"), "{err}");
+}

@@ -57,7 +57,7 @@ fn gaps(map: &SeparabilityMap) -> usize {
 }
 
 /// plotters looks fonts up by family name; ours is registered once, as "sans-serif".
-fn register_bundled_font() {
+pub(crate) fn register_bundled_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let dejavu: &'static [u8] = include_bytes!("../../assets/DejaVuSans.ttf");

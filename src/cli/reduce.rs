@@ -21,6 +21,7 @@ use crate::numfmt::Number;
 use crate::reduce::activity::activities;
 use crate::reduce::onestep::{Linearised, change, error_percent as step_error, scales, step};
 use crate::reduce::operation::{Reduced, apply, keeps_perfect_matching};
+use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
 use crate::reduce::statistical::{Figures, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, values};
@@ -76,6 +77,9 @@ pub struct ReduceArgs {
     /// Write the reduced model as (flat) Modelica
     #[arg(long, value_name = "FILE.mo")]
     pub out: Option<PathBuf>,
+    /// Draw the states' responses of the full and the reduced model (SVG)
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     /// The reference run's method: `bdf` (default) or a fixed-step method
     #[arg(long, value_enum, default_value_t = MethodArg::Bdf)]
     pub method: MethodArg,
@@ -143,6 +147,11 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         Ok(s) => s,
         Err(m) => return super::usage_error(m),
     };
+    for path in args.out.iter().chain(&args.plot) {
+        if let Err(message) = super::check_writable(path) {
+            return super::failure_without_source(message, ExitCode::from(1));
+        }
+    }
     let flat = match load_and_flatten(&args.model) {
         Ok(flat) => flat,
         Err((sources, diags)) => {
@@ -183,6 +192,11 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         if let Err(message) = super::write_whole(path, |p| std::fs::write(p, &text)) {
             return super::failure_without_source(message, ExitCode::from(1));
         }
+    }
+    if let Some(path) = &args.plot
+        && let Err(message) = plot(&flat.dae, &reduced.dae, &settings, path)
+    {
+        return super::failure_without_source(message, ExitCode::from(1));
     }
     let initial: Vec<String> = reduced
         .dropped_initial
@@ -582,6 +596,44 @@ fn print_activity(activity: &BTreeMap<String, f64>, args: &ReduceArgs) {
             print_table(&header, &table, &align);
         }
     }
+}
+
+/// Points drawn per response.
+const PLOT_POINTS: usize = 401;
+
+/// Simulates the full and the reduced model finely and draws their states' responses.
+fn plot(
+    full: &Dae,
+    reduced: &Dae,
+    settings: &Settings,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let fine = Settings {
+        samples: PLOT_POINTS,
+        ..*settings
+    };
+    let run = |dae: &Dae, which: &str| {
+        sample(dae, &fine).map_err(|_| format!("the {which} model does not simulate: no plot"))
+    };
+    let (a, b) = (run(full, "full")?, run(reduced, "reduced")?);
+    let times: Vec<f64> = a.points.iter().map(|p| p.time).collect();
+    let states = full
+        .var_ids()
+        .filter(|&v| full.var(v).kind == crate::dae::VarKind::State);
+    let responses: Vec<Response<'_>> = states
+        .map(|v| {
+            let column = |s: &Sampled| s.points.iter().map(|p| p.vars[v.0 as usize]).collect();
+            Response {
+                name: &full.var(v).name,
+                full: column(&a),
+                reduced: column(&b),
+            }
+        })
+        .collect();
+    let title = format!("{}: full (solid) and reduced (dashed)", full.model);
+    super::write_whole(path, |p| {
+        write_plot(p, &title, &times, &responses).map_err(std::io::Error::other)
+    })
 }
 
 fn sample_failure(sources: &SourceMap, e: SampleError, context: &str) -> ExitCode {

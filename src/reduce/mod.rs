@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod onestep;
 pub mod operation;
+pub mod plot;
 pub mod sample;
 pub mod statistical;
 pub mod terms;
