@@ -223,9 +223,9 @@ fn the_one_step_prediction_equals_a_direct_solve() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quarter_car.mo");
     let mut sources = mocca::source::SourceMap::new();
     let ids = mocca::load::load_paths(&mut sources, &[path]).expect("loads");
-    let flat = mocca::frontend::flatten_sources(sources, &ids, None, &[])
-        .unwrap_or_else(|_| panic!("flattens"))
-        .dae;
+    let flattened = mocca::frontend::flatten_sources(sources, &ids, None, &[])
+        .unwrap_or_else(|_| panic!("flattens"));
+    let (flat, sources) = (flattened.dae, flattened.sources);
     let settings = Settings {
         method: None,
         start: 0.0,
@@ -247,11 +247,21 @@ fn the_one_step_prediction_equals_a_direct_solve() {
             let gradient = lin.gradient(pool, expr);
             let pool = &reference.prepared.pool;
             for point in reference.points.iter().step_by(3) {
-                let j = lin.matrix(pool, point);
-                let n = j.nrows();
+                let n = lin.unknowns.len();
+                let mut j = DMatrix::<f64>::zeros(n, n);
+                for (&(r, c), x) in lin.pattern().iter().zip(lin.values_at(pool, point)) {
+                    j[(r, c)] += x;
+                }
                 let mut e = DVector::zeros(n);
                 e[t.equation] = 1.0;
-                let u = j.clone().lu().solve(&e).expect("J_F regular");
+                let u: Vec<f64> = j
+                    .clone()
+                    .lu()
+                    .solve(&e)
+                    .expect("J_F regular")
+                    .iter()
+                    .copied()
+                    .collect();
                 let delta = pool.eval(delta_expr, point).expect("δ");
                 let v: Vec<(usize, f64)> = gradient
                     .iter()
@@ -288,6 +298,7 @@ fn the_one_step_prediction_equals_a_direct_solve() {
                 };
                 let direct = modified.lu().solve(&(-delta * &e)).expect("regular");
                 let scale = 1.0 + direct.amax();
+                let predicted = DVector::from_vec(predicted);
                 assert!(
                     (&predicted - &direct).amax() <= 1e-9 * scale,
                     "{t:?} {op:?}: {predicted} vs {direct}"
@@ -297,6 +308,71 @@ fn the_one_step_prediction_equals_a_direct_solve() {
         }
     }
     assert!(checked > 20, "{checked} predictions checked");
+    // The command's predictions for deletions: the largest step over the samples relative to
+    // each unknown's scale (its largest magnitude over the samples), in percent.
+    let scales = mocca::reduce::onestep::scales(&lin, &reference.points);
+    let report = mocca_json(&[
+        "reduce",
+        "examples/quarter_car.mo",
+        "--metric",
+        "onestep",
+        "--stop",
+        "3",
+        "--samples",
+        "7",
+        "--step",
+        "0.01",
+        "--format",
+        "json",
+    ]);
+    let mut compared = 0;
+    for entry in report["ranking"].as_array().expect("ranking") {
+        let Some(predicted) = entry["predicted"].as_f64() else {
+            continue;
+        };
+        if entry["operation"] != "delete" {
+            continue;
+        }
+        let line = entry["line"].as_u64().expect("line") as usize;
+        let t = terms::candidates(&flat, None)
+            .into_iter()
+            .find(|&t| {
+                let d = terms::describe(&flat, &sources, t);
+                entry["term"] == d.text.as_str() && d.line == line
+            })
+            .expect("the entry's term");
+        let pool = &mut reference.prepared.pool;
+        let delta_expr = change(pool, &flat, t, Operation::Delete);
+        let gradient = lin.gradient(pool, flat.equations[t.equation].terms[t.term].expr);
+        let sign = -flat.equations[t.equation].terms[t.term].sign;
+        let pool = &reference.prepared.pool;
+        let mut worst = 0.0f64;
+        for point in &reference.points {
+            let n = lin.unknowns.len();
+            let mut j = DMatrix::<f64>::zeros(n, n);
+            for (&(r, c), x) in lin.pattern().iter().zip(lin.values_at(pool, point)) {
+                j[(r, c)] += x;
+            }
+            let mut e = DVector::zeros(n);
+            e[t.equation] = 1.0;
+            let u: Vec<f64> = j.lu().solve(&e).expect("regular").iter().copied().collect();
+            let delta = pool.eval(delta_expr, point).expect("δ");
+            let v: Vec<(usize, f64)> = gradient
+                .iter()
+                .map(|&(i, g)| (i, sign * pool.eval(g, point).expect("v")))
+                .collect();
+            let d = step(&u, delta, &v).expect("legal");
+            for (x, s) in d.iter().zip(&scales) {
+                worst = worst.max(100.0 * x.abs() / s);
+            }
+        }
+        assert!(
+            (predicted - worst).abs() <= 1e-6 * (1.0 + worst),
+            "{entry}: {worst}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 3, "{compared} deletions compared");
 }
 
 /// The component quarter car, whose index reduction adds dummy derivatives the reduced models

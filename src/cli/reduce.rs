@@ -19,15 +19,15 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
 use crate::reduce::activity::activities;
-use crate::reduce::onestep::{Linearised, change, error_percent as step_error, scales, step};
+use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
 use crate::reduce::operation::{Reduced, apply, keeps_perfect_matching};
 use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
 use crate::reduce::statistical::{Figures, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, values};
 use crate::reduce::{Operation, TermRef};
+use crate::simulate::linear::PivotingLu;
 use crate::source::SourceMap;
-use nalgebra::DVector;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
@@ -172,6 +172,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         Err(e) => return sample_failure(&flat.sources, e, "in the reference run"),
     };
     let mut reference = reference;
+    let clock = std::time::Instant::now();
     let ranked = match args.metric {
         MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
         MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args),
@@ -185,6 +186,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         Ok(entries) => entries,
         Err(message) => return super::failure_without_source(message, ExitCode::from(1)),
     };
+    let ranking_seconds = clock.elapsed().as_secs_f64();
     let reduced = apply_in_order(&flat.dae, &reference, &settings, args, &mut entries);
     if let Some(path) = &args.out {
         let notes = notes(&entries);
@@ -209,6 +211,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "samples": args.samples,
             "threshold": args.threshold,
             "tol": args.tol,
+            "ranking_time_s": ranking_seconds,
             "ranking": entries.iter().map(entry_json).collect::<Vec<_>>(),
             "dropped_initial_equations": initial,
         })),
@@ -306,25 +309,36 @@ fn rank_onestep(
         options.push((t, [delete, replace]));
     }
     let pool = &reference.prepared.pool;
+    let n = lin.unknowns.len();
+    let mut lu = PivotingLu::new(n, lin.pattern());
     for point in &reference.points {
-        let j = lin.matrix(pool, point);
-        let lu = j.lu();
-        let mut solved: Option<(usize, DVector<f64>)> = None;
-        for (t, pair) in options.iter_mut() {
-            if solved.as_ref().is_none_or(|(l, _)| *l != t.equation) {
-                let mut e = DVector::zeros(lin.unknowns.len());
-                e[t.equation] = 1.0;
-                let u = lu.solve(&e).ok_or_else(|| {
-                    format!(
-                        "J_F is singular at time {}: the one-step prediction needs it regular",
-                        point.time
-                    )
-                })?;
-                solved = Some((t.equation, u));
+        let values = lin.values_at(pool, point);
+        if !lu.factor(|k| values[k]) {
+            return Err(format!(
+                "J_F is singular at time {}: the one-step prediction needs it regular",
+                point.time
+            ));
+        }
+        // Per equation: `u = J_F⁻¹ e_l` and how far it reaches relative to the scales, solved
+        // for a batch of equations at once.
+        for batch in options
+            .chunk_by_mut(|a, b| a.0.equation == b.0.equation)
+            .collect::<Vec<_>>()
+            .chunks_mut(SOLVE_BATCH)
+        {
+            let mut u = vec![0.0; n * batch.len()];
+            for (k, group) in batch.iter().enumerate() {
+                u[k * n + group[0].0.equation] = 1.0;
             }
-            let u = &solved.as_ref().expect("solved").1;
-            for c in pair.iter_mut() {
-                c.observe(pool, point, u, &scales);
+            lu.solve_columns(&mut u, batch.len());
+            for (k, group) in batch.iter_mut().enumerate() {
+                let column = &u[k * n..(k + 1) * n];
+                let r = reach(column, &scales);
+                for (_, pair) in group.iter_mut() {
+                    for c in pair.iter_mut() {
+                        c.observe(pool, point, (column, r));
+                    }
+                }
             }
         }
     }
@@ -352,6 +366,9 @@ fn rank_onestep(
     Ok(entries)
 }
 
+/// Equations whose `J_F⁻¹ e_l` one pass over the factors solves.
+const SOLVE_BATCH: usize = 64;
+
 /// One operation of `onestep`: its change `δ`, the gradient of its term, and its worst predicted
 /// error so far (`None` once it was illegal at a sample).
 struct Candidate {
@@ -365,7 +382,8 @@ struct Candidate {
 }
 
 impl Candidate {
-    fn observe(&mut self, pool: &ExprPool, point: &Point, u: &DVector<f64>, scales: &[f64]) {
+    /// Takes in one sample: `u = J_F⁻¹ e_l` of the term's equation and its reach.
+    fn observe(&mut self, pool: &ExprPool, point: &Point, (u, reach): (&[f64], f64)) {
         let Ok(worst) = self.worst else {
             return;
         };
@@ -379,8 +397,8 @@ impl Candidate {
             self.worst = Err(Outcome::Unevaluable);
             return;
         }
-        self.worst = match step(u, delta, &v) {
-            Some(d) => Ok(worst.max(step_error(&d, scales))),
+        self.worst = match step_factor(u, delta, &v) {
+            Some(f) => Ok(worst.max(100.0 * f.abs() * reach)),
             None => Err(Outcome::Illegal),
         };
     }

@@ -7,8 +7,6 @@
 
 use std::collections::HashMap;
 
-use nalgebra::{DMatrix, DVector};
-
 use super::operation::Operation;
 use super::terms::TermRef;
 use crate::causal::Point;
@@ -18,11 +16,14 @@ use crate::expr::{ExprId, ExprPool, Node, VarId};
 /// A sparse row: `(unknown, ∂/∂z + (1/h) ∂/∂ẋ)` per unknown the expression reads.
 type Gradient = Vec<(usize, ExprId)>;
 
-/// The flat model linearised for one BDF1 step: its unknowns and each equation's gradient.
+/// The flat model linearised for one BDF1 step: its unknowns and `J_F`'s entries.
 pub struct Linearised {
     pub unknowns: Vec<VarId>,
     index: HashMap<VarId, usize>,
-    rows: Vec<Gradient>,
+    /// `(row, column)` of each entry of `J_F`, equation by equation.
+    pattern: Vec<(usize, usize)>,
+    /// Each entry's expression.
+    entries: Vec<ExprId>,
     h: f64,
 }
 
@@ -41,15 +42,30 @@ impl Linearised {
         let mut l = Linearised {
             unknowns,
             index,
-            rows: Vec::new(),
+            pattern: Vec::new(),
+            entries: Vec::new(),
             h,
         };
-        l.rows = flat
-            .equations
-            .iter()
-            .map(|eq| l.gradient(pool, eq.residual))
-            .collect();
+        for (r, eq) in flat.equations.iter().enumerate() {
+            for (c, e) in l.gradient(pool, eq.residual) {
+                l.pattern.push((r, c));
+                l.entries.push(e);
+            }
+        }
         Some(l)
+    }
+
+    /// `(row, column)` of `J_F`'s entries.
+    pub fn pattern(&self) -> &[(usize, usize)] {
+        &self.pattern
+    }
+
+    /// `J_F`'s entries at `point`, in [`Linearised::pattern`]'s order.
+    pub fn values_at(&self, pool: &ExprPool, point: &Point) -> Vec<f64> {
+        self.entries
+            .iter()
+            .map(|&e| pool.eval(e, point).unwrap_or(f64::NAN))
+            .collect()
     }
 
     /// `∂e/∂z + (1/h) ∂e/∂ẋ`, per unknown `e` reads.
@@ -75,26 +91,6 @@ impl Linearised {
             })
             .collect()
     }
-
-    /// `J_F` at `point`.
-    pub fn matrix(&self, pool: &ExprPool, point: &Point) -> DMatrix<f64> {
-        let n = self.unknowns.len();
-        let mut j = DMatrix::zeros(n, n);
-        for (r, row) in self.rows.iter().enumerate() {
-            for &(c, e) in row {
-                j[(r, c)] = pool.eval(e, point).unwrap_or(f64::NAN);
-            }
-        }
-        j
-    }
-
-    /// The unknowns' values at `point`.
-    pub fn values(&self, point: &Point) -> DVector<f64> {
-        DVector::from_iterator(
-            self.unknowns.len(),
-            self.unknowns.iter().map(|v| point.vars[v.0 as usize]),
-        )
-    }
 }
 
 /// What an operation adds to its equation's residual, `δ(z)`, as an expression: `−sign·t`
@@ -112,27 +108,31 @@ pub fn change(pool: &mut ExprPool, flat: &Dae, t: TermRef, op: Operation) -> Exp
     pool.mul(sign, removed)
 }
 
-/// The Newton step `Δ = −δ u / (1 + vᵀu)` of one operation at one instant, from `u = J_F⁻¹ e_l`,
-/// `δ` and `v` evaluated there; `None` when `1 + vᵀu` vanishes (the reduced system is singular:
-/// the operation is illegal).
-pub fn step(u: &DVector<f64>, delta: f64, v: &[(usize, f64)]) -> Option<DVector<f64>> {
+/// The factor `−δ / (1 + vᵀu)` that makes `u = J_F⁻¹ e_l` the Newton step `Δ` of one operation
+/// at one instant, from `δ` and `v` evaluated there; `None` when `1 + vᵀu` vanishes (the reduced
+/// system is singular: the operation is illegal).
+pub fn step_factor(u: &[f64], delta: f64, v: &[(usize, f64)]) -> Option<f64> {
     let vu: f64 = v.iter().map(|&(i, x)| x * u[i]).sum();
     let denominator = 1.0 + vu;
     let size = 1.0 + v.iter().map(|&(i, x)| (x * u[i]).abs()).sum::<f64>();
     if denominator.is_nan() || denominator.abs() <= 1e-10 * size {
         return None;
     }
-    Some(u * (-delta / denominator))
+    Some(-delta / denominator)
 }
 
-/// The largest `|Δ_i|` relative to each unknown's scale, in percent.
-pub fn error_percent(step: &DVector<f64>, scales: &[f64]) -> f64 {
-    100.0
-        * step
-            .iter()
-            .zip(scales)
-            .map(|(d, s)| d.abs() / s)
-            .fold(0.0, f64::max)
+/// The Newton step `Δ = −δ u / (1 + vᵀu)` itself.
+pub fn step(u: &[f64], delta: f64, v: &[(usize, f64)]) -> Option<Vec<f64>> {
+    step_factor(u, delta, v).map(|f| u.iter().map(|x| x * f).collect())
+}
+
+/// `max_i |u_i| / scale_i`: a step `f·u` is off by `100·|f|` times this, in percent of the
+/// scales, so one pass over `u` serves every operation on its equation.
+pub fn reach(u: &[f64], scales: &[f64]) -> f64 {
+    u.iter()
+        .zip(scales)
+        .map(|(x, s)| x.abs() / s)
+        .fold(0.0, f64::max)
 }
 
 /// Each unknown's scale: its largest magnitude over the samples (1 where that is 0).

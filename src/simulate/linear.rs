@@ -114,8 +114,9 @@ impl DenseLu {
 }
 
 /// faer's sparse LU with partial pivoting on a fixed pattern, for matrices whose diagonal
-/// pivots [`StaticLu`] refuses. The numeric factors and the scratch space are kept and refilled.
-struct PivotingLu {
+/// pivots [`StaticLu`] refuses (and for any square sparse matrix, such as a reduction's `J_F`).
+/// The numeric factors and the scratch space are kept and refilled.
+pub struct PivotingLu {
     symbolic: SymbolicSparseColMat<usize>,
     argsort: Argsort<usize>,
     analysis: SymbolicLu<usize>,
@@ -127,7 +128,8 @@ struct PivotingLu {
 }
 
 impl PivotingLu {
-    fn new(n: usize, entries: &[(usize, usize)]) -> PivotingLu {
+    /// For `n × n` matrices with the entries `entries` (duplicates allowed, summed).
+    pub fn new(n: usize, entries: &[(usize, usize)]) -> PivotingLu {
         let pairs: Vec<faer::sparse::Pair<usize, usize>> = entries
             .iter()
             .map(|&(row, col)| faer::sparse::Pair { row, col })
@@ -151,8 +153,9 @@ impl PivotingLu {
         }
     }
 
-    /// Factors the matrix with `value(k)` at entry `k` (duplicates summed).
-    fn factor(&mut self, value: impl Fn(usize) -> f64) -> bool {
+    /// Factors the matrix with `value(k)` at entry `k` (duplicates summed); false when it is
+    /// singular or a value is not finite.
+    pub fn factor(&mut self, value: impl Fn(usize) -> f64) -> bool {
         for (k, v) in self.values.iter_mut().enumerate() {
             *v = value(k);
         }
@@ -178,10 +181,28 @@ impl PivotingLu {
         self.factored
     }
 
-    fn solve(&mut self, b: &mut [f64]) {
+    /// Solves in place with the last factorization (nothing when it failed).
+    pub fn solve(&mut self, b: &mut [f64]) {
+        self.solve_columns(b, 1);
+    }
+
+    /// Solves for `columns` right-hand sides at once, stored one after the other in `b`
+    /// (column-major); many columns share each pass over the factors.
+    pub fn solve_columns(&mut self, b: &mut [f64], columns: usize) {
+        if columns > 1 {
+            let needed = StackReq::any_of(&[
+                self.analysis
+                    .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+                self.analysis
+                    .solve_in_place_scratch::<f64>(columns, Par::Seq),
+            ]);
+            if self.scratch.len() < needed.unaligned_bytes_required() {
+                self.scratch = MemBuffer::new(needed);
+            }
+        }
         if self.factored {
-            let n = b.len();
-            let rhs = faer::MatMut::from_column_major_slice_mut(b, n, 1);
+            let n = b.len() / columns;
+            let rhs = faer::MatMut::from_column_major_slice_mut(b, n, columns);
             // `factored`: `numeric` holds factors computed from `analysis`.
             LuRef::new_unchecked(&self.analysis, &self.numeric).solve_in_place_with_conj(
                 Conj::No,
