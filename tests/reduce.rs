@@ -210,6 +210,20 @@ fn bad_reduce_input_is_refused() {
     assert!(err.contains("reference run"), "{err}");
 }
 
+/// `J_F` at `point` as a dense matrix.
+fn dense_jacobian(
+    lin: &mocca::reduce::onestep::Linearised,
+    pool: &mocca::expr::ExprPool,
+    point: &mocca::causal::Point,
+) -> nalgebra::DMatrix<f64> {
+    let n = lin.unknowns.len();
+    let mut j = nalgebra::DMatrix::<f64>::zeros(n, n);
+    for (&(r, c), x) in lin.pattern().iter().zip(lin.values_at(pool, point)) {
+        j[(r, c)] += x;
+    }
+    j
+}
+
 /// Sherman–Morrison against a direct solve: for every candidate operation of the flat quarter
 /// car at three sample instants, `Δ = −δ u / (1 + vᵀu)` equals the solution of
 /// `(J_F + e_l vᵀ) Δ = −e_l δ` to 1e-9, and the gradient `v` equals central differences of `δ`.
@@ -247,11 +261,8 @@ fn the_one_step_prediction_equals_a_direct_solve() {
             let gradient = lin.gradient(pool, expr);
             let pool = &reference.prepared.pool;
             for point in reference.points.iter().step_by(3) {
-                let n = lin.unknowns.len();
-                let mut j = DMatrix::<f64>::zeros(n, n);
-                for (&(r, c), x) in lin.pattern().iter().zip(lin.values_at(pool, point)) {
-                    j[(r, c)] += x;
-                }
+                let j = dense_jacobian(&lin, pool, point);
+                let n = j.nrows();
                 let mut e = DVector::zeros(n);
                 e[t.equation] = 1.0;
                 let u: Vec<f64> = j
@@ -348,12 +359,8 @@ fn the_one_step_prediction_equals_a_direct_solve() {
         let pool = &reference.prepared.pool;
         let mut worst = 0.0f64;
         for point in &reference.points {
-            let n = lin.unknowns.len();
-            let mut j = DMatrix::<f64>::zeros(n, n);
-            for (&(r, c), x) in lin.pattern().iter().zip(lin.values_at(pool, point)) {
-                j[(r, c)] += x;
-            }
-            let mut e = DVector::zeros(n);
+            let j = dense_jacobian(&lin, pool, point);
+            let mut e = DVector::zeros(j.nrows());
             e[t.equation] = 1.0;
             let u: Vec<f64> = j.lu().solve(&e).expect("regular").iter().copied().collect();
             let delta = pool.eval(delta_expr, point).expect("δ");
