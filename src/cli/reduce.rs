@@ -20,7 +20,7 @@ use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
 use crate::reduce::activity::activities;
 use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
-use crate::reduce::operation::{Reduced, apply, keeps_perfect_matching};
+use crate::reduce::operation::{Matched, Reduced, apply, keeps_perfect_matching};
 use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
 use crate::reduce::statistical::{Figures, figures, verdict};
@@ -414,6 +414,8 @@ fn apply_in_order(
     entries: &mut [Entry],
 ) -> Reduced {
     let mut applied: Vec<(TermRef, Operation)> = Vec::new();
+    // The fast guard, rebuilt after an operation only the full analysis could accept.
+    let mut fast = Matched::new(flat);
     let mut bar = super::cycles::ProgressBar::new("verify");
     let total = entries.len() as u64;
     let mut accumulated = 0.0;
@@ -428,11 +430,19 @@ fn apply_in_order(
             continue;
         }
         applied.push((entry.term, entry.operation));
-        let trial = apply(flat, &applied);
-        entry.outcome = if !keeps_perfect_matching(&trial.dae) {
+        let e = entry.term.equation;
+        let changes: Vec<(usize, Operation)> = applied
+            .iter()
+            .filter(|(t, _)| t.equation == e)
+            .map(|&(t, op)| (t.term, op))
+            .collect();
+        let checked = fast.as_mut().and_then(|m| m.check(flat, e, &changes));
+        let structural = checked.is_some() || keeps_perfect_matching(&apply(flat, &applied).dae);
+        entry.outcome = if !structural {
             Outcome::Refused
         } else if args.verify {
             bar.update(k as u64, total, || "reduced models simulated".to_string());
+            let trial = apply(flat, &applied);
             entry.actual = sample(&trial.dae, settings)
                 .ok()
                 .map(|run| error_percent(reference, &run));
@@ -444,10 +454,14 @@ fn apply_in_order(
         } else {
             Outcome::Applied
         };
-        if entry.outcome == Outcome::Applied {
-            accumulated += entry.predicted.unwrap_or(0.0);
-        } else {
+        if entry.outcome != Outcome::Applied {
             applied.pop();
+            continue;
+        }
+        accumulated += entry.predicted.unwrap_or(0.0);
+        match (checked, fast.as_mut()) {
+            (Some(eq), Some(m)) => m.commit(e, eq),
+            _ => fast = Matched::new(&apply(flat, &applied).dae),
         }
     }
     bar.finish();
