@@ -321,6 +321,50 @@ fn recorded_aliases_obey_the_component_laws() {
     }
 }
 
+/// A state that alias elimination finds constant (`v = −g`, `g = 0`) still has its `der(v)`
+/// read: it becomes 0, not a derivative of a variable that is no longer unknown (matching then
+/// indexed past its end and the command panicked). `der` of a parameter is 0 likewise.
+#[test]
+fn a_state_fixed_by_alias_elimination_has_a_zero_derivative() {
+    let path = model_file(
+        "state_fixed",
+        "model StateFixed\n  Real v(start = 0);\n  Real i;\n  Real g;\nequation\n  g = 0;\n  \
+         v = -g;\n  2*der(v) = i;\nend StateFixed;\n",
+    );
+    let file = path.to_str().expect("utf-8");
+    let (out, err, code) = mocca(&["check", file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("balanced"), "{out}");
+    let args = [
+        "simulate", file, "--vars", "i,v", "--stop", "1", "--step", "0.5",
+    ];
+    let (csv, err, code) = simulate_csv("state_fixed", &args);
+    assert_eq!(code, 0, "{err}");
+    let (_, rows) = parse_csv(&csv);
+    assert!(rows.iter().all(|r| r[1] == 0.0 && r[2] == 0.0), "{csv}");
+    let path = model_file(
+        "der_parameter",
+        "model P\n  parameter Real p = 2;\n  Real x(start = 1, fixed = true);\nequation\n  \
+         der(x) = -x + der(p);\nend P;\n",
+    );
+    let args = [
+        "simulate",
+        path.to_str().expect("utf-8"),
+        "--method",
+        "bdf",
+        "--tol",
+        "1e-10",
+        "--stop",
+        "1",
+        "--step",
+        "1",
+    ];
+    let (csv, err, code) = simulate_csv("der_parameter", &args);
+    assert_eq!(code, 0, "{err}");
+    let (_, rows) = parse_csv(&csv);
+    assert!((rows[1][1] - (-1f64).exp()).abs() < 1e-8, "{csv}");
+}
+
 /// `(y − x)³ = 0` has a triple root, where Newton converges linearly and the residual is the
 /// error cubed: a residual test alone stopped at y − x = 4e-4. Both the compiled tape and the
 /// reference evaluator now find it to the tolerance.

@@ -545,3 +545,34 @@ fn the_plot_draws_every_state_full_and_reduced() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("does not simulate"), "{err}");
 }
+
+/// The guard's fast path never accepts what the full analysis refuses: for every candidate
+/// operation of the RC ladder and the flat quarter car on its own, a surely-kept matching is
+/// one the structural analysis of the reduced model confirms (and it decides most of them).
+#[test]
+fn the_fast_guard_agrees_with_the_full_analysis() {
+    use mocca::reduce::operation::{Matched, apply, keeps_perfect_matching};
+    use mocca::reduce::{Operation, terms};
+    let mut fast_decided = 0;
+    for name in ["rc_ladder.mo", "quarter_car.mo"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name);
+        let mut sources = mocca::source::SourceMap::new();
+        let ids = mocca::load::load_paths(&mut sources, &[path]).expect("loads");
+        let flat = mocca::frontend::flatten_sources(sources, &ids, None, &[])
+            .unwrap_or_else(|_| panic!("flattens"))
+            .dae;
+        let mut matched = Matched::new(&flat).expect("a perfect matching as written");
+        for t in terms::candidates(&flat, None) {
+            for op in [Operation::Delete, Operation::Replace(0.5)] {
+                let full = keeps_perfect_matching(&apply(&flat, &[(t, op)]).dae);
+                if matched.check(&flat, t.equation, &[(t.term, op)]).is_some() {
+                    assert!(full, "{name}: {t:?} {op:?} kept by the fast path only");
+                    fast_decided += 1;
+                }
+            }
+        }
+    }
+    assert!(fast_decided >= 5, "{fast_decided}");
+}

@@ -215,13 +215,16 @@ fn one_pass(out: &mut Dae, rewritten: &[bool]) -> Option<Vec<bool>> {
 /// (then true). `done` is scratch, reused across equations.
 fn substitute_equation(
     pool: &mut ExprPool,
-    replacement: &[Option<(ExprId, ExprId)>],
+    replacement: &[Option<Replacement>],
     eq: &mut crate::dae::Equation,
     done: &mut Substituted,
 ) -> bool {
     let mut touched = false;
     pool.visit_leaves(eq.residual, |n| {
         if let Node::Var(v) | Node::Last(v) = n {
+            touched |= replacement[v.0 as usize].is_some();
+        }
+        if let Node::Der(v) = n {
             touched |= replacement[v.0 as usize].is_some();
         }
     });
@@ -231,8 +234,9 @@ fn substitute_equation(
     done.clear();
     let mut apply = |pool: &mut ExprPool, e: ExprId| {
         let mut map = |_: &mut ExprPool, node| match node {
-            Node::Var(v) => replacement[v.0 as usize].map(|(r, _)| r),
-            Node::Last(v) => replacement[v.0 as usize].map(|(_, l)| l),
+            Node::Var(v) => replacement[v.0 as usize].map(|r| r.var),
+            Node::Last(v) => replacement[v.0 as usize].map(|r| r.last),
+            Node::Der(v) => replacement[v.0 as usize].map(|r| r.der),
             _ => None,
         };
         pool.substitute_with(e, &mut map, done)
@@ -247,9 +251,19 @@ fn substitute_equation(
     true
 }
 
+/// What reads of an eliminated variable become.
+#[derive(Clone, Copy)]
+struct Replacement {
+    var: ExprId,
+    last: ExprId,
+    /// Its derivative: the representative's (with the sign), or zero for a constant (a state
+    /// whose value elimination fixed still has its `der` read).
+    der: ExprId,
+}
+
 /// For every eliminated variable: its replacement for `Var` and for `Last` reads; marks it an
 /// alias in the DAE.
-fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<(ExprId, ExprId)>> {
+fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<Replacement>> {
     let n = out.variables.len();
     let mut result = vec![None; n];
     for (x, slot) in result.iter_mut().enumerate() {
@@ -259,21 +273,36 @@ fn replacements(out: &mut Dae, sets: &mut SignedSets) -> Vec<Option<(ExprId, Exp
             continue;
         }
         let p = &mut out.pool;
-        let (var, last) = match value {
+        let replacement = match value {
             Some(c) => {
                 let k = p.constant(sign * c);
-                (k, k)
+                let zero = p.zero();
+                Replacement {
+                    var: k,
+                    last: k,
+                    der: zero,
+                }
             }
             None => {
-                let (rv, rl) = (p.var(VarId(root as u32)), p.last(VarId(root as u32)));
+                let root = VarId(root as u32);
+                let (rv, rl, rd) = (p.var(root), p.last(root), p.der(root));
                 if sign < 0.0 {
-                    (p.neg(rv), p.neg(rl))
+                    Replacement {
+                        var: p.neg(rv),
+                        last: p.neg(rl),
+                        der: p.neg(rd),
+                    }
                 } else {
-                    (rv, rl)
+                    Replacement {
+                        var: rv,
+                        last: rl,
+                        der: rd,
+                    }
                 }
             }
         };
-        *slot = Some((var, last));
+        let var = replacement.var;
+        *slot = Some(replacement);
         let v = &mut out.variables[x];
         v.kind = VarKind::Alias;
         v.binding = Some(var);

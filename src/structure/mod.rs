@@ -122,7 +122,10 @@ pub(crate) fn incidence(dae: &Dae, index: &UnknownIndex, equation: usize) -> Inc
                 return;
             }
             match leaf {
-                Node::Der(v) => inc.unknowns.push(index.of_var[v.0 as usize]),
+                // The derivative of a known variable (a parameter's) is no unknown.
+                Node::Der(v) if index.of_var[v.0 as usize] != NONE => {
+                    inc.unknowns.push(index.of_var[v.0 as usize])
+                }
                 Node::Var(v) => {
                     let var = dae.var(v);
                     match var.kind {
