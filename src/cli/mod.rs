@@ -64,6 +64,8 @@ const EXAMPLES: &str = "Examples:
   mocca check examples/rc_ladder_weak.mo           balance, sizes and weak subsystems
   mocca simulate examples/quarter_car.mo --method bdf --stop 3 --out car.csv
   mocca cycles examples/heat_exchanger.mo -p N=30  time scales and a partition proposal
+  mocca compare examples/heat_exchanger.mo -p N=30 --step 0.01 --stop 10
+  mocca reduce examples/quarter_car.mo --stop 3 --verify --out car_reduced.mo
 
 Each subcommand has its own help: mocca simulate --help";
 
