@@ -22,6 +22,14 @@ fn fast_indices(fast: &[bool]) -> Vec<usize> {
     (0..fast.len()).filter(|&i| fast[i]).collect()
 }
 
+/// `P`: the diagonal selector of the slow states (1 where `fast` is false).
+fn slow_selector(fast: &[bool]) -> DMatrix<f64> {
+    DMatrix::from_diagonal(&DVector::from_iterator(
+        fast.len(),
+        fast.iter().map(|&f| if f { 0.0 } else { 1.0 }),
+    ))
+}
+
 /// One step of `method` from `x0` by the SPEC's closed form, with `P` selecting the slow
 /// states: `(I − h P̄ A) x₁ = (I + h P A) x₀` for Euler, `(I − (h/2) P̄ A) x₁ = (I + (h/2)(I +
 /// P) A + (h²/2)(P A)²) x₀` for midpoint and trapezoidal.
@@ -34,10 +42,7 @@ fn closed_form(
 ) -> Vec<f64> {
     let n = a.nrows();
     let id = DMatrix::<f64>::identity(n, n);
-    let p = DMatrix::from_diagonal(&DVector::from_iterator(
-        n,
-        fast.iter().map(|&f| if f { 0.0 } else { 1.0 }),
-    ));
+    let p = slow_selector(fast);
     let p_bar = &id - &p;
     let pa = &p * a;
     let (lhs, rhs) = match method {
@@ -100,10 +105,7 @@ fn input_terms(
     (t0, h): (f64, f64),
 ) -> DVector<f64> {
     let n = a.nrows();
-    let p = DMatrix::from_diagonal(&DVector::from_iterator(
-        n,
-        fast.iter().map(|&f| if f { 0.0 } else { 1.0 }),
-    ));
+    let p = slow_selector(fast);
     let p_bar = DMatrix::<f64>::identity(n, n) - &p;
     let b = |t: f64| c + t * d;
     let pap = &p * a * &p;
@@ -192,10 +194,7 @@ proptest! {
             stepper.step(&mut system, t0, h, &mut x).expect("steps");
             // The homogeneous part solved as before, the inputs' part through the same matrix.
             let homogeneous = DVector::from_column_slice(&closed_form(method, &a, &fast, h, &x0));
-            let p_bar = DMatrix::from_diagonal(&DVector::from_iterator(
-                n,
-                fast.iter().map(|&f| if f { 1.0 } else { 0.0 }),
-            ));
+            let p_bar = DMatrix::<f64>::identity(n, n) - slow_selector(&fast);
             let gamma = if method == MixedMethod::Euler { h } else { h / 2.0 };
             let lhs = DMatrix::<f64>::identity(n, n) - gamma * &p_bar * &a;
             let forced = lhs

@@ -437,31 +437,36 @@ fn apply_in_order(
             .map(|&(t, op)| (t.term, op))
             .collect();
         let checked = fast.as_mut().and_then(|m| m.check(flat, e, &changes));
-        let structural = checked.is_some() || keeps_perfect_matching(&apply(flat, &applied).dae);
-        entry.outcome = if !structural {
-            Outcome::Refused
-        } else if args.verify {
-            bar.update(k as u64, total, || "reduced models simulated".to_string());
-            let trial = apply(flat, &applied);
-            entry.actual = sample(&trial.dae, settings)
-                .ok()
-                .map(|run| error_percent(reference, &run));
-            match entry.actual {
-                Some(e) if e <= args.tol => Outcome::Applied,
-                Some(_) => Outcome::Undone,
-                None => Outcome::Fails,
+        // The whole reduced model, built once when the full guard or `--verify` needs it.
+        let trial = (checked.is_none() || args.verify).then(|| apply(flat, &applied));
+        let structural = checked.is_some()
+            || trial
+                .as_ref()
+                .is_some_and(|t| keeps_perfect_matching(&t.dae));
+        entry.outcome = match &trial {
+            _ if !structural => Outcome::Refused,
+            Some(trial) if args.verify => {
+                bar.update(k as u64, total, || "reduced models simulated".to_string());
+                entry.actual = sample(&trial.dae, settings)
+                    .ok()
+                    .map(|run| error_percent(reference, &run));
+                match entry.actual {
+                    Some(e) if e <= args.tol => Outcome::Applied,
+                    Some(_) => Outcome::Undone,
+                    None => Outcome::Fails,
+                }
             }
-        } else {
-            Outcome::Applied
+            _ => Outcome::Applied,
         };
         if entry.outcome != Outcome::Applied {
             applied.pop();
             continue;
         }
         accumulated += entry.predicted.unwrap_or(0.0);
-        match (checked, fast.as_mut()) {
-            (Some(eq), Some(m)) => m.commit(e, eq),
-            _ => fast = Matched::new(&apply(flat, &applied).dae),
+        match (checked, fast.as_mut(), trial) {
+            (Some(eq), Some(m), _) => m.commit(e, eq),
+            (_, _, Some(trial)) => fast = Matched::new(&trial.dae),
+            _ => fast = None,
         }
     }
     bar.finish();
