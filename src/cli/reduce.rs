@@ -19,10 +19,13 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
 use crate::reduce::activity::activities;
+use crate::reduce::initial::InitialChanges;
 use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
 use crate::reduce::operation::{Matched, Reduced, apply, keeps_perfect_matching};
 use crate::reduce::plot::{Response, write as write_plot};
-use crate::reduce::sample::{SampleError, Sampled, Settings, error_percent, sample};
+use crate::reduce::sample::{
+    SampleError, Sampled, Settings, error_percent, sample, sample_observed,
+};
 use crate::reduce::statistical::{Figures, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, values};
 use crate::reduce::{Operation, TermRef};
@@ -167,11 +170,15 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "`--component`: the model has no component `{name}`"
         ));
     }
-    let reference = match sample(&flat.dae, &settings) {
+    let mut bar = super::cycles::ProgressBar::new("reference");
+    let reference = sample_observed(&flat.dae, &settings, |done, total| {
+        bar.update(done, total, || "steps".to_string())
+    });
+    bar.finish();
+    let mut reference = match reference {
         Ok(s) => s,
         Err(e) => return sample_failure(&flat.sources, e, "in the reference run"),
     };
-    let mut reference = reference;
     let clock = std::time::Instant::now();
     let ranked = match args.metric {
         MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
@@ -200,11 +207,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
     {
         return super::failure_without_source(message, ExitCode::from(1));
     }
-    let initial: Vec<String> = reduced
-        .dropped_initial
-        .iter()
-        .map(|&i| flat.dae.show(flat.dae.initial_equations[i].residual))
-        .collect();
+    let initial = InitialReport::of(&flat.dae, &reduced.initial);
     match args.model.format() {
         Format::Json => super::print_json(&json!({
             "metric": args.metric.name(),
@@ -213,7 +216,8 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "tol": args.tol,
             "ranking_time_s": ranking_seconds,
             "ranking": entries.iter().map(entry_json).collect::<Vec<_>>(),
-            "dropped_initial_equations": initial,
+            "dropped_initial_equations": initial.dropped,
+            "steady_state_initial": initial.steady_state,
         })),
         Format::Text => print(&entries, &initial, args),
     }
@@ -516,7 +520,7 @@ fn entry_json(e: &Entry) -> Value {
     })
 }
 
-fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
+fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
     let applied = entries
         .iter()
         .filter(|e| e.outcome == Outcome::Applied)
@@ -582,8 +586,42 @@ fn print(entries: &[Entry], initial: &[String], args: &ReduceArgs) {
         ];
         print_table(&header, &rows, &align);
     }
-    for eq in initial {
-        outln!("dropped initial equation `{eq} = 0`: it reads a derivative the reduction removed");
+    initial.print();
+}
+
+/// How the reduction changed initialisation, as the user reads it.
+struct InitialReport {
+    /// The dropped initial equations, as `lhs = rhs`.
+    dropped: Vec<String>,
+    /// The states started in steady state instead.
+    steady_state: Vec<String>,
+}
+
+impl InitialReport {
+    fn of(flat: &Dae, changes: &InitialChanges) -> InitialReport {
+        let equation = |i: usize| {
+            let eq = &flat.initial_equations[i];
+            format!("{} = {}", flat.display(eq.lhs), flat.display(eq.rhs))
+        };
+        InitialReport {
+            dropped: changes.dropped.iter().map(|&i| equation(i)).collect(),
+            steady_state: changes
+                .steady_state
+                .iter()
+                .map(|&v| flat.var(v).name.clone())
+                .collect(),
+        }
+    }
+
+    fn print(&self) {
+        for eq in &self.dropped {
+            outln!("dropped initial equation `{eq}`: it conditions a state the reduction removed");
+        }
+        for name in &self.steady_state {
+            outln!(
+                "added initial equation `der({name}) = 0`: {name} lost its condition and starts in steady state"
+            );
+        }
     }
 }
 

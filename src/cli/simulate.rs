@@ -295,7 +295,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         }
     };
     let result = match (integrator, &chosen) {
-        (Integrator::Bdf, _) => run::simulate_bdf(model, &start, &options, recorded),
+        (Integrator::Bdf, _) => run::simulate_bdf_observed(model, &start, &options, recorded, show),
         (_, Some(c)) => run::simulate_mixed(model, &start, &options, &c.partition, recorded, show),
         (_, None) => run::simulate(model, &start, &options, recorded, show),
     };

@@ -1,11 +1,12 @@
 //! The elementary operations of SPEC §11 applied to the flat model, the guard that keeps its
-//! matching perfect, and what initialisation loses with a removed derivative.
+//! matching perfect.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use super::initial::{InitialChanges, settle};
 use super::terms::TermRef;
 use crate::dae::{Dae, Equation, VarKind};
-use crate::expr::{ExprPool, Node, VarId};
+use crate::expr::{ExprPool, Node};
 
 /// Delete a term, or replace it by a constant (its mean over the reference samples).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,12 +28,7 @@ impl Operation {
 #[derive(Clone, Debug)]
 pub struct Reduced {
     pub dae: Dae,
-    /// Initial equations of the original (indices) dropped: they read the derivative of a
-    /// variable no equation differentiates any more.
-    pub dropped_initial: Vec<usize>,
-    /// Variables that are states no more (no equation reads their derivative): their
-    /// `fixed = true` start no longer holds them.
-    pub no_longer_states: Vec<VarId>,
+    pub initial: InitialChanges,
 }
 
 /// `flat` with `ops` applied (a term at most once): each changed equation keeps its sides,
@@ -50,47 +46,8 @@ pub fn apply(flat: &Dae, ops: &[(TermRef, Operation)]) -> Reduced {
         let eq = &mut dae.equations[e];
         rewrite(&mut dae.pool, eq, &changes);
     }
-    let before = differentiated(flat);
-    let after = differentiated(&dae);
-    let removed: BTreeSet<VarId> = before.difference(&after).copied().collect();
-    let dropped_initial: Vec<usize> = (0..flat.initial_equations.len())
-        .filter(|&i| {
-            let mut reads = false;
-            flat.pool
-                .visit_leaves(flat.initial_equations[i].residual, |n| {
-                    reads |= matches!(n, Node::Der(v) if removed.contains(&v));
-                });
-            reads
-        })
-        .collect();
-    for &i in dropped_initial.iter().rev() {
-        dae.initial_equations.remove(i);
-    }
-    for &v in &removed {
-        let var = &mut dae.variables[v.0 as usize];
-        if var.kind == VarKind::State {
-            var.kind = VarKind::Algebraic;
-            var.fixed = None;
-        }
-    }
-    Reduced {
-        dae,
-        dropped_initial,
-        no_longer_states: removed.into_iter().collect(),
-    }
-}
-
-/// The variables whose derivative some equation reads.
-fn differentiated(dae: &Dae) -> BTreeSet<VarId> {
-    let mut set = BTreeSet::new();
-    for eq in &dae.equations {
-        dae.pool.visit_leaves(eq.residual, |n| {
-            if let Node::Der(v) = n {
-                set.insert(v);
-            }
-        });
-    }
-    set
+    let initial = settle(flat, &mut dae);
+    Reduced { dae, initial }
 }
 
 /// Rebuilds `eq` without its deleted terms and with its replaced ones as constants, each side

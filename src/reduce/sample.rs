@@ -44,6 +44,16 @@ pub enum SampleError {
 
 /// Simulates `flat` as `settings` say and samples it.
 pub fn sample(flat: &Dae, settings: &Settings) -> Result<Sampled, SampleError> {
+    sample_observed(flat, settings, |_, _| {})
+}
+
+/// [`sample`], calling `progress` with the steps (or output intervals) done and their total
+/// as the run goes.
+pub fn sample_observed(
+    flat: &Dae,
+    settings: &Settings,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Sampled, SampleError> {
     let (mut prepared, _) = crate::structure::prepare(flat.clone());
     let structure = crate::structure::analyse(&prepared).map_err(SampleError::Structure)?;
     let causal = causal_form(&mut prepared, &structure);
@@ -76,9 +86,11 @@ pub fn sample(flat: &Dae, settings: &Settings) -> Result<Sampled, SampleError> {
         causal: &causal,
         jac: &jac,
     };
+    let steps = options.steps;
+    let show = |done| progress(done, steps);
     let result = match settings.method {
-        None => run::simulate_bdf(model, &start, &options, &outputs),
-        Some(_) => run::simulate(model, &start, &options, &outputs, |_| {}),
+        None => run::simulate_bdf_observed(model, &start, &options, &outputs, show),
+        Some(_) => run::simulate(model, &start, &options, &outputs, show),
     };
     let trajectory = match result {
         Ok(t) => t,

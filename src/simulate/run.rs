@@ -294,6 +294,18 @@ pub fn simulate_bdf(
     options: &Options,
     outputs: &[Unknown],
 ) -> Result<Trajectory, Failure> {
+    simulate_bdf_observed(m, start, options, outputs, |_| {})
+}
+
+/// [`simulate_bdf`], calling `progress` with the count of output intervals done as the run
+/// passes each output time.
+pub fn simulate_bdf_observed(
+    m: Model<'_>,
+    start: &Point,
+    options: &Options,
+    outputs: &[Unknown],
+    mut progress: impl FnMut(u64),
+) -> Result<Trajectory, Failure> {
     let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
     // Analysed on this thread, after the compile. On a second thread (until 2026-11-24) the
     // two overlapped, but on the two-processor machines measured each ran about half as
@@ -323,7 +335,10 @@ pub fn simulate_bdf(
             options.start,
             options.stop,
             &bdf,
-            &mut |t, x| states.push((t, x.to_vec())),
+            &mut |t, x| {
+                states.push((t, x.to_vec()));
+                progress(states.len() as u64 - 1);
+            },
         )
         .map_err(Failure::Bdf)?
     };
