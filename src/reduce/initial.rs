@@ -67,7 +67,11 @@ pub fn settle(original: &Dae, reduced: &mut Dae) -> InitialChanges {
         ..InitialChanges::default()
     };
     if had_initial_system(original) {
-        let surplus = residuals(reduced, count - dropped.len()) as isize - free(reduced) as isize;
+        // Relative to the original's balance: the flat model's states include those index
+        // reduction turns into dummy derivatives, which need no condition.
+        let balance =
+            |dae: &Dae, equations: usize| residuals(dae, equations) as isize - free(dae) as isize;
+        let surplus = balance(reduced, count - dropped.len()) - balance(original, count);
         if surplus > 0 {
             // Conditions on former states, last first, until the system is square.
             let extra: Vec<usize> = (0..count)

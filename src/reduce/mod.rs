@@ -13,6 +13,7 @@ pub mod initial;
 pub mod onestep;
 pub mod operation;
 pub mod plot;
+pub mod removal;
 pub mod sample;
 pub mod statistical;
 pub mod terms;

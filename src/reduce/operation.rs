@@ -52,7 +52,7 @@ pub fn apply(flat: &Dae, ops: &[(TermRef, Operation)]) -> Reduced {
 
 /// Rebuilds `eq` without its deleted terms and with its replaced ones as constants, each side
 /// as written.
-fn rewrite(pool: &mut ExprPool, eq: &mut Equation, changes: &[(usize, Operation)]) {
+pub(super) fn rewrite(pool: &mut ExprPool, eq: &mut Equation, changes: &[(usize, Operation)]) {
     let on_left = left_terms(pool, eq);
     let (mut lhs, mut rhs) = (pool.zero(), pool.zero());
     let mut kept = Vec::with_capacity(eq.terms.len());

@@ -135,24 +135,20 @@ fn sample_rows(times: &[f64], count: usize) -> Vec<usize> {
 }
 
 /// The largest deviation of `run` from `reference` over the unknowns (states, algebraic and
-/// alias variables) both have at the samples, in percent of each one's scale: its largest magnitude
-/// over the reference samples (1 where that is 0).
+/// alias variables) both have, paired by name, at the samples, in percent of each one's scale:
+/// its largest magnitude over the reference samples (1 where that is 0).
 pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
-    // Both models' own variables come first; index reduction may add some after them (the
-    // dummy derivatives), which the two need not share.
-    let shared = |v: &crate::expr::VarId| {
-        let i = v.0 as usize;
-        i < reference.points[0].vars.len() && i < run.points[0].vars.len()
-    };
-    let unknowns = reference.prepared.var_ids().filter(shared).filter(|&v| {
-        matches!(
-            reference.prepared.var(v).kind,
-            VarKind::State | VarKind::Algebraic | VarKind::Alias
-        )
-    });
+    let (full, reduced) = (&reference.prepared, &run.prepared);
     let mut worst = 0.0f64;
-    for v in unknowns {
-        let i = v.0 as usize;
+    for v in full.var_ids() {
+        let unknown = matches!(
+            full.var(v).kind,
+            VarKind::State | VarKind::Algebraic | VarKind::Alias
+        );
+        let Some(w) = reduced.lookup(&full.var(v).name).filter(|_| unknown) else {
+            continue;
+        };
+        let (i, j) = (v.0 as usize, w.0 as usize);
         let scale = reference
             .points
             .iter()
@@ -160,7 +156,7 @@ pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
             .fold(0.0, f64::max);
         let scale = if scale > 0.0 { scale } else { 1.0 };
         for (r, p) in reference.points.iter().zip(&run.points) {
-            let d = (p.vars[i] - r.vars[i]).abs() / scale;
+            let d = (p.vars[j] - r.vars[i]).abs() / scale;
             // A value that is no number is as far off as can be.
             worst = worst.max(if d.is_nan() { f64::INFINITY } else { d });
         }

@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
+mod activity;
+
 use super::Format;
 use super::model::{ModelArgs, load_and_flatten};
 use super::simulate::{Integrator, MethodArg};
@@ -18,7 +20,6 @@ use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
-use crate::reduce::activity::activities;
 use crate::reduce::initial::InitialChanges;
 use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
 use crate::reduce::operation::{Matched, Reduced, apply, keeps_perfect_matching};
@@ -70,6 +71,10 @@ pub struct ReduceArgs {
     /// of the operations applied (`onestep`), and each verified error (`--verify`)
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = super::cycles::positive)]
     pub tol: f64,
+    /// `activity`: remove the least active components, which together carry less than PCT
+    /// percent of the activity, one by one under the guard and verified against `--tol`
+    #[arg(long, value_name = "PCT", value_parser = super::cycles::positive)]
+    pub remove_below: Option<f64>,
     /// Only the terms of this component instance (and the instances inside it)
     #[arg(long, value_name = "NAME")]
     pub component: Option<String>,
@@ -184,9 +189,9 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
         MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args),
         MetricArg::Activity => {
-            print_activity(&activities(&flat.dae, &reference.points), args);
+            let code = activity::run(&flat.dae, &reference, &settings, args);
             super::leave_allocated((flat, reference));
-            return ExitCode::SUCCESS;
+            return code;
         }
     };
     let mut entries = match ranked {
@@ -195,15 +200,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
     };
     let ranking_seconds = clock.elapsed().as_secs_f64();
     let reduced = apply_in_order(&flat.dae, &reference, &settings, args, &mut entries);
-    if let Some(path) = &args.out {
-        let notes = notes(&entries);
-        let text = reduced.dae.modelica_with_notes(&notes).to_string();
-        if let Err(message) = super::write_whole(path, |p| std::fs::write(p, &text)) {
-            return super::failure_without_source(message, ExitCode::from(1));
-        }
-    }
-    if let Some(path) = &args.plot
-        && let Err(message) = plot(&flat.dae, &reduced.dae, &settings, path)
+    if let Err(message) = write_outputs(&flat.dae, &reduced.dae, &notes(&entries), &settings, args)
     {
         return super::failure_without_source(message, ExitCode::from(1));
     }
@@ -226,6 +223,9 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
 }
 
 fn settings(args: &ReduceArgs) -> Result<Settings, String> {
+    if args.remove_below.is_some() && args.metric != MetricArg::Activity {
+        return Err("`--remove-below` goes with `--metric activity`".to_string());
+    }
     if !(args.start.is_finite() && args.stop.is_finite() && args.stop > args.start) {
         return Err("`--stop` must be a number after `--start`".to_string());
     }
@@ -550,7 +550,7 @@ fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
                     e.described.component.clone(),
                     match e.operation {
                         Operation::Delete => "delete".to_string(),
-                        Operation::Replace(c) => format!("replace by {}", Number(c)),
+                        Operation::Replace(c) => format!("replace by {}", Number(rounded(c))),
                     },
                     e.figures
                         .map_or("-".to_string(), |f| format!("{:.3e}", f.m_r)),
@@ -589,6 +589,11 @@ fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
     initial.print();
 }
 
+/// `x` to 6 significant digits, as the table shows a mean (JSON and `--out` keep it whole).
+fn rounded(x: f64) -> f64 {
+    format!("{x:.5e}").parse().unwrap_or(x)
+}
+
 /// How the reduction changed initialisation, as the user reads it.
 struct InitialReport {
     /// The dropped initial equations, as `lhs = rhs`.
@@ -625,52 +630,23 @@ impl InitialReport {
     }
 }
 
-/// The components by activity, most active first, with their share and the accumulated share.
-fn print_activity(activity: &BTreeMap<String, f64>, args: &ReduceArgs) {
-    let mut ranked: Vec<(&String, f64)> = activity.iter().map(|(c, &a)| (c, a)).collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    let total: f64 = ranked.iter().map(|(_, a)| a).sum();
-    let mut accumulated = 0.0;
-    let rows: Vec<(&String, f64, f64, f64)> = ranked
-        .into_iter()
-        .map(|(c, a)| {
-            accumulated += a;
-            (c, a, 100.0 * a / total, 100.0 * accumulated / total)
-        })
-        .collect();
-    match args.model.format() {
-        Format::Json => super::print_json(&json!({
-            "metric": "activity",
-            "samples": args.samples,
-            "total": total,
-            "components": rows.iter().map(|(c, a, r, acc)| json!({
-                "component": c, "activity": a, "relative": r, "accumulated": acc,
-            })).collect::<Vec<_>>(),
-        })),
-        Format::Text => {
-            outln!(
-                "energy activity over {} samples from {} to {}: {} components",
-                args.samples,
-                Number(args.start),
-                Number(args.stop),
-                rows.len()
-            );
-            let table: Vec<Vec<String>> = rows
-                .iter()
-                .map(|(c, a, r, acc)| {
-                    vec![
-                        c.to_string(),
-                        format!("{a:.6e}"),
-                        format!("{r:.3}"),
-                        format!("{acc:.3}"),
-                    ]
-                })
-                .collect();
-            let header = ["component", "activity (J)", "relative %", "accumulated %"];
-            let align = [Align::Left, Align::Right, Align::Right, Align::Right];
-            print_table(&header, &table, &align);
-        }
+/// What `--out` and `--plot` ask for: the reduced model as Modelica, with `notes` after the
+/// equations it changed, and the full and reduced responses.
+fn write_outputs(
+    full: &Dae,
+    reduced: &Dae,
+    notes: &BTreeMap<usize, String>,
+    settings: &Settings,
+    args: &ReduceArgs,
+) -> Result<(), String> {
+    if let Some(path) = &args.out {
+        let text = reduced.modelica_with_notes(notes).to_string();
+        super::write_whole(path, |p| std::fs::write(p, &text))?;
     }
+    if let Some(path) = &args.plot {
+        plot(full, reduced, settings, path)?;
+    }
+    Ok(())
 }
 
 /// Points drawn per response.
@@ -695,13 +671,18 @@ fn plot(
     let states = full
         .var_ids()
         .filter(|&v| full.var(v).kind == crate::dae::VarKind::State);
+    // The reduced model's states are paired by name: removing components renumbers them.
     let responses: Vec<Response<'_>> = states
         .map(|v| {
-            let column = |s: &Sampled| s.points.iter().map(|p| p.vars[v.0 as usize]).collect();
+            let name = &full.var(v).name;
+            let column = |s: &Sampled, w: Option<crate::expr::VarId>| {
+                let at = |p: &Point| w.map_or(f64::NAN, |w| p.vars[w.0 as usize]);
+                s.points.iter().map(at).collect()
+            };
             Response {
-                name: &full.var(v).name,
-                full: column(&a),
-                reduced: column(&b),
+                name,
+                full: column(&a, Some(v)),
+                reduced: column(&b, b.prepared.lookup(name)),
             }
         })
         .collect();
