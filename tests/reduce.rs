@@ -155,30 +155,14 @@ fn the_written_model_simulates_to_the_verified_error() {
             ],
         );
         assert_eq!(code, 0, "{model}: {err}");
-        let mut lines = csv.lines();
-        let names: Vec<String> = lines
-            .next()
-            .expect("header")
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        let rows: Vec<Vec<f64>> = lines
-            .map(|l| l.split(',').map(|v| v.parse().expect("number")).collect())
-            .collect();
-        (names, rows)
+        cli_support::csv_columns(&csv)
     };
-    let (names, full) = run("examples/quarter_car.mo");
-    let (reduced_names, reduced) = run(out.to_str().expect("path"));
-    assert_eq!(names, reduced_names);
-    let mut worst = 0.0f64;
-    for c in 1..names.len() {
-        let scale = full.iter().map(|r| r[c].abs()).fold(0.0, f64::max);
-        let scale = if scale > 0.0 { scale } else { 1.0 };
-        for (a, b) in full.iter().zip(&reduced) {
-            worst = worst.max((a[c] - b[c]).abs() / scale);
-        }
-    }
-    let percent = 100.0 * worst;
+    let (full, reduced) = (
+        run("examples/quarter_car.mo"),
+        run(out.to_str().expect("path")),
+    );
+    assert!(full.keys().eq(reduced.keys()));
+    let percent = cli_support::deviation_percent(&full, &reduced);
     assert!(
         (percent - reported).abs() <= 1e-6 * (1.0 + reported),
         "simulated {percent} vs reported {reported}"

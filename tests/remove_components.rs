@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cli_support::{mocca_json, model_file, simulate_csv, temp_path};
+use cli_support::{
+    csv_columns, deviation_percent, mocca_json, model_file, simulate_csv, temp_path,
+};
 use mocca::frontend::flatten_sources;
 use mocca::reduce::removal::remove_components;
 use mocca::source::SourceMap;
@@ -51,23 +53,7 @@ fn trajectories(model: &str, stop: &str, step: &str) -> BTreeMap<String, Vec<f64
         ],
     );
     assert_eq!(code, 0, "{model}: {err}");
-    let mut lines = csv.lines();
-    let names: Vec<String> = lines
-        .next()
-        .expect("header")
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    let mut columns: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for line in lines {
-        for (name, v) in names.iter().zip(line.split(',')).skip(1) {
-            columns
-                .entry(name.clone())
-                .or_default()
-                .push(v.parse().expect("number"));
-        }
-    }
-    columns
+    csv_columns(&csv)
 }
 
 /// The ladder's trajectories over 2 s.
@@ -204,18 +190,7 @@ fn remove_below_drops_the_least_active_component_and_verifies() {
         trajectories("examples/quarter_car_components.mo", "3", &step),
         trajectories(out.to_str().expect("path"), "3", &step),
     );
-    let mut worst = 0.0f64;
-    for (name, full) in &csv_full {
-        let Some(reduced) = csv_reduced.get(name) else {
-            continue;
-        };
-        let scale = full.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let scale = if scale > 0.0 { scale } else { 1.0 };
-        for (a, b) in full.iter().zip(reduced) {
-            worst = worst.max((a - b).abs() / scale);
-        }
-    }
-    let percent = 100.0 * worst;
+    let percent = deviation_percent(&csv_full, &csv_reduced);
     assert!(
         (percent - actual).abs() <= 0.05 * actual,
         "simulated {percent} vs reported {actual}"

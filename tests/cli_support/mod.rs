@@ -52,3 +52,39 @@ pub fn simulate_csv(name: &str, args: &[&str]) -> (String, String, i32) {
     let _ = std::fs::remove_file(&out);
     (csv, err, code)
 }
+
+/// The columns of a CSV `simulate` wrote, by header name (`time` included).
+pub fn csv_columns(csv: &str) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let mut lines = csv.lines();
+    let names: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let mut columns = std::collections::BTreeMap::<String, Vec<f64>>::new();
+    for line in lines {
+        for (name, v) in names.iter().zip(line.split(',')) {
+            columns
+                .entry(name.to_string())
+                .or_default()
+                .push(v.parse().expect("number"));
+        }
+    }
+    columns
+}
+
+/// `mocca reduce`'s error measure computed from two runs' columns: the largest deviation of
+/// any variable both have (time aside), in percent of its largest magnitude in `full`.
+pub fn deviation_percent(
+    full: &std::collections::BTreeMap<String, Vec<f64>>,
+    reduced: &std::collections::BTreeMap<String, Vec<f64>>,
+) -> f64 {
+    let mut worst = 0.0f64;
+    for (name, a) in full.iter().filter(|(name, _)| *name != "time") {
+        let Some(b) = reduced.get(name) else {
+            continue;
+        };
+        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = if scale > 0.0 { scale } else { 1.0 };
+        for (x, y) in a.iter().zip(b) {
+            worst = worst.max((x - y).abs() / scale);
+        }
+    }
+    100.0 * worst
+}
