@@ -9,6 +9,7 @@ pub mod causal;
 pub mod cli;
 pub mod dae;
 pub mod diagnostics;
+pub mod emit;
 pub mod expr;
 pub mod flatten;
 pub mod frontend;

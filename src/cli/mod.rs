@@ -26,6 +26,7 @@ mod blt;
 mod check;
 mod compare;
 mod cycles;
+mod emit;
 mod flatten;
 mod jacobian;
 mod model;
@@ -66,6 +67,7 @@ const EXAMPLES: &str = "Examples:
   mocca cycles examples/heat_exchanger.mo -p N=30  time scales and a partition proposal
   mocca compare examples/heat_exchanger.mo -p N=30 --step 0.01 --stop 10
   mocca reduce examples/quarter_car.mo --stop 3 --verify --out car_reduced.mo
+  mocca emit examples/rc_ladder.mo --method heun --step 0.01 --out rc_ladder_crate
 
 Each subcommand has its own help: mocca simulate --help";
 
@@ -90,6 +92,8 @@ pub enum Command {
     /// Term-ranking reduction: rank the terms of the equations against a reference run,
     /// delete or freeze the negligible ones, write the reduced model
     Reduce(reduce::ReduceArgs),
+    /// Write the model as a standalone Rust crate that integrates it with a fixed step
+    Emit(emit::EmitArgs),
     /// Run an OpenModelica-style script of loadFile, simulate, reduceDAE and cycles calls
     Script(script::ScriptArgs),
     /// Cycle analysis: per-state step bounds, stiffness and separability indices, a partition
@@ -138,6 +142,7 @@ impl Command {
             Command::Simulate(a) => a.model.format(),
             Command::Compare(a) => a.model.format(),
             Command::Reduce(a) => a.model.format(),
+            Command::Emit(a) => a.model.format(),
             Command::Script(_) => Format::Text,
             Command::Cycles(a) => a.model.format(),
             Command::Separability(a) => a.model.format(),
@@ -158,6 +163,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Reduce(args) => reduce::run(&args),
+        Command::Emit(args) => emit::run(&args),
         Command::Script(args) => script::run(&args),
         Command::Cycles(args) => cycles::run(&args),
         Command::Separability(args) => separability::run(&args),

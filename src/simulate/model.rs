@@ -436,6 +436,35 @@ impl CompiledModel {
     }
 }
 
+/// What code generation reads of a compiled model's part: its Jacobian pattern and, per
+/// entry, the extra expression of the tape computing it (`None`: through an algebraic loop,
+/// by a tangent pass), whether those are constant, and the steps it runs in order.
+pub struct PartView<'a> {
+    pub pattern: &'a [(usize, usize)],
+    pub entries: Vec<Option<usize>>,
+    pub constant_jacobian: bool,
+    pub steps: &'a [usize],
+}
+
+impl CompiledModel {
+    pub fn part_view(&self, p: usize) -> PartView<'_> {
+        let part = &self.parts[p];
+        PartView {
+            pattern: &part.pattern,
+            entries: part
+                .entries
+                .iter()
+                .map(|e| match *e {
+                    EntryCode::Symbolic(i) => Some(i),
+                    EntryCode::Implicit => None,
+                })
+                .collect(),
+            constant_jacobian: part.constant_jacobian,
+            steps: part.plan.steps(),
+        }
+    }
+}
+
 /// Per state row: the group of the step that solves its derivative.
 fn row_groups(causal: &Causal, groups: &Groups) -> Vec<u32> {
     let mut by_var = std::collections::HashMap::new();

@@ -122,6 +122,19 @@ impl StaticLu {
         self.perm.len()
     }
 
+    /// The ordering and fill: `perm`, `L`'s row pointers and columns, `U`'s, and the slots of
+    /// a factorization's updates (for code that factors without this analysis).
+    pub fn tables(&self) -> [&[usize]; 6] {
+        [
+            &self.perm,
+            &self.l_ptr,
+            &self.l_col,
+            &self.u_ptr,
+            &self.u_col,
+            &self.update_slots,
+        ]
+    }
+
     /// Entries of `L` and `U` together, the diagonal included: the fill.
     pub fn factor_len(&self) -> usize {
         self.values.len()

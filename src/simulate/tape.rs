@@ -233,6 +233,11 @@ pub struct Tape {
 }
 
 impl Tape {
+    /// The instructions `code` (a step's, the setup's or an extra expression's range).
+    pub fn instructions(&self, code: Range<usize>) -> &[Instr] {
+        &self.instrs[code]
+    }
+
     pub fn var_reg(&self, v: VarId) -> Reg {
         v.0
     }

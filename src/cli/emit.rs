@@ -1,0 +1,167 @@
+//! `mocca emit`: writes the model as a standalone Rust crate that integrates it with a fixed
+//! step (SPEC §12), into a fresh directory or, with `--force`, over an existing one, never
+//! leaving half a crate behind.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use super::Format;
+use super::model::{ModelArgs, load_and_analyse};
+use super::partition::{PartitionArg, PartitionArgs};
+use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
+use crate::causal::{causal_form, initial_point};
+use crate::emit::{Refusal, Settings, crate_files};
+use crate::jacobian::ode_jacobian_with;
+
+#[derive(Args, Debug)]
+pub struct EmitArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The fixed-step method the crate integrates with
+    #[arg(long, value_enum, default_value_t = MethodArg::ImplicitEuler)]
+    pub method: MethodArg,
+    /// The crate's default grid (`--step`, `--start`, `--stop`, which its binary takes too)
+    /// and the Newton tolerance of its implicit stages
+    #[command(flatten)]
+    pub grid: GridArgs,
+    #[command(flatten)]
+    pub partition: PartitionArgs,
+    /// The directory to write the crate into (created; it must be empty or absent)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replace what DIR holds
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(args: &EmitArgs) -> ExitCode {
+    let method = match Integrator::of(args.method) {
+        Integrator::Fixed(m) => m,
+        Integrator::Bdf => {
+            return super::usage_error("`emit` takes a fixed-step method, not `bdf`");
+        }
+        Integrator::Mixed(_) => {
+            return super::usage_error(
+                "`emit` does not write mixed methods yet: give a single fixed-step method",
+            );
+        }
+    };
+    if args.partition.partition != PartitionArg::None || args.partition.fast.is_some() {
+        return super::usage_error(
+            "`emit` writes the model as one system (`--partition none`) for now",
+        );
+    }
+    if let Err(m) = args.grid.steps() {
+        return super::usage_error(m);
+    }
+    if let Err(message) = check_directory(&args.out, args.force) {
+        return super::failure_without_source(message, ExitCode::from(1));
+    }
+    let (flat, structure) = match load_and_analyse(&args.model) {
+        Ok(ok) => ok,
+        Err(code) => return code,
+    };
+    let mut dae = flat.dae;
+    let (causal, weak) = one_system_order(
+        causal_form(&mut dae, &structure),
+        &dae,
+        PartitionArg::None,
+        &flat.sources,
+    );
+    let jac = ode_jacobian_with(&mut dae, &causal, weak);
+    let start = match initial_point(&dae) {
+        Ok(p) => p,
+        Err(f) => {
+            let message = format!("a parameter or start value cannot be evaluated: {f:?}");
+            return super::failure_without_source(message, ExitCode::from(1));
+        }
+    };
+    let settings = Settings {
+        method,
+        grid: (args.grid.start, args.grid.stop, args.grid.step),
+        tol: args.grid.tol,
+    };
+    let files = match crate_files(&dae, &causal, &jac, &start, settings) {
+        Ok(files) => files,
+        Err(Refusal::LoopJacobian) => {
+            let message = "the implicit stage's Jacobian passes through an algebraic loop, \
+                           which emitted code does not differentiate yet: emit an explicit method";
+            return super::failure_without_source(message.to_string(), ExitCode::from(1));
+        }
+    };
+    if let Err(message) = write_crate(&args.out, &files) {
+        return super::failure_without_source(message, ExitCode::from(1));
+    }
+    let states: Vec<&str> = causal
+        .states
+        .iter()
+        .map(|&v| dae.var(v).name.as_str())
+        .collect();
+    let out = args.out.display().to_string();
+    match args.model.format() {
+        Format::Json => super::print_json(&json!({
+            "model": dae.model,
+            "partitions": [{"states": states, "method": method.name()}],
+            "out": out,
+        })),
+        Format::Text => {
+            outln!(
+                "emitted {} to {out}: {} states, {}, step {}",
+                dae.model,
+                states.len(),
+                method.name(),
+                crate::numfmt::Number(args.grid.step)
+            );
+            outln!("build and run: cd {out} && cargo run --release -- --out result.csv");
+        }
+    }
+    super::leave_allocated((dae, causal, jac, structure));
+    ExitCode::SUCCESS
+}
+
+/// `dir` may be written: absent, empty, or (with `force`) replaced.
+fn check_directory(dir: &Path, force: bool) -> Result<(), String> {
+    let empty = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
+        Ok(mut entries) => entries.next().is_none(),
+    };
+    if empty || force {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not empty: give `--force` to replace what it holds",
+            dir.display()
+        ))
+    }
+}
+
+/// Writes the crate into a directory beside `dir`, then puts it in `dir`'s place.
+fn write_crate(dir: &Path, files: &[(String, String)]) -> Result<(), String> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "crate".to_string());
+    let partial = dir.with_file_name(format!(".{name}.partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    let written = files.iter().try_for_each(|(path, text)| {
+        let path = partial.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, text)
+    });
+    let replaced = written.and_then(|()| {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::rename(&partial, dir)
+    });
+    replaced.map_err(|e| {
+        let _ = std::fs::remove_dir_all(&partial);
+        format!("cannot write the crate to `{}`: {e}", dir.display())
+    })
+}

@@ -1,0 +1,98 @@
+//! `mocca emit` (SPEC §12): a standalone Rust crate that integrates the model with a fixed
+//! step, in straight-line code generated from the same compiled form `mocca simulate`
+//! interprets. The crate depends on `std` only: `Cargo.toml`, `src/lib.rs` (the [`Model`]
+//! API a rig embeds), `src/main.rs` (the runner), `src/runtime.rs` (the integrators, written
+//! once for every model) and the generated `src/model.rs`.
+//!
+//! `code` is the builder the generated text goes through, `rust` turns instructions and
+//! expressions into Rust, `model` writes `model.rs`; the other files are templates.
+//!
+//! [`Model`]: template/lib.rs
+
+mod code;
+pub mod model;
+mod rust;
+
+use crate::causal::{Causal, Point};
+use crate::dae::Dae;
+use crate::jacobian::OdeJacobian;
+use crate::simulate::fixed_step::Method;
+use crate::simulate::model::{CompiledModel, Layout};
+
+pub use model::Refusal;
+
+const RUNTIME: &str = include_str!("template/runtime.rs");
+const LIB: &str = include_str!("template/lib.rs");
+const MAIN: &str = include_str!("template/main.rs");
+const CARGO: &str = include_str!("template/Cargo.toml");
+
+/// What the crate runs: the method, its default grid `(start, stop, step)` and the Newton
+/// tolerance of its implicit stages.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub method: Method,
+    pub grid: (f64, f64, f64),
+    pub tol: f64,
+}
+
+/// The crate's files, by path inside it, in a fixed order.
+pub fn crate_files(
+    dae: &Dae,
+    causal: &Causal,
+    jac: &OdeJacobian,
+    start: &Point,
+    settings: Settings,
+) -> Result<Vec<(String, String)>, Refusal> {
+    let compiled = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
+    let input = model::Input {
+        dae,
+        causal,
+        compiled: &compiled,
+        method: variant(settings.method),
+        implicit: settings.method.is_implicit(),
+        grid: settings.grid,
+        tol: settings.tol,
+    };
+    let model = model::model_rs(&input)?;
+    Ok(vec![
+        (
+            "Cargo.toml".to_string(),
+            CARGO.replace("{BIN}", &binary_name(&dae.model)),
+        ),
+        ("src/lib.rs".to_string(), LIB.to_string()),
+        ("src/main.rs".to_string(), MAIN.to_string()),
+        ("src/model.rs".to_string(), model),
+        ("src/runtime.rs".to_string(), RUNTIME.to_string()),
+    ])
+}
+
+/// The binary's name: the model's, lower case, other characters than letters and digits as
+/// `_`.
+pub fn binary_name(model: &str) -> String {
+    let name: String = model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        name
+    } else {
+        format!("model_{name}")
+    }
+}
+
+fn variant(method: Method) -> &'static str {
+    match method {
+        Method::ExplicitEuler => "ExplicitEuler",
+        Method::ExplicitMidpoint => "ExplicitMidpoint",
+        Method::Heun => "Heun",
+        Method::ImplicitEuler => "ImplicitEuler",
+        Method::ImplicitMidpoint => "ImplicitMidpoint",
+        Method::Trapezoidal => "Trapezoidal",
+    }
+}

@@ -1,0 +1,124 @@
+//! Model arithmetic as Rust text: the tape's instructions as statements on the register file
+//! `r`, and expressions of the flat model as Rust expressions with the reference evaluator's
+//! semantics, so that the emitted code computes what `mocca simulate` computes, operation for
+//! operation.
+
+use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Node};
+use crate::simulate::tape::Instr;
+
+/// A literal that reads back to exactly `x`, typed `f64`.
+pub fn literal(x: f64) -> String {
+    if x.is_nan() {
+        "f64::NAN".to_string()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "f64::INFINITY"
+        } else {
+            "f64::NEG_INFINITY"
+        }
+        .to_string()
+    } else if x < 0.0 {
+        format!("(-{:?}_f64)", -x)
+    } else {
+        format!("{x:?}_f64")
+    }
+}
+
+fn call(f: Func, a: &str) -> String {
+    let method = match f {
+        Func::Sin => "sin",
+        Func::Cos => "cos",
+        Func::Tan => "tan",
+        Func::Asin => "asin",
+        Func::Acos => "acos",
+        Func::Atan => "atan",
+        Func::Sinh => "sinh",
+        Func::Cosh => "cosh",
+        Func::Tanh => "tanh",
+        Func::Exp => "exp",
+        Func::Log => "ln",
+        Func::Log10 => "log10",
+        Func::Sqrt => "sqrt",
+        Func::Abs => "abs",
+        Func::Sign => return format!("sign({a})"),
+    };
+    format!("{a}.{method}()")
+}
+
+fn call2(f: Func2, a: &str, b: &str) -> String {
+    match f {
+        Func2::Atan2 => format!("{a}.atan2({b})"),
+        Func2::Min => format!("{a}.min({b})"),
+        Func2::Max => format!("{a}.max({b})"),
+    }
+}
+
+fn compare(op: CmpOp, a: &str, b: &str) -> String {
+    let symbol = match op {
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+    };
+    format!("truth({a} {symbol} {b})")
+}
+
+/// One instruction as a statement on `r`.
+pub fn statement(i: &Instr) -> String {
+    let r = |k: u32| format!("r[{k}]");
+    let (d, value) = match *i {
+        Instr::Add(d, a, b) => (d, format!("{} + {}", r(a), r(b))),
+        Instr::Sub(d, a, b) => (d, format!("{} - {}", r(a), r(b))),
+        Instr::Mul(d, a, b) => (d, format!("{} * {}", r(a), r(b))),
+        Instr::Neg(d, a) => (d, format!("-{}", r(a))),
+        Instr::Div(d, a, b) => (d, format!("{} / {}", r(a), r(b))),
+        Instr::Pow(d, a, b) => (d, format!("{}.powf({})", r(a), r(b))),
+        Instr::PowI(d, a, k) => (d, format!("{}.powi({k})", r(a))),
+        Instr::Call(f, d, a) => (d, call(f, &r(a))),
+        Instr::Call2(f, d, a, b) => (d, call2(f, &r(a), &r(b))),
+        Instr::Select(d, c, a, b) => (
+            d,
+            format!("if {} != 0.0 {{ {} }} else {{ {} }}", r(c), r(a), r(b)),
+        ),
+        Instr::Cmp(op, d, a, b) => (d, compare(op, &r(a), &r(b))),
+        Instr::And(d, a, b) => (d, format!("truth({} != 0.0 && {} != 0.0)", r(a), r(b))),
+        Instr::Or(d, a, b) => (d, format!("truth({} != 0.0 || {} != 0.0)", r(a), r(b))),
+        Instr::Not(d, a) => (d, format!("truth({} == 0.0)", r(a))),
+        Instr::Copy(d, a) => (d, r(a)),
+    };
+    format!("r[{d}] = {value};")
+}
+
+/// Where an expression's leaves are read from.
+pub trait Leaves {
+    /// The text of a leaf (`Var`, `Der`, `Last`, `Time`).
+    fn leaf(&self, n: Node) -> String;
+}
+
+/// `e` as a Rust expression of type `f64`, evaluated as [`ExprPool::eval`] evaluates it.
+pub fn expression(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
+    let x = |k: ExprId| expression(pool, k, leaves);
+    match pool.node(e) {
+        Node::Const(bits) => literal(f64::from_bits(bits)),
+        n @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time) => leaves.leaf(n),
+        Node::Add(a, b) => format!("({} + {})", x(a), x(b)),
+        Node::Mul(a, b) => format!("({} * {})", x(a), x(b)),
+        Node::Neg(a) => format!("(-{})", x(a)),
+        Node::Div(a, b) => format!("({} / {})", x(a), x(b)),
+        Node::Pow(a, b) => format!("{}.powf({})", x(a), x(b)),
+        Node::Call(f, a) => call(f, &x(a)),
+        Node::Call2(f, a, b) => call2(f, &x(a), &x(b)),
+        Node::If(c, a, b) => format!("(if {} != 0.0 {{ {} }} else {{ {} }})", x(c), x(a), x(b)),
+        Node::Cmp(op, a, b) => compare(op, &x(a), &x(b)),
+        Node::And(a, b) => format!("truth({} != 0.0 && {} != 0.0)", x(a), x(b)),
+        Node::Or(a, b) => format!("truth({} != 0.0 || {} != 0.0)", x(a), x(b)),
+        Node::Not(a) => format!("truth({} == 0.0)", x(a)),
+    }
+}
+
+/// A string literal for `s`.
+pub fn string(s: &str) -> String {
+    format!("{s:?}")
+}

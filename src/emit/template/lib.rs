@@ -1,0 +1,45 @@
+//! A model compiled by `mocca emit`: [`Model`] holds its registers (parameters settable until
+//! it is initialised), [`Stepper`] advances it by fixed steps, [`simulate`] runs it over a grid.
+
+pub mod model;
+pub mod runtime;
+
+pub use runtime::{Failure, Method, Model, Stats, Stepper};
+
+/// A run's settings: the defaults are those the crate was emitted with.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub start: f64,
+    pub stop: f64,
+    pub step: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            start: model::START,
+            stop: model::STOP,
+            step: model::STEP,
+        }
+    }
+}
+
+/// Initialises `model` at `settings.start` and steps it to `settings.stop` by `settings.step`
+/// (rounded to a whole number of steps, at least one), calling `record(t, x)` at every output
+/// time with the states (in `model::STATE_NAMES` order).
+pub fn simulate(
+    model: &mut Model,
+    settings: Settings,
+    record: impl FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
+    let steps = (((settings.stop - settings.start) / settings.step).round() as u64).max(1);
+    let mut x = model.initialize(settings.start)?;
+    let mut stepper = Stepper::new(model::METHOD, model::TOL);
+    runtime::run(
+        model,
+        &mut stepper,
+        (settings.start, settings.stop, steps),
+        &mut x,
+        record,
+    )
+}

@@ -1,0 +1,152 @@
+//! Runs the emitted model: `--stop T`, `--start T`, `--step H`, `--param NAME=VALUE`
+//! (repeatable), `--out FILE.csv` (time and the states), `--format text|json` (the statistics).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use emitted::runtime::number;
+use emitted::{Model, Settings, model, simulate};
+
+struct Args {
+    settings: Settings,
+    params: Vec<(String, f64)>,
+    out: Option<String>,
+    json: bool,
+}
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    eprintln!(
+        "usage: {} [--start T] [--stop T] [--step H] [--param NAME=VALUE]... [--out FILE.csv] [--format text|json]",
+        model::MODEL
+    );
+    ExitCode::from(2)
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args {
+        settings: Settings::default(),
+        params: Vec::new(),
+        out: None,
+        json: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("`{flag}` needs a value"));
+        let number = |text: String| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or(format!("`{flag}`: `{text}` is not a number"))
+        };
+        match flag.as_str() {
+            "--start" => args.settings.start = number(value()?)?,
+            "--stop" => args.settings.stop = number(value()?)?,
+            "--step" => args.settings.step = number(value()?)?,
+            "--param" => {
+                let text = value()?;
+                let (name, x) = text
+                    .split_once('=')
+                    .ok_or(format!("`--param {text}`: expected NAME=VALUE"))?;
+                args.params.push((name.to_string(), number(x.to_string())?));
+            }
+            "--out" => args.out = Some(value()?),
+            "--format" => match value()?.as_str() {
+                "text" => args.json = false,
+                "json" => args.json = true,
+                other => return Err(format!("`--format {other}`: expected text or json")),
+            },
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    let s = args.settings;
+    if !(s.stop > s.start) || !(s.step > 0.0) {
+        return Err("`--stop` must come after `--start` and `--step` be positive".into());
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(m) => return usage(&m),
+    };
+    let mut model = Model::new();
+    for (name, x) in &args.params {
+        if let Err(e) = model.set_parameter(name, *x) {
+            return usage(&e.to_string());
+        }
+    }
+    let mut csv = String::new();
+    let recording = args.out.is_some();
+    if recording {
+        csv.push_str("time");
+        for name in model::STATE_NAMES {
+            csv.push(',');
+            csv.push_str(name);
+        }
+        csv.push('\n');
+    }
+    let clock = Instant::now();
+    let result = simulate(&mut model, args.settings, |t, x| {
+        if recording {
+            csv.push_str(&number(t));
+            for &xi in x {
+                csv.push(',');
+                csv.push_str(&number(xi));
+            }
+            csv.push('\n');
+        }
+    });
+    let seconds = clock.elapsed().as_secs_f64();
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    if let Some(path) = &args.out {
+        // Written beside and renamed, so a failed write leaves no half file.
+        let partial = format!("{path}.partial");
+        let written = std::fs::write(&partial, &csv).and_then(|()| std::fs::rename(&partial, path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&partial);
+            eprintln!("error: cannot write `{path}`: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    let s = &model.stats;
+    let simulated = args.settings.stop - args.settings.start;
+    let mut out = std::io::stdout().lock();
+    let printed = if args.json {
+        writeln!(
+            out,
+            "{{\"model\":\"{}\",\"steps\":{},\"f_evals\":{},\"jac_evals\":{},\"newton_iters\":{},\"factorizations\":{},\"wall_time_s\":{},\"steps_per_second\":{},\"real_time_factor\":{}}}",
+            model::MODEL,
+            s.steps,
+            s.f_evals,
+            s.jac_evals,
+            s.newton_iters,
+            s.factorizations,
+            number(seconds),
+            number(s.steps as f64 / seconds),
+            number(simulated / seconds)
+        )
+    } else {
+        writeln!(
+            out,
+            "{} from {} to {}\n  steps                 {}\n  f evaluations         {}\n  Jacobian evaluations  {}\n  Newton iterations     {}\n  LU factorizations     {}\n  wall time             {:.3} s\n  real-time factor      {:.1}",
+            model::MODEL,
+            number(args.settings.start),
+            number(args.settings.stop),
+            s.steps,
+            s.f_evals,
+            s.jac_evals,
+            s.newton_iters,
+            s.factorizations,
+            seconds,
+            simulated / seconds
+        )
+    };
+    let _ = printed;
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,1065 @@
+//! The solver of a crate `mocca emit` wrote: fixed-step integration of the model in
+//! `model.rs`, written once for every model (the generated code is in `model.rs`). It does what
+//! `mocca simulate` does, in the same order of operations, so the two agree to rounding.
+#![allow(dead_code)]
+
+use crate::model;
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// A step of the model (its index in the causal form) did not converge or gave a value
+    /// that is not a number, at time `t`.
+    Eval { step: usize, t: f64 },
+    /// An implicit stage's Newton did not converge at time `t`.
+    Stage { t: f64 },
+    /// The Newton matrix `I − γJ` is singular at time `t`.
+    Singular { t: f64 },
+    /// The initial system has not as many conditions as free states.
+    InitCount { free: usize, residuals: usize },
+    /// Newton on the initial system did not converge.
+    InitNoConvergence,
+    /// A parameter the model does not have.
+    UnknownParameter(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Eval { step, t } => {
+                write!(f, "step {step} of the model failed at time {t}")
+            }
+            Failure::Stage { t } => write!(f, "Newton on the implicit stage failed at time {t}"),
+            Failure::Singular { t } => write!(f, "the Newton matrix is singular at time {t}"),
+            Failure::InitCount { free, residuals } => write!(
+                f,
+                "the initial system has {residuals} conditions for {free} free states"
+            ),
+            Failure::InitNoConvergence => f.write_str("the initial system did not converge"),
+            Failure::UnknownParameter(name) => write!(f, "the model has no parameter `{name}`"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// What an integration cost (SPEC §6).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub steps: u64,
+    pub f_evals: u64,
+    pub jac_evals: u64,
+    pub newton_iters: u64,
+    pub factorizations: u64,
+    /// Of a partitioned run, per level (slowest first) the evaluations of `f` its steps made.
+    pub level_f_evals: Vec<u64>,
+}
+
+/// `b` as a number: 1 or 0.
+#[inline(always)]
+pub fn truth(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+#[inline(always)]
+pub fn sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Newton on the algebraic blocks of the causal form.
+
+/// A square system `R(Y) = 0` over targets the implementor holds.
+pub trait System {
+    fn residuals(&mut self, r: &mut [f64]);
+    fn targets(&self, y: &mut [f64]);
+    fn set_targets(&mut self, y: &[f64]);
+    fn factor(&mut self) -> bool;
+    fn solve(&mut self, v: &mut [f64]);
+}
+
+const NEWTON_TOL: f64 = 1e-10;
+const NEWTON_MAX_ITERATIONS: usize = 100;
+const MAX_HALVINGS: usize = 12;
+
+/// Work space of the blocks' Newton.
+#[derive(Clone, Debug, Default)]
+pub struct Work {
+    y: Vec<f64>,
+    r: Vec<f64>,
+    delta: Vec<f64>,
+    trial: Vec<f64>,
+    lu: DenseLu,
+}
+
+impl Work {
+    fn fit(&mut self, n: usize) {
+        for v in [&mut self.y, &mut self.r, &mut self.delta, &mut self.trial] {
+            v.resize(n, 0.0);
+        }
+    }
+}
+
+/// Damped Newton from the current targets (`Err` holds the largest residual left).
+fn newton(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f64> {
+    work.fit(n);
+    let Work {
+        y,
+        r,
+        delta,
+        trial,
+        ..
+    } = work;
+    system.targets(y);
+    system.residuals(r);
+    let mut factored = false;
+    for _ in 0..NEWTON_MAX_ITERATIONS {
+        let tol = NEWTON_TOL * (1.0 + max_abs(y));
+        if !r.iter().all(|x| x.is_finite()) {
+            return Err(f64::INFINITY);
+        }
+        if max_abs(r) <= tol && (!factored || remaining_correction(system, r, delta) <= tol) {
+            return Ok(());
+        }
+        if !system.factor() {
+            return Err(max_abs(r));
+        }
+        factored = true;
+        delta.copy_from_slice(r);
+        system.solve(delta);
+        let before = squares(r);
+        let mut lambda = 1.0;
+        for halving in 0..=MAX_HALVINGS {
+            for ((t, &yi), &d) in trial.iter_mut().zip(y.iter()).zip(delta.iter()) {
+                *t = yi - lambda * d;
+            }
+            system.set_targets(trial);
+            system.residuals(r);
+            let after = squares(r);
+            if after <= (1.0 - 1e-4 * lambda) * before || halving == MAX_HALVINGS {
+                break;
+            }
+            lambda *= 0.5;
+        }
+        y.copy_from_slice(trial);
+    }
+    Err(max_abs(r))
+}
+
+fn remaining_correction(system: &mut dyn System, r: &[f64], v: &mut [f64]) -> f64 {
+    v.copy_from_slice(r);
+    system.solve(v);
+    max_abs(v)
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+fn squares(v: &[f64]) -> f64 {
+    let s: f64 = v.iter().map(|x| x * x).sum();
+    if s.is_nan() { f64::INFINITY } else { s }
+}
+
+/// A scalar implicit step: `residual` computes its residual register at the current target,
+/// `derivative` its derivative.
+struct Scalar<'a> {
+    r: &'a mut model::Regs,
+    regs: [usize; 3],
+    code: [fn(&mut model::Regs); 2],
+    slope: f64,
+}
+
+impl System for Scalar<'_> {
+    fn residuals(&mut self, out: &mut [f64]) {
+        (self.code[0])(self.r);
+        out[0] = self.r[self.regs[1]];
+    }
+    fn targets(&self, y: &mut [f64]) {
+        y[0] = self.r[self.regs[0]];
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        self.r[self.regs[0]] = y[0];
+    }
+    fn factor(&mut self) -> bool {
+        (self.code[1])(self.r);
+        self.slope = self.r[self.regs[2]];
+        self.slope != 0.0 && self.slope.is_finite()
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        v[0] /= self.slope;
+    }
+}
+
+/// Solves a scalar implicit step: `[target, residual, derivative]` registers, the code of the
+/// residual and of the derivative.
+pub fn newton_scalar(
+    r: &mut model::Regs,
+    work: &mut Work,
+    regs: [usize; 3],
+    code: [fn(&mut model::Regs); 2],
+) -> Result<(), f64> {
+    let mut system = Scalar {
+        r,
+        regs,
+        code,
+        slope: 0.0,
+    };
+    newton(&mut system, 1, work)
+}
+
+/// An algebraic loop: its targets, residuals and Jacobian entries `(row, col, register)`.
+pub struct Loop {
+    pub targets: &'static [usize],
+    pub residuals: &'static [usize],
+    pub jacobian: &'static [(usize, usize, usize)],
+    pub code: [fn(&mut model::Regs); 2],
+}
+
+struct LoopSystem<'a> {
+    r: &'a mut model::Regs,
+    lu: &'a mut DenseLu,
+    block: &'a Loop,
+}
+
+impl System for LoopSystem<'_> {
+    fn residuals(&mut self, out: &mut [f64]) {
+        (self.block.code[0])(self.r);
+        for (o, &reg) in out.iter_mut().zip(self.block.residuals) {
+            *o = self.r[reg];
+        }
+    }
+    fn targets(&self, y: &mut [f64]) {
+        for (yi, &t) in y.iter_mut().zip(self.block.targets) {
+            *yi = self.r[t];
+        }
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        for (&yi, &t) in y.iter().zip(self.block.targets) {
+            self.r[t] = yi;
+        }
+    }
+    fn factor(&mut self) -> bool {
+        (self.block.code[1])(self.r);
+        let n = self.block.targets.len();
+        self.lu.resize(n);
+        self.lu.clear();
+        for &(row, col, d) in self.block.jacobian {
+            self.lu.set(row, col, self.r[d]);
+        }
+        self.lu.factor()
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        self.lu.solve(v);
+    }
+}
+
+pub fn newton_loop(r: &mut model::Regs, work: &mut Work, block: &Loop) -> Result<(), f64> {
+    let mut lu = std::mem::take(&mut work.lu);
+    let n = block.targets.len();
+    let result = {
+        let mut system = LoopSystem {
+            r,
+            lu: &mut lu,
+            block,
+        };
+        newton(&mut system, n, work)
+    };
+    work.lu = lu;
+    result
+}
+
+// ---------------------------------------------------------------------------------------
+// Linear solves.
+
+/// A dense LU factorization with partial pivoting, stored row-major in place.
+#[derive(Clone, Debug, Default)]
+pub struct DenseLu {
+    n: usize,
+    a: Vec<f64>,
+    pivots: Vec<usize>,
+}
+
+impl DenseLu {
+    pub fn new(n: usize) -> DenseLu {
+        DenseLu {
+            n,
+            a: vec![0.0; n * n],
+            pivots: vec![0; n],
+        }
+    }
+
+    pub fn resize(&mut self, n: usize) {
+        self.n = n;
+        self.a.resize(self.a.len().max(n * n), 0.0);
+        self.pivots.resize(self.pivots.len().max(n), 0);
+    }
+
+    pub fn clear(&mut self) {
+        self.a[..self.n * self.n].fill(0.0);
+    }
+
+    pub fn set(&mut self, row: usize, col: usize, x: f64) {
+        self.a[row * self.n + col] = x;
+    }
+
+    pub fn add(&mut self, row: usize, col: usize, x: f64) {
+        self.a[row * self.n + col] += x;
+    }
+
+    pub fn factor(&mut self) -> bool {
+        let n = self.n;
+        let a = &mut self.a;
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
+                .unwrap_or(k);
+            let pivot = a[p * n + k];
+            if pivot == 0.0 || !pivot.is_finite() {
+                return false;
+            }
+            self.pivots[k] = p;
+            if p != k {
+                for c in 0..n {
+                    a.swap(k * n + c, p * n + c);
+                }
+            }
+            for i in k + 1..n {
+                let l = a[i * n + k] / pivot;
+                a[i * n + k] = l;
+                if l != 0.0 {
+                    for c in k + 1..n {
+                        a[i * n + c] -= l * a[k * n + c];
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    pub fn solve(&self, b: &mut [f64]) {
+        let n = self.n;
+        let a = &self.a;
+        for k in 0..n {
+            b.swap(k, self.pivots[k]);
+        }
+        for i in 0..n {
+            let s: f64 = (0..i).map(|c| a[i * n + c] * b[c]).sum();
+            b[i] -= s;
+        }
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|c| a[i * n + c] * b[c]).sum();
+            b[i] = (b[i] - s) / a[i * n + i];
+        }
+    }
+}
+
+/// The ordering and fill of a sparse Newton matrix, decided when the crate was written:
+/// `perm[new] = old`, `L` and `U` by rows (permuted numbering), the slot of each update of a
+/// factorization, and per entry of `M` (the Jacobian's, then the diagonal) its slot.
+pub struct SparseTables {
+    pub perm: &'static [usize],
+    pub l_ptr: &'static [usize],
+    pub l_col: &'static [usize],
+    pub u_ptr: &'static [usize],
+    pub u_col: &'static [usize],
+    pub update_slots: &'static [usize],
+    pub slots: &'static [usize],
+}
+
+const MAX_GROWTH: f64 = 1e3;
+
+/// Why a sparse factorization stopped.
+enum Refactor {
+    Singular,
+    Unstable,
+}
+
+/// LU without row exchanges on the fixed fill of [`SparseTables`].
+struct StaticLu {
+    t: &'static SparseTables,
+    values: Vec<f64>,
+    work: Vec<f64>,
+}
+
+impl StaticLu {
+    fn new(t: &'static SparseTables) -> StaticLu {
+        let n = t.perm.len();
+        StaticLu {
+            t,
+            values: vec![0.0; t.l_col.len() + t.u_col.len() + n],
+            work: vec![0.0; n],
+        }
+    }
+
+    fn factor(&mut self, value: impl Fn(usize) -> f64) -> Result<(), Refactor> {
+        let t = self.t;
+        self.values.fill(0.0);
+        for (k, &slot) in t.slots.iter().enumerate() {
+            self.values[slot] += value(k);
+        }
+        if self.values.iter().any(|v| !v.is_finite()) {
+            return Err(Refactor::Singular);
+        }
+        let u_start = t.l_col.len();
+        let diag_start = u_start + t.u_col.len();
+        let values = &mut self.values;
+        let mut targets = t.update_slots;
+        for i in 0..t.perm.len() {
+            let lr = t.l_ptr[i]..t.l_ptr[i + 1];
+            let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
+            let pivot = diag_start + i;
+            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()])).fold(
+                values[pivot].abs(),
+                |m, v| if v.abs() > m { v.abs() } else { m },
+            );
+            let limit = MAX_GROWTH * row_max;
+            let mut exceeded = false;
+            for p in lr.clone() {
+                let j = t.l_col[p];
+                let xj = values[p];
+                let l = xj * values[diag_start + j];
+                if !l.is_finite() {
+                    return Err(Refactor::Singular);
+                }
+                values[p] = l;
+                let sources = u_start + t.u_ptr[j]..u_start + t.u_ptr[j + 1];
+                let (row_targets, rest) = targets.split_at(sources.len());
+                targets = rest;
+                if xj != 0.0 {
+                    for (source, &target) in sources.zip(row_targets) {
+                        values[target] -= xj * values[source];
+                        exceeded |= values[target].abs() > limit;
+                    }
+                }
+            }
+            if exceeded {
+                let mut row = values[lr]
+                    .iter()
+                    .chain(&values[ur.clone()])
+                    .chain([&values[pivot]]);
+                let finite = row.all(|v| v.is_finite());
+                return Err(if finite {
+                    Refactor::Unstable
+                } else {
+                    Refactor::Singular
+                });
+            }
+            let x = values[pivot];
+            if x == 0.0 || !x.is_finite() {
+                return Err(Refactor::Singular);
+            }
+            let inverse = 1.0 / x;
+            values[pivot] = inverse;
+            for u in &mut values[ur] {
+                *u *= inverse;
+                if !u.is_finite() {
+                    return Err(Refactor::Singular);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn solve(&mut self, b: &mut [f64]) {
+        let t = self.t;
+        let n = t.perm.len();
+        let u_start = t.l_col.len();
+        let diag_start = u_start + t.u_col.len();
+        let (l_vals, rest) = self.values.split_at(u_start);
+        let (u_vals, inv_diag) = rest.split_at(diag_start - u_start);
+        let y = &mut self.work;
+        for i in 0..n {
+            let mut s = b[t.perm[i]];
+            for p in t.l_ptr[i]..t.l_ptr[i + 1] {
+                s -= l_vals[p] * y[t.l_col[p]];
+            }
+            y[i] = s;
+        }
+        for i in (0..n).rev() {
+            let mut s = y[i] * inv_diag[i];
+            for p in (t.u_ptr[i]..t.u_ptr[i + 1]).rev() {
+                s -= u_vals[p] * y[t.u_col[p]];
+            }
+            y[i] = s;
+            b[t.perm[i]] = s;
+        }
+    }
+}
+
+/// `M = I − γJ` on a fixed pattern, factored for Newton: dense with partial pivoting up to 64
+/// unknowns, the static sparse LU above (a dense LU where its diagonal pivots are refused).
+pub struct NewtonMatrix {
+    n: usize,
+    kind: Kind,
+    contraction: Option<f64>,
+}
+
+enum Kind {
+    Dense(DenseLu, Vec<usize>),
+    Sparse(StaticLu, Option<DenseLu>),
+}
+
+impl NewtonMatrix {
+    /// For `n` unknowns and the Jacobian pattern; `sparse` when the tables were written.
+    pub fn new(
+        n: usize,
+        pattern: &[(usize, usize)],
+        sparse: Option<&'static SparseTables>,
+    ) -> NewtonMatrix {
+        let kind = match sparse {
+            Some(t) => Kind::Sparse(StaticLu::new(t), None),
+            None => Kind::Dense(
+                DenseLu::new(n),
+                pattern.iter().map(|&(r, c)| r * n + c).collect(),
+            ),
+        };
+        NewtonMatrix {
+            n,
+            kind,
+            contraction: None,
+        }
+    }
+
+    pub fn factor(&mut self, gamma: f64, jac: &[f64], pattern: &[(usize, usize)]) -> bool {
+        self.contraction = None;
+        let n = self.n;
+        match &mut self.kind {
+            Kind::Dense(lu, slots) => {
+                lu.clear();
+                for (&slot, &x) in slots.iter().zip(jac) {
+                    lu.a[slot] -= gamma * x;
+                }
+                for i in 0..n {
+                    lu.add(i, i, 1.0);
+                }
+                lu.factor()
+            }
+            Kind::Sparse(lu, fallback) => {
+                let value = |k: usize| jac.get(k).map_or(1.0, |&x| -gamma * x);
+                if fallback.is_none() {
+                    match lu.factor(value) {
+                        Ok(()) => return true,
+                        Err(Refactor::Singular) => return false,
+                        Err(Refactor::Unstable) => *fallback = Some(DenseLu::new(n)),
+                    }
+                }
+                let dense = fallback.as_mut().expect("set above");
+                dense.clear();
+                for (k, &(r, c)) in pattern.iter().enumerate() {
+                    dense.add(r, c, value(k));
+                }
+                for i in 0..n {
+                    dense.add(i, i, 1.0);
+                }
+                dense.factor()
+            }
+        }
+    }
+
+    pub fn contraction(&mut self, observed: Option<f64>) -> Option<f64> {
+        if let Some(rate) = observed.filter(|&r| r < 1.0) {
+            self.contraction = Some(rate);
+        }
+        observed.or(self.contraction)
+    }
+
+    pub fn solve(&mut self, b: &mut [f64]) {
+        match &mut self.kind {
+            Kind::Dense(lu, _) => lu.solve(b),
+            Kind::Sparse(lu, None) => lu.solve(b),
+            Kind::Sparse(_, Some(dense)) => dense.solve(b),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The model.
+
+/// The model of `model.rs` with its register file: parameters settable until
+/// [`Model::initialize`], then stepped by [`Model::step`].
+pub struct Model {
+    pub r: Box<model::Regs>,
+    work: Work,
+    /// Per parameter (in `model::PARAMETERS` order), the value given at run time.
+    given: Vec<Option<f64>>,
+    breakpoints: Vec<f64>,
+    switch_time: Option<f64>,
+    pub stats: Stats,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model::new()
+    }
+}
+
+impl Model {
+    /// The model with every parameter at its default value.
+    pub fn new() -> Model {
+        let mut model = Model {
+            r: vec![0.0; model::REGISTERS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("a register file of REGISTERS entries"),
+            work: Work::default(),
+            given: vec![None; model::PARAMETERS.len()],
+            breakpoints: Vec::new(),
+            switch_time: None,
+            stats: Stats::default(),
+        };
+        model.load(0.0);
+        model
+    }
+
+    /// The parameters' names, in declaration order.
+    pub fn parameter_names() -> impl Iterator<Item = &'static str> {
+        model::PARAMETERS.iter().map(|&(name, _)| name)
+    }
+
+    /// Gives parameter `name` the value `x` (the parameters bound to it follow).
+    pub fn set_parameter(&mut self, name: &str, x: f64) -> Result<(), Failure> {
+        let k = model::PARAMETERS
+            .iter()
+            .position(|&(n, _)| n == name)
+            .ok_or_else(|| Failure::UnknownParameter(name.to_string()))?;
+        self.given[k] = Some(x);
+        let t = self.time();
+        self.load(t);
+        Ok(())
+    }
+
+    /// Every register from the parameters: constants, parameters, start values, the setup code
+    /// and the breakpoints, at time `t`.
+    fn load(&mut self, t: f64) {
+        self.r.fill(0.0);
+        for &(reg, x) in model::CONSTANTS {
+            self.r[reg] = x;
+        }
+        for (k, &(_, reg)) in model::PARAMETERS.iter().enumerate() {
+            if let Some(x) = self.given[k] {
+                self.r[reg] = x;
+            }
+        }
+        let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
+        model::parameters(&mut self.r, &given);
+        model::starts(&mut self.r);
+        self.switch_time = None;
+        self.set_time(t);
+        model::setup(&mut self.r);
+        let mut times: Vec<f64> = model::BREAKPOINTS
+            .iter()
+            .map(|&reg| self.r[reg])
+            .filter(|t| t.is_finite())
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        self.breakpoints = times;
+    }
+
+    pub fn time(&self) -> f64 {
+        self.r[model::TIME]
+    }
+
+    fn set_time(&mut self, t: f64) {
+        self.r[model::TIME] = t;
+        self.r[model::SWITCH_TIME] = self.switch_time.unwrap_or(t);
+    }
+
+    /// Holds the relations with breakpoints at their values inside `(from, to)`.
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.switch_time = Some(if to.is_finite() {
+            from + (to - from) / 2.0
+        } else {
+            from + from.abs().max(1.0)
+        });
+        let t = self.time();
+        self.set_time(t);
+    }
+
+    fn enter_interval_from(&mut self, t: f64) {
+        let after = self.breakpoints.partition_point(|&b| b <= t);
+        let next = self.breakpoints.get(after).copied().unwrap_or(f64::INFINITY);
+        self.enter_interval(t, next);
+    }
+
+    /// The current state vector (in `model::STATE_NAMES` order).
+    pub fn states(&self) -> Vec<f64> {
+        model::STATES.iter().map(|&reg| self.r[reg]).collect()
+    }
+
+    /// The value of a variable by its name, as last evaluated.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        model::VARIABLES
+            .iter()
+            .find(|&&(n, _)| n == name)
+            .map(|&(_, reg)| self.r[reg])
+    }
+
+    /// `dx = f(t, x)`: the model evaluated at `(t, x)`.
+    pub fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
+        self.set_time(t);
+        for (&reg, &xi) in model::STATES.iter().zip(x) {
+            self.r[reg] = xi;
+        }
+        model::rhs(&mut self.r, &mut self.work).map_err(|step| Failure::Eval { step, t })?;
+        for (d, &reg) in dx.iter_mut().zip(model::DERIVATIVES) {
+            *d = self.r[reg];
+        }
+        Ok(())
+    }
+
+    /// The Jacobian entries at the point the model was last evaluated at.
+    fn jacobian(&mut self, values: &mut [f64]) {
+        model::jacobian(&mut self.r, &mut self.work, values);
+    }
+
+    /// Solves the initial system at `t0` (states at their start values, the free ones moved by
+    /// Newton until the initial equations hold); returns the state vector.
+    pub fn initialize(&mut self, t0: f64) -> Result<Vec<f64>, Failure> {
+        self.load(t0);
+        self.enter_interval_from(t0);
+        let mut x = self.states();
+        let n = x.len();
+        let mut dx = vec![0.0; n];
+        let m = model::INIT_RESIDUALS;
+        if m == 0 {
+            self.rhs(t0, &x, &mut dx)?;
+            return Ok(x);
+        }
+        let free: Vec<usize> = (0..n).filter(|&i| !model::FIXED[i]).collect();
+        if free.len() != m {
+            return Err(Failure::InitCount {
+                free: free.len(),
+                residuals: m,
+            });
+        }
+        self.seed(&free, &mut x);
+        self.init_newton(&free, t0, &mut x)?;
+        Ok(x)
+    }
+
+    /// One secant step for each initial equation that fixes one free state from parameters.
+    fn seed(&mut self, free: &[usize], x: &mut [f64]) {
+        for &(k, i) in model::INIT_SEEDS {
+            if !free.contains(&i) {
+                continue;
+            }
+            let reg = model::STATES[i];
+            let residual_at = |r: &mut model::Regs, s: f64| {
+                r[reg] = s;
+                model::initial_residual(k, r)
+            };
+            let mut r = self.r.clone();
+            for (&reg, &xi) in model::STATES.iter().zip(x.iter()) {
+                r[reg] = xi;
+            }
+            let (r0, r1) = (residual_at(&mut r, x[i]), residual_at(&mut r, x[i] + 1.0));
+            let next = x[i] - r0 / (r1 - r0);
+            if next.is_finite() {
+                x[i] = next;
+            }
+        }
+    }
+
+    fn init_residuals(&mut self, t0: f64, x: &[f64]) -> Result<Vec<f64>, Failure> {
+        let mut dx = vec![0.0; x.len()];
+        self.rhs(t0, x, &mut dx)?;
+        Ok((0..model::INIT_RESIDUALS)
+            .map(|k| model::initial_residual(k, &self.r))
+            .collect())
+    }
+
+    fn init_newton(&mut self, free: &[usize], t0: f64, x: &mut [f64]) -> Result<(), Failure> {
+        let m = free.len();
+        let norm = |r: &[f64]| r.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let mut r = self.init_residuals(t0, x)?;
+        for _ in 0..100 {
+            let scale = 1.0 + free.iter().map(|&i| x[i].abs()).fold(0.0, f64::max);
+            if r.iter().all(|v| v.abs() <= 1e-10 * scale) {
+                let mut dx = vec![0.0; x.len()];
+                return self.rhs(t0, x, &mut dx);
+            }
+            let mut lu = DenseLu::new(m);
+            for (c, &i) in free.iter().enumerate() {
+                let h = 1e-7 * (1.0 + x[i].abs());
+                let saved = x[i];
+                x[i] = saved + h;
+                let shifted = self.init_residuals(t0, x)?;
+                x[i] = saved;
+                for row in 0..m {
+                    lu.set(row, c, (shifted[row] - r[row]) / h);
+                }
+            }
+            if !lu.factor() {
+                break;
+            }
+            let mut step = r.clone();
+            lu.solve(&mut step);
+            let start = x.to_vec();
+            let mut lambda = 1.0;
+            loop {
+                for (k, &i) in free.iter().enumerate() {
+                    x[i] = start[i] - lambda * step[k];
+                }
+                if let Ok(trial) = self.init_residuals(t0, x)
+                    && (norm(&trial) < norm(&r) || lambda < 1e-4)
+                {
+                    r = trial;
+                    break;
+                }
+                lambda /= 2.0;
+                if lambda < 1e-6 {
+                    x.copy_from_slice(&start);
+                    return Err(Failure::InitNoConvergence);
+                }
+            }
+        }
+        Err(Failure::InitNoConvergence)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixed-step methods.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    ExplicitEuler,
+    ExplicitMidpoint,
+    Heun,
+    ImplicitEuler,
+    ImplicitMidpoint,
+    Trapezoidal,
+}
+
+impl Method {
+    pub fn is_implicit(self) -> bool {
+        matches!(
+            self,
+            Method::ImplicitEuler | Method::ImplicitMidpoint | Method::Trapezoidal
+        )
+    }
+}
+
+const STAGE_NEWTON_MAX: u64 = 25;
+
+/// Simplified Newton on an implicit stage over every state.
+struct StageNewton {
+    jac: Vec<f64>,
+    delta: Vec<f64>,
+    matrix: NewtonMatrix,
+    constant_factored: Option<f64>,
+}
+
+/// One fixed-step integrator with its stage vectors.
+pub struct Stepper {
+    method: Method,
+    tol: f64,
+    k1: Vec<f64>,
+    k2: Vec<f64>,
+    stage: Vec<f64>,
+    base: Vec<f64>,
+    newton: Option<StageNewton>,
+}
+
+impl Stepper {
+    pub fn new(method: Method, tol: f64) -> Stepper {
+        let n = model::STATES.len();
+        let newton = method.is_implicit().then(|| StageNewton {
+            jac: vec![0.0; model::PATTERN.len()],
+            delta: vec![0.0; n],
+            matrix: NewtonMatrix::new(n, model::PATTERN, model::SPARSE),
+            constant_factored: None,
+        });
+        Stepper {
+            method,
+            tol,
+            k1: vec![0.0; n],
+            k2: vec![0.0; n],
+            stage: vec![0.0; n],
+            base: vec![0.0; n],
+            newton,
+        }
+    }
+
+    fn f(model: &mut Model, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
+        model.stats.f_evals += 1;
+        model.rhs(t, x, dx)
+    }
+
+    /// Advances `x` from `t` to `t + h`.
+    pub fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        match self.method {
+            Method::ExplicitEuler => {
+                Self::f(model, t, x, &mut self.k1)?;
+                axpy(x, h, &self.k1);
+            }
+            Method::ExplicitMidpoint => {
+                Self::f(model, t, x, &mut self.k1)?;
+                self.stage.copy_from_slice(x);
+                axpy(&mut self.stage, h / 2.0, &self.k1);
+                Self::f(model, t + h / 2.0, &self.stage, &mut self.k2)?;
+                axpy(x, h, &self.k2);
+            }
+            Method::Heun => {
+                Self::f(model, t, x, &mut self.k1)?;
+                self.stage.copy_from_slice(x);
+                axpy(&mut self.stage, h, &self.k1);
+                Self::f(model, t + h, &self.stage, &mut self.k2)?;
+                axpy(x, h / 2.0, &self.k1);
+                axpy(x, h / 2.0, &self.k2);
+            }
+            Method::ImplicitEuler => {
+                self.base.copy_from_slice(x);
+                self.stage.copy_from_slice(x);
+                self.solve(model, t + h, h)?;
+                x.copy_from_slice(&self.stage);
+            }
+            Method::ImplicitMidpoint => {
+                self.base.copy_from_slice(x);
+                self.stage.copy_from_slice(x);
+                self.solve(model, t + h / 2.0, h / 2.0)?;
+                for (xi, &yi) in x.iter_mut().zip(&self.stage) {
+                    *xi = 2.0 * yi - *xi;
+                }
+            }
+            Method::Trapezoidal => {
+                Self::f(model, t, x, &mut self.k1)?;
+                self.base.copy_from_slice(x);
+                axpy(&mut self.base, h / 2.0, &self.k1);
+                self.stage.copy_from_slice(x);
+                self.solve(model, t + h, h / 2.0)?;
+                x.copy_from_slice(&self.stage);
+            }
+        }
+        model.stats.steps += 1;
+        Ok(())
+    }
+
+    /// Solves `Y = base + γ f(τ, Y)` into `stage` from its current value.
+    fn solve(&mut self, model: &mut Model, tau: f64, gamma: f64) -> Result<(), Failure> {
+        let newton = self.newton.as_mut().expect("an implicit method");
+        let mut previous_size = None;
+        for iteration in 0..STAGE_NEWTON_MAX {
+            model.stats.newton_iters += 1;
+            Self::f(model, tau, &self.stage, &mut self.k2)?;
+            if iteration == 0 && newton.constant_factored != Some(gamma) {
+                model.stats.jac_evals += 1;
+                model.jacobian(&mut newton.jac);
+                model.stats.factorizations += 1;
+                if newton.matrix.factor(gamma, &newton.jac, model::PATTERN) {
+                    newton.constant_factored = model::JACOBIAN_CONSTANT.then_some(gamma);
+                } else {
+                    newton.constant_factored = None;
+                    return Err(Failure::Singular { t: tau });
+                }
+            }
+            for (i, d) in newton.delta.iter_mut().enumerate() {
+                *d = self.base[i] + gamma * self.k2[i] - self.stage[i];
+            }
+            newton.matrix.solve(&mut newton.delta);
+            let mut size = 0.0f64;
+            for (i, &d) in newton.delta.iter().enumerate() {
+                self.stage[i] += d;
+                let scaled = d.abs() / (self.tol * (1.0 + self.stage[i].abs()));
+                if scaled.is_nan() {
+                    size = f64::NAN;
+                    break;
+                }
+                size = size.max(scaled);
+            }
+            let left = match newton.matrix.contraction(previous_size.map(|p| size / p)) {
+                Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
+                _ => size,
+            };
+            if size <= 1.0 || left <= 1.0 {
+                return Ok(());
+            }
+            previous_size = Some(size);
+        }
+        Err(Failure::Stage { t: tau })
+    }
+}
+
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A run over an output grid.
+
+/// The `k`-th of `steps` output times from `start` to `stop`, rounded to 15 significant digits
+/// as `mocca simulate` rounds them.
+pub fn grid_time(start: f64, stop: f64, steps: u64, k: u64) -> f64 {
+    if k == steps {
+        return stop;
+    }
+    decimal(start + k as f64 * (stop - start) / steps as f64)
+}
+
+fn decimal(t: f64) -> f64 {
+    if t == 0.0 || !t.is_finite() {
+        return t;
+    }
+    let shift = 14 - t.abs().log10().floor() as i32;
+    if !(-22..=22).contains(&shift) {
+        return t;
+    }
+    let scale = 10f64.powi(shift.abs());
+    if shift >= 0 {
+        (t * scale).round() / scale
+    } else {
+        (t / scale).round() * scale
+    }
+}
+
+/// Integrates from `start` to `stop` in `steps` equal steps (each ending at the breakpoints on
+/// its way), calling `record(t, x)` at the start and after every step.
+pub fn run(
+    model: &mut Model,
+    stepper: &mut Stepper,
+    (start, stop, steps): (f64, f64, u64),
+    x: &mut [f64],
+    mut record: impl FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
+    let breakpoints = model.breakpoints.clone();
+    record(start, x);
+    let h = (stop - start) / steps as f64;
+    let mut t = start;
+    for k in 0..steps {
+        let t_next = grid_time(start, stop, steps, k + 1);
+        let end = t + h;
+        let first = breakpoints.partition_point(|&b| b <= t);
+        let inner = breakpoints[first..].iter().copied().take_while(|&b| b < end);
+        let mut a = t;
+        for b in inner.chain(std::iter::once(end)) {
+            let whole = a == t && b == end;
+            model.enter_interval(a, b);
+            stepper.step(model, a, if whole { h } else { b - a }, x)?;
+            a = b;
+        }
+        record(t_next, x);
+        t = t_next;
+    }
+    Ok(())
+}
+
+/// The shortest text that reads back to `x`, with an exponent for very small or large ones.
+pub fn number(x: f64) -> String {
+    let magnitude = x.abs();
+    if x == 0.0 {
+        "0".to_string()
+    } else if !x.is_finite() || (1e-4..1e16).contains(&magnitude) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
