@@ -54,10 +54,17 @@ pub fn crate_files(
         tol: settings.tol,
     };
     let model = model::model_rs(&input)?;
+    let binary = binary_name(&dae.model);
+    // Cargo tells packages apart by name and version: two emitted crates sharing a target
+    // directory (a sweep over parameters, tests) must not share a name, or one's build is
+    // taken for the other's.
+    let package = format!("{binary}-{:016x}", fnv1a(model.as_bytes()));
     Ok(vec![
         (
             "Cargo.toml".to_string(),
-            CARGO.replace("{BIN}", &binary_name(&dae.model)),
+            CARGO
+                .replace("{BIN}", &binary)
+                .replace("{PACKAGE}", &package),
         ),
         ("src/lib.rs".to_string(), LIB.to_string()),
         ("src/main.rs".to_string(), MAIN.to_string()),
@@ -84,6 +91,13 @@ pub fn binary_name(model: &str) -> String {
     } else {
         format!("model_{name}")
     }
+}
+
+/// The 64-bit FNV-1a hash of `bytes` (stable across runs and machines).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn variant(method: Method) -> &'static str {

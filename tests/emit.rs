@@ -1,0 +1,259 @@
+//! `mocca emit` (SPEC §12): every example emitted, built offline (one shared target directory)
+//! and run, its CSV equal to `mocca simulate`'s with the same method, bit for bit; a parameter
+//! given to the binary at run time gives `simulate -p`'s trajectory; the same input writes the
+//! same files; bad input is refused without leaving anything half-written.
+
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use cli_support::{csv_columns, mocca, simulate_csv, temp_path};
+
+/// One emitted crate built at a time: the builds share a target directory (and the machine).
+static BUILDS: Mutex<()> = Mutex::new(());
+
+fn crates_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("emitted-crates")
+}
+
+fn target_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("emitted-target")
+}
+
+/// Emits `model` with `args` into a crate named `name`, builds it and returns its binary.
+fn emit_and_build(name: &str, model: &str, args: &[&str]) -> PathBuf {
+    let dir = crates_dir().join(name);
+    let dir_text = dir.to_str().expect("utf-8").to_string();
+    let mut all = vec!["emit", model, "--out", &dir_text, "--force"];
+    all.extend(args);
+    let (_, err, code) = mocca(&all);
+    assert_eq!(code, 0, "{name}: {err}");
+    let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--offline", "--quiet"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        built.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    // Binaries of one name from different crates would overwrite each other: keep a copy.
+    let binary = target_dir().join("release").join(binary_name(&dir));
+    let kept = crates_dir().join(format!("{name}.bin"));
+    std::fs::copy(&binary, &kept).expect("the binary was built");
+    kept
+}
+
+/// The `[[bin]]` name of the crate at `dir`.
+fn binary_name(dir: &Path) -> String {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+    let bin = manifest.split("[[bin]]").nth(1).expect("a binary");
+    let name = bin.split('"').nth(1).expect("its name");
+    name.to_string()
+}
+
+/// Runs an emitted binary with `args`, writing CSV; returns the CSV, stderr and exit code.
+fn run_binary(binary: &Path, name: &str, args: &[&str]) -> (String, String, i32) {
+    let out = temp_path(&format!("{name}.csv"));
+    let output = Command::new(binary)
+        .args(args)
+        .args(["--out", out.to_str().expect("utf-8")])
+        .output()
+        .expect("the binary runs");
+    let csv = std::fs::read_to_string(&out).unwrap_or_default();
+    (
+        csv,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// Emits, builds and runs `model` and simulates it with the same `args`; the two CSVs.
+fn emitted_and_simulated(name: &str, model: &str, args: &[&str]) -> (String, String) {
+    let binary = emit_and_build(name, model, args);
+    let (emitted, err, code) = run_binary(&binary, name, &[]);
+    assert_eq!(code, 0, "{name}: {err}");
+    let mut sim = vec!["simulate", model];
+    sim.extend(args);
+    let (simulated, err, code) = simulate_csv(&format!("{name}_simulated"), &sim);
+    assert_eq!(code, 0, "{name}: {err}");
+    (emitted, simulated)
+}
+
+/// Every example with an explicit and an implicit method (each of the six methods used): the
+/// emitted binary's CSV is the same text as `simulate`'s, every number bit for bit.
+#[test]
+fn every_example_runs_as_simulate_runs_it() {
+    let methods = [
+        ("euler", "implicit-euler"),
+        ("midpoint", "trapezoidal"),
+        ("heun", "implicit-midpoint"),
+    ];
+    let examples = [
+        ("dc_motor", "1"),
+        ("half_car", "1"),
+        ("heat_exchanger", "2"),
+        ("heat_exchanger_nonlinear", "2"),
+        ("power_shaft", "1"),
+        ("quarter_car", "3"),
+        ("quarter_car_components", "3"),
+        ("rc_ladder", "5"),
+        ("rc_ladder_weak", "5"),
+        ("two_masses", "2"),
+    ];
+    for (k, (example, stop)) in examples.iter().enumerate() {
+        let (explicit, implicit) = methods[k % methods.len()];
+        for method in [explicit, implicit] {
+            let name = format!("{example}_{method}");
+            let model = format!("examples/{example}.mo");
+            let args = ["--method", method, "--step", "0.001", "--stop", stop];
+            let (emitted, simulated) = emitted_and_simulated(&name, &model, &args);
+            assert!(emitted.lines().count() > 100, "{name}: {emitted}");
+            assert_eq!(emitted, simulated, "{name}");
+        }
+    }
+}
+
+/// More than 64 states: the implicit stage's Newton matrix is factored by the static sparse
+/// LU whose ordering and fill were written into the crate.
+#[test]
+fn a_large_model_uses_the_written_sparse_factorization() {
+    let args = [
+        "-p",
+        "N=100",
+        "--method",
+        "trapezoidal",
+        "--step",
+        "0.01",
+        "--stop",
+        "2",
+    ];
+    let name = "heat_exchanger_sparse";
+    let (emitted, simulated) = emitted_and_simulated(name, "examples/heat_exchanger.mo", &args);
+    let model =
+        std::fs::read_to_string(crates_dir().join(name).join("src/model.rs")).expect("model.rs");
+    assert!(model.contains("pub const SPARSE: Option<&SparseTables> = Some("));
+    assert_eq!(emitted, simulated);
+}
+
+/// The binary's `--param R2.R=5` gives `simulate -p R2.R=5`'s trajectory, and the parameters
+/// bound to a changed one follow it.
+#[test]
+fn a_parameter_changed_at_run_time_is_simulate_with_it() {
+    let args = ["--method", "heun", "--step", "0.01", "--stop", "5"];
+    let binary = emit_and_build("rc_ladder_param", "examples/rc_ladder.mo", &args);
+    let (emitted, err, code) = run_binary(&binary, "rc_param", &["--param", "R2.R=5"]);
+    assert_eq!(code, 0, "{err}");
+    let mut sim = vec!["simulate", "examples/rc_ladder.mo", "-p", "R2.R=5"];
+    sim.extend(args);
+    let (simulated, err, code) = simulate_csv("rc_param_simulated", &sim);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(emitted, simulated);
+    let (default, ..) = run_binary(&binary, "rc_default", &[]);
+    assert_ne!(csv_columns(&default)["C2.v"], csv_columns(&emitted)["C2.v"]);
+    let (_, err, code) = run_binary(&binary, "rc_unknown", &["--param", "R9.R=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no parameter `R9.R`"), "{err}");
+}
+
+/// The same model and options write the same files, byte for byte.
+#[test]
+fn the_same_input_writes_the_same_crate() {
+    let read = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        [
+            "Cargo.toml",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/model.rs",
+            "src/runtime.rs",
+        ]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).expect("written")))
+        .collect()
+    };
+    let mut crates = Vec::new();
+    for k in 0..2 {
+        let dir = temp_path(&format!("deterministic_{k}"));
+        let (_, err, code) = mocca(&[
+            "emit",
+            "examples/heat_exchanger_nonlinear.mo",
+            "-p",
+            "N=80",
+            "--method",
+            "implicit-euler",
+            "--out",
+            dir.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        crates.push(read(&dir));
+    }
+    assert_eq!(crates[0], crates[1]);
+}
+
+#[test]
+fn bad_emit_input_is_refused_and_nothing_is_half_written() {
+    let dir = temp_path("occupied");
+    std::fs::create_dir_all(&dir).expect("made");
+    std::fs::write(dir.join("keep.txt"), "mine").expect("written");
+    let dir_text = dir.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&["emit", "examples/rc_ladder.mo", "--out", dir_text]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("keep.txt")).expect("kept"),
+        "mine"
+    );
+    let fresh = temp_path("never_written");
+    let fresh_text = fresh.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&[
+        "emit",
+        "examples/rc_ladder.mo",
+        "--method",
+        "bdf",
+        "--out",
+        fresh_text,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let (_, err, code) = mocca(&["emit", "examples/no_such_model.mo", "--out", fresh_text]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!fresh.exists());
+    let siblings: Vec<String> = std::fs::read_dir(fresh.parent().expect("parent"))
+        .expect("listed")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("never_written"))
+        .collect();
+    assert!(siblings.is_empty(), "{siblings:?}");
+}
+
+/// `I − hJ` singular (`der(x) = 100 x` at h = 0.01): the emitted binary stops with an error,
+/// as `simulate` does.
+#[test]
+fn a_singular_implicit_stage_is_an_error_of_the_binary() {
+    let model = cli_support::model_file(
+        "singular_stage",
+        "model Singular Real x(start = 1, fixed = true); equation der(x) = 100*x; end Singular;",
+    );
+    let model = model.to_str().expect("utf-8");
+    let args = [
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.01",
+        "--stop",
+        "1",
+    ];
+    let binary = emit_and_build("singular_stage", model, &args);
+    let (_, err, code) = run_binary(&binary, "singular_run", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("singular"), "{err}");
+    let mut sim = vec!["simulate", model];
+    sim.extend(args);
+    let (_, err, code) = simulate_csv("singular_simulated", &sim);
+    assert_eq!(code, 1, "{err}");
+}
