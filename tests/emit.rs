@@ -142,6 +142,61 @@ fn a_large_model_uses_the_written_sparse_factorization() {
     assert_eq!(emitted, simulated);
 }
 
+/// Mixed methods, multirate levels and both interpolations: the partition chosen at emit time
+/// (by `--fast` or by cycle analysis) steps in the crate as in `simulate`, bit for bit.
+#[test]
+fn partitions_run_as_simulate_runs_them() {
+    let cases: [(&str, &str, &[&str]); 4] = [
+        (
+            "mixed_euler_fast",
+            "heat_exchanger",
+            &["--method", "mixed-euler", "--fast", "T_w[*]"],
+        ),
+        (
+            "mixed_trapezoidal_auto",
+            "heat_exchanger_nonlinear",
+            &["--method", "mixed-trapezoidal", "--partition", "auto"],
+        ),
+        (
+            "mixed_midpoint_levels",
+            "heat_exchanger",
+            &[
+                "--method",
+                "mixed-midpoint",
+                "-p",
+                "N=100",
+                "--partition",
+                "auto",
+                "--levels",
+                "2",
+                "--multirate",
+                "4",
+            ],
+        ),
+        (
+            "mixed_euler_hold",
+            "quarter_car",
+            &[
+                "--method",
+                "mixed-euler",
+                "--fast",
+                "x_t,v_t",
+                "--multirate",
+                "3",
+                "--interpolate",
+                "hold",
+            ],
+        ),
+    ];
+    for (name, example, options) in cases {
+        let mut args = vec!["--step", "0.01", "--stop", "2"];
+        args.extend(options);
+        let model = format!("examples/{example}.mo");
+        let (emitted, simulated) = emitted_and_simulated(name, &model, &args);
+        assert_eq!(emitted, simulated, "{name}");
+    }
+}
+
 /// The binary's `--param R2.R=5` gives `simulate -p R2.R=5`'s trajectory, and the parameters
 /// bound to a changed one follow it.
 #[test]

@@ -10,10 +10,10 @@ use serde_json::json;
 
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
-use super::partition::{PartitionArg, PartitionArgs};
+use super::partition::{PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
-use crate::emit::{Refusal, Settings, crate_files};
+use crate::emit::{Refusal, Settings, Stepping, crate_files};
 use crate::jacobian::ode_jacobian_with;
 
 #[derive(Args, Debug)]
@@ -38,20 +38,20 @@ pub struct EmitArgs {
 }
 
 pub fn run(args: &EmitArgs) -> ExitCode {
-    let method = match Integrator::of(args.method) {
-        Integrator::Fixed(m) => m,
+    let integrator = Integrator::of(args.method);
+    let mixed = match integrator {
+        Integrator::Fixed(_) => None,
+        Integrator::Mixed(m) => Some(m),
         Integrator::Bdf => {
             return super::usage_error("`emit` takes a fixed-step method, not `bdf`");
         }
-        Integrator::Mixed(_) => {
-            return super::usage_error(
-                "`emit` does not write mixed methods yet: give a single fixed-step method",
-            );
-        }
     };
-    if args.partition.partition != PartitionArg::None || args.partition.fast.is_some() {
+    if let Err(m) = args.partition.check(mixed) {
+        return super::usage_error(m);
+    }
+    if args.partition.partition == PartitionArg::Weak {
         return super::usage_error(
-            "`emit` writes the model as one system (`--partition none`) for now",
+            "`emit` does not write weak subsystems apart yet: leave out `--partition weak`",
         );
     }
     if let Err(m) = args.grid.steps() {
@@ -79,8 +79,28 @@ pub fn run(args: &EmitArgs) -> ExitCode {
             return super::failure_without_source(message, ExitCode::from(1));
         }
     };
+    let chosen = match (integrator, mixed) {
+        (_, Some(method)) => {
+            let subject = Subject {
+                sources: &flat.sources,
+                dae: &dae,
+                causal: &causal,
+                jacobian: &jac,
+            };
+            match choose(&args.partition, method, &subject, args.grid.step) {
+                Ok(chosen) => Some(chosen.partition),
+                Err(code) => return code,
+            }
+        }
+        _ => None,
+    };
+    let stepping = match (integrator, &chosen) {
+        (Integrator::Fixed(m), _) => Stepping::Single(m),
+        (_, Some(partition)) => Stepping::Mixed(partition),
+        _ => unreachable!("a fixed-step or a mixed method, checked above"),
+    };
     let settings = Settings {
-        method,
+        method: stepping,
         grid: (args.grid.start, args.grid.stop, args.grid.step),
         tol: args.grid.tol,
     };
@@ -95,26 +115,50 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     if let Err(message) = write_crate(&args.out, &files) {
         return super::failure_without_source(message, ExitCode::from(1));
     }
-    let states: Vec<&str> = causal
-        .states
-        .iter()
-        .map(|&v| dae.var(v).name.as_str())
-        .collect();
+    let name = |i: &usize| dae.var(causal.states[*i]).name.as_str();
+    let levels: Vec<(Vec<&str>, &str, u64)> = match stepping {
+        Stepping::Single(m) => vec![(
+            causal
+                .states
+                .iter()
+                .map(|&v| dae.var(v).name.as_str())
+                .collect(),
+            m.name(),
+            1,
+        )],
+        Stepping::Mixed(p) => p
+            .parts()
+            .into_iter()
+            .rev()
+            .filter(|part| !part.states.is_empty())
+            .map(|part| {
+                (
+                    part.states.iter().map(name).collect(),
+                    part.method.name(),
+                    part.rate,
+                )
+            })
+            .collect(),
+    };
     let out = args.out.display().to_string();
     match args.model.format() {
         Format::Json => super::print_json(&json!({
             "model": dae.model,
-            "partitions": [{"states": states, "method": method.name()}],
+            "partitions": levels.iter().map(|(states, method, rate)| json!({
+                "states": states, "method": method, "rate": rate,
+            })).collect::<Vec<_>>(),
             "out": out,
         })),
         Format::Text => {
             outln!(
-                "emitted {} to {out}: {} states, {}, step {}",
+                "emitted {} to {out}: {} states, step {}",
                 dae.model,
-                states.len(),
-                method.name(),
+                causal.states.len(),
                 crate::numfmt::Number(args.grid.step)
             );
+            for (states, method, rate) in &levels {
+                outln!("  {method} ×{rate}: {} states", states.len());
+            }
             outln!("build and run: cd {out} && cargo run --release -- --out result.csv");
         }
     }

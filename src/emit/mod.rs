@@ -16,8 +16,10 @@ mod rust;
 use crate::causal::{Causal, Point};
 use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
+use crate::partition::Partition;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::model::{CompiledModel, Layout};
+use crate::simulate::run::level_rows;
 
 pub use model::Refusal;
 
@@ -26,13 +28,19 @@ const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
 const CARGO: &str = include_str!("template/Cargo.toml");
 
-/// What the crate runs: the method, its default grid `(start, stop, step)` and the Newton
-/// tolerance of its implicit stages.
+/// What the crate runs: a single method or a partition's levels, its default grid
+/// `(start, stop, step)` and the Newton tolerance of its implicit stages.
 #[derive(Clone, Copy, Debug)]
-pub struct Settings {
-    pub method: Method,
+pub struct Settings<'a> {
+    pub method: Stepping<'a>,
     pub grid: (f64, f64, f64),
     pub tol: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Stepping<'a> {
+    Single(Method),
+    Mixed(&'a Partition),
 }
 
 /// The crate's files, by path inside it, in a fixed order.
@@ -41,17 +49,27 @@ pub fn crate_files(
     causal: &Causal,
     jac: &OdeJacobian,
     start: &Point,
-    settings: Settings,
+    settings: Settings<'_>,
 ) -> Result<Vec<(String, String)>, Refusal> {
-    let compiled = CompiledModel::new(dae, causal, jac, start, &Layout::whole(causal));
+    // Compiled as `simulate` compiles it: a partition's levels evaluate their rows alone.
+    let (method, partition) = match settings.method {
+        Stepping::Single(m) => (m, None),
+        Stepping::Mixed(p) => (p.method.fast(), Some(p)),
+    };
+    let layout = match partition {
+        Some(p) => level_rows(dae, causal, p),
+        None => Layout::whole(causal),
+    };
+    let compiled = CompiledModel::new(dae, causal, jac, start, &layout);
     let input = model::Input {
         dae,
         causal,
         compiled: &compiled,
-        method: variant(settings.method),
-        implicit: settings.method.is_implicit(),
+        method: variant(method),
+        implicit: partition.is_none() && method.is_implicit(),
         grid: settings.grid,
         tol: settings.tol,
+        partition,
     };
     let model = model::model_rs(&input)?;
     let binary = binary_name(&dae.model);
@@ -100,7 +118,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn variant(method: Method) -> &'static str {
+pub(crate) fn variant(method: Method) -> &'static str {
     match method {
         Method::ExplicitEuler => "ExplicitEuler",
         Method::ExplicitMidpoint => "ExplicitMidpoint",

@@ -9,6 +9,8 @@ use super::rust::{Leaves, expression, literal, statement, string};
 use crate::causal::Causal;
 use crate::dae::{Dae, VarKind};
 use crate::expr::{Node, VarId};
+use crate::partition::{Interpolation, Partition};
+use crate::simulate::OdeSystem;
 use crate::simulate::linear::is_sparse;
 use crate::simulate::model::{CompiledModel, PartView};
 use crate::simulate::static_lu::StaticLu;
@@ -28,6 +30,8 @@ pub struct Input<'a> {
     pub implicit: bool,
     pub grid: (f64, f64, f64),
     pub tol: f64,
+    /// The levels of a mixed method, when the crate steps one.
+    pub partition: Option<&'a Partition>,
 }
 
 /// Why the model cannot be emitted.
@@ -40,7 +44,8 @@ pub enum Refusal {
 /// The text of `model.rs`.
 pub fn model_rs(input: &Input<'_>) -> Result<String, Refusal> {
     let view = input.compiled.part_view(0);
-    if input.implicit && view.entries.iter().any(Option::is_none) {
+    let implicit = input.implicit || input.partition.is_some_and(|p| !p.fast().is_empty());
+    if implicit && view.entries.iter().any(Option::is_none) {
         return Err(Refusal::LoopJacobian);
     }
     let tape = &input.compiled.tape;
@@ -56,8 +61,15 @@ pub fn model_rs(input: &Input<'_>) -> Result<String, Refusal> {
     parameters(&mut code, input.dae);
     starts(&mut code, input.dae);
     straight(&mut code, "setup", tape, std::slice::from_ref(&tape.setup));
-    rhs(&mut code, tape, view.steps);
-    jacobian(&mut code, tape, &view);
+    rhs(&mut code, "rhs", tape, view.steps);
+    jacobian(&mut code, "jacobian", tape, &view);
+    let parts = row_parts(input.compiled);
+    for &p in &parts {
+        let part = input.compiled.part_view(p);
+        rhs(&mut code, &format!("rhs_part_{p}"), tape, part.steps);
+        jacobian(&mut code, &format!("jacobian_part_{p}"), tape, &part);
+    }
+    partition(&mut code, input, &parts);
     initial(&mut code, input.dae, input.causal);
     Ok(code.finish())
 }
@@ -139,8 +151,21 @@ fn constants(code: &mut Code, input: &Input<'_>, tape: &Tape, view: &PartView<'_
 
 /// The Newton matrix's ordering and fill, when an implicit method solves it sparse.
 fn sparse(code: &mut Code, implicit: bool, n: usize, pattern: &[(usize, usize)]) {
+    sparse_tables(code, "", implicit, n, pattern);
+}
+
+/// `{prefix}SPARSE` and its tables for a Newton matrix of `n` unknowns and `pattern`.
+fn sparse_tables(
+    code: &mut Code,
+    prefix: &str,
+    implicit: bool,
+    n: usize,
+    pattern: &[(usize, usize)],
+) {
     if !implicit || !is_sparse(n) {
-        code.line("pub const SPARSE: Option<&SparseTables> = None;");
+        code.line(format_args!(
+            "pub const {prefix}SPARSE: Option<&SparseTables> = None;"
+        ));
         return;
     }
     let entries: Vec<(usize, usize)> = pattern
@@ -151,10 +176,12 @@ fn sparse(code: &mut Code, implicit: bool, n: usize, pattern: &[(usize, usize)])
     let lu = StaticLu::new(n, &entries);
     let names = ["PERM", "L_PTR", "L_COL", "U_PTR", "U_COL", "UPDATE_SLOTS"];
     for (name, table) in names.iter().zip(lu.tables()) {
-        code.table(name, "usize", table);
+        code.table(&format!("{prefix}{name}"), "usize", table);
     }
-    code.table("SLOTS", "usize", &lu.slots(&entries));
-    code.open("pub const SPARSE: Option<&SparseTables> = Some(&SparseTables");
+    code.table(&format!("{prefix}SLOTS"), "usize", &lu.slots(&entries));
+    code.open(format_args!(
+        "pub const {prefix}SPARSE: Option<&SparseTables> = Some(&SparseTables"
+    ));
     for (field, name) in [
         ("perm", "PERM"),
         ("l_ptr", "L_PTR"),
@@ -164,7 +191,7 @@ fn sparse(code: &mut Code, implicit: bool, n: usize, pattern: &[(usize, usize)])
         ("update_slots", "UPDATE_SLOTS"),
         ("slots", "SLOTS"),
     ] {
-        code.line(format_args!("{field}: {name},"));
+        code.line(format_args!("{field}: {prefix}{name},"));
     }
     code.close_with(");");
 }
@@ -295,7 +322,7 @@ fn straight(code: &mut Code, name: &str, tape: &Tape, ranges: &[std::ops::Range<
 
 /// `rhs(r, w)`: the steps in order, straight-line, each solved step through the runtime's
 /// Newton; `Err(step)` names the first step that failed or left a value that is no number.
-fn rhs(code: &mut Code, tape: &Tape, steps: &[usize]) {
+fn rhs(code: &mut Code, name: &str, tape: &Tape, steps: &[usize]) {
     let mut functions: Vec<Vec<usize>> = vec![Vec::new()];
     let mut size = 0;
     for &k in steps {
@@ -316,18 +343,23 @@ fn rhs(code: &mut Code, tape: &Tape, steps: &[usize]) {
                 .map(move |t| format!("({t}, {k})"))
         })
         .collect();
-    code.table("TARGETS", "(usize, usize)", &targets);
-    code.open("pub fn rhs(r: &mut Regs, w: &mut Work) -> Result<(), usize>");
+    let table = format!("{}_TARGETS", name.to_uppercase());
+    code.table(&table, "(usize, usize)", &targets);
+    code.open(format_args!(
+        "pub fn {name}(r: &mut Regs, w: &mut Work) -> Result<(), usize>"
+    ));
     for f in 0..functions.len() {
-        code.line(format_args!("rhs_{f}(r, w)?;"));
+        code.line(format_args!("{name}_{f}(r, w)?;"));
     }
-    code.open("match TARGETS.iter().find(|&&(t, _)| !r[t].is_finite())");
+    code.open(format_args!(
+        "match {table}.iter().find(|&&(t, _)| !r[t].is_finite())"
+    ));
     code.line("Some(&(_, step)) => Err(step),");
     code.line("None => Ok(()),");
     code.close().close().blank();
     for (f, ks) in functions.iter().enumerate() {
         code.open(format_args!(
-            "fn rhs_{f}(r: &mut Regs, w: &mut Work) -> Result<(), usize>"
+            "fn {name}_{f}(r: &mut Regs, w: &mut Work) -> Result<(), usize>"
         ));
         for &k in ks {
             solved_step(code, tape, k);
@@ -335,8 +367,11 @@ fn rhs(code: &mut Code, tape: &Tape, steps: &[usize]) {
         code.line("Ok(())");
         code.close().blank();
     }
-    for &k in steps {
-        newton_code(code, tape, k);
+    if name == "rhs" {
+        // Every solved step once: the parts' code calls the same functions.
+        for &k in steps {
+            newton_code(code, tape, k);
+        }
     }
 }
 
@@ -405,7 +440,7 @@ fn newton_code(code: &mut Code, tape: &Tape, k: usize) {
 }
 
 /// `jacobian(r, w, values)`: each entry's code after the model was evaluated at the point.
-fn jacobian(code: &mut Code, tape: &Tape, view: &PartView<'_>) {
+fn jacobian(code: &mut Code, name: &str, tape: &Tape, view: &PartView<'_>) {
     let entries: Vec<(usize, usize)> = view
         .entries
         .iter()
@@ -427,14 +462,16 @@ fn jacobian(code: &mut Code, tape: &Tape, view: &PartView<'_>) {
         functions.push(&rest[..take]);
         rest = &rest[take..];
     }
-    code.open("pub fn jacobian(r: &mut Regs, w: &mut Work, values: &mut [f64])");
+    code.open(format_args!(
+        "pub fn {name}(r: &mut Regs, w: &mut Work, values: &mut [f64])"
+    ));
     for f in 0..functions.len() {
-        code.line(format_args!("jacobian_{f}(r, values);"));
+        code.line(format_args!("{name}_{f}(r, values);"));
     }
     code.close().blank();
     for (f, entries) in functions.iter().enumerate() {
         code.open(format_args!(
-            "fn jacobian_{f}(r: &mut Regs, values: &mut [f64])"
+            "fn {name}_{f}(r: &mut Regs, values: &mut [f64])"
         ));
         for &(k, i) in entries.iter() {
             let (range, reg) = &tape.extra[i];
@@ -445,6 +482,78 @@ fn jacobian(code: &mut Code, tape: &Tape, view: &PartView<'_>) {
         }
         code.close().blank();
     }
+}
+
+/// The parts after the whole model: blocks of rows, each a level's states evaluated alone.
+fn row_parts(compiled: &CompiledModel) -> Vec<usize> {
+    (1..compiled.parts.len()).collect()
+}
+
+/// The levels of a mixed method (none for a single method): each level's states, method,
+/// rate and the part that evaluates its rows alone; how levels read slower ones; and the fast
+/// level's block of the Jacobian and its Newton matrix.
+fn partition(code: &mut Code, input: &Input<'_>, parts: &[usize]) {
+    let Some(partition) = input.partition else {
+        code.line("pub const LEVELS: &[crate::runtime::Level] = &[];");
+        code.line("pub const LINEAR: bool = true;");
+        code.line("pub const FAST_ENTRIES: &[usize] = &[];");
+        code.line("pub const FAST_PATTERN: &[(usize, usize)] = &[];");
+        code.line("pub const FAST_SPARSE: Option<&SparseTables> = None;");
+        code.line("pub const PARTS: &[crate::runtime::Part] = &[];");
+        return;
+    };
+    let compiled = input.compiled;
+    let n = compiled.states.len();
+    let mut levels = Vec::new();
+    for (k, level) in partition.levels().iter().enumerate() {
+        let name = format!("LEVEL_{k}");
+        code.table(&name, "usize", &level.states);
+        let whole = level.states.len() == n;
+        let rows = (!whole)
+            .then(|| compiled.rows_block(&level.states))
+            .flatten();
+        let rows = rows.map_or("None".to_string(), |p| {
+            let index = parts.iter().position(|&q| q == p).expect("a row part");
+            format!("Some({index})")
+        });
+        levels.push(format!(
+            "crate::runtime::Level {{ states: {name}, method: crate::runtime::Method::{}, rate: {}, rows: {rows} }}",
+            super::variant(partition.method_of(k)),
+            level.rate
+        ));
+    }
+    code.table("LEVELS", "crate::runtime::Level", &levels);
+    code.line(format_args!(
+        "pub const LINEAR: bool = {};",
+        partition.interpolation == Interpolation::Linear
+    ));
+    let fast = partition.fast();
+    let mut position = vec![None; n];
+    for (k, &i) in fast.iter().enumerate() {
+        position[i] = Some(k);
+    }
+    let view = compiled.part_view(0);
+    let (entries, pattern): (Vec<usize>, Vec<String>) = view
+        .pattern
+        .iter()
+        .enumerate()
+        .filter_map(|(e, &(r, c))| Some((e, format!("({}, {})", position[r]?, position[c]?))))
+        .unzip();
+    code.table("FAST_ENTRIES", "usize", &entries);
+    code.table("FAST_PATTERN", "(usize, usize)", &pattern);
+    let block: Vec<(usize, usize)> = view
+        .pattern
+        .iter()
+        .filter_map(|&(r, c)| Some((position[r]?, position[c]?)))
+        .collect();
+    sparse_tables(code, "FAST_", !fast.is_empty(), fast.len(), &block);
+    let table: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!("crate::runtime::Part {{ rhs: rhs_part_{p}, jacobian: jacobian_part_{p} }}")
+        })
+        .collect();
+    code.table("PARTS", "crate::runtime::Part", &table);
 }
 
 /// The initial system: its residuals (the initial equations, then `v − start` of the fixed

@@ -222,7 +222,7 @@ fn simulate_with(
 
 /// The model as one system with the rows of each level that has states evaluable alone (the
 /// whole model when one level has them all).
-fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partition) -> Layout {
+pub fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partition) -> Layout {
     let blocks: Vec<Vec<usize>> = levels
         .levels()
         .iter()

@@ -4,7 +4,7 @@
 pub mod model;
 pub mod runtime;
 
-pub use runtime::{Failure, Method, Model, Stats, Stepper};
+pub use runtime::{Failure, FixedStep, Method, MixedStepper, Model, Stats, Stepper};
 
 /// A run's settings: the defaults are those the crate was emitted with.
 #[derive(Clone, Copy, Debug)]
@@ -34,10 +34,14 @@ pub fn simulate(
 ) -> Result<(), Failure> {
     let steps = (((settings.stop - settings.start) / settings.step).round() as u64).max(1);
     let mut x = model.initialize(settings.start)?;
-    let mut stepper = Stepper::new(model::METHOD, model::TOL);
+    let mut stepper: Box<dyn FixedStep> = if model::LEVELS.is_empty() {
+        Box::new(Stepper::new(model::METHOD, model::TOL))
+    } else {
+        Box::new(MixedStepper::new(model::TOL))
+    };
     runtime::run(
         model,
-        &mut stepper,
+        stepper.as_mut(),
         (settings.start, settings.stop, steps),
         &mut x,
         record,

@@ -849,132 +849,153 @@ impl Method {
 
 const STAGE_NEWTON_MAX: u64 = 25;
 
-/// Simplified Newton on an implicit stage over every state.
-struct StageNewton {
+/// A level of a partition (slowest first): its states, method, steps per step of the whole,
+/// and the part of `model::PARTS` that evaluates its rows alone.
+pub struct Level {
+    pub states: &'static [usize],
+    pub method: Method,
+    pub rate: u64,
+    pub rows: Option<usize>,
+}
+
+/// A block of rows of the model evaluated alone, with its own Jacobian entries.
+pub struct Part {
+    pub rhs: fn(&mut model::Regs, &mut Work) -> Result<(), usize>,
+    pub jacobian: fn(&mut model::Regs, &mut Work, &mut [f64]),
+}
+
+impl Model {
+    /// `f(t, x)` on the rows of part `rows` (every row when `None`) into `dx` at those rows.
+    fn rhs_rows(
+        &mut self,
+        rows: Option<usize>,
+        t: f64,
+        x: &[f64],
+        dx: &mut [f64],
+    ) -> Result<(), Failure> {
+        let Some(p) = rows else {
+            return self.rhs(t, x, dx);
+        };
+        self.set_time(t);
+        for (&reg, &xi) in model::STATES.iter().zip(x) {
+            self.r[reg] = xi;
+        }
+        (model::PARTS[p].rhs)(&mut self.r, &mut self.work)
+            .map_err(|step| Failure::Eval { step, t })?;
+        let level = model::LEVELS.iter().find(|l| l.rows == Some(p));
+        for &i in level.map_or(&[][..], |l| l.states) {
+            dx[i] = self.r[model::DERIVATIVES[i]];
+        }
+        Ok(())
+    }
+
+    /// The entries `entries` of the Jacobian, by part `rows`'s own code when it has one, at
+    /// the point last evaluated.
+    fn jacobian_block(&mut self, rows: Option<usize>, entries: &[usize], values: &mut [f64]) {
+        match rows {
+            Some(p) => (model::PARTS[p].jacobian)(&mut self.r, &mut self.work, values),
+            None => {
+                let mut all = vec![0.0; model::PATTERN.len()];
+                self.jacobian(&mut all);
+                for (v, &e) in values.iter_mut().zip(entries) {
+                    *v = all[e];
+                }
+            }
+        }
+    }
+}
+
+/// Evaluates `f` (on `rows`), counting it.
+fn eval(
+    model: &mut Model,
+    rows: Option<usize>,
+    t: f64,
+    x: &[f64],
+    dx: &mut [f64],
+) -> Result<(), Failure> {
+    model.stats.f_evals += 1;
+    model.rhs_rows(rows, t, x, dx)
+}
+
+/// Simplified Newton on an implicit stage `Y_B = base_B + γ f_B(τ, Y)` over a block B of the
+/// states (every state, or a partition's fast level), the others held.
+struct BlockNewton {
+    block: Vec<usize>,
+    entries: &'static [usize],
+    pattern: &'static [(usize, usize)],
+    /// Every state: the whole Jacobian serves.
+    whole: bool,
+    rows: Option<usize>,
     jac: Vec<f64>,
     delta: Vec<f64>,
     matrix: NewtonMatrix,
     constant_factored: Option<f64>,
 }
 
-/// One fixed-step integrator with its stage vectors.
-pub struct Stepper {
-    method: Method,
-    tol: f64,
-    k1: Vec<f64>,
-    k2: Vec<f64>,
-    stage: Vec<f64>,
-    base: Vec<f64>,
-    newton: Option<StageNewton>,
-}
-
-impl Stepper {
-    pub fn new(method: Method, tol: f64) -> Stepper {
-        let n = model::STATES.len();
-        let newton = method.is_implicit().then(|| StageNewton {
-            jac: vec![0.0; model::PATTERN.len()],
+impl BlockNewton {
+    fn new(
+        block: Vec<usize>,
+        (entries, pattern): (&'static [usize], &'static [(usize, usize)]),
+        sparse: Option<&'static SparseTables>,
+        rows: Option<usize>,
+    ) -> BlockNewton {
+        let n = block.len();
+        BlockNewton {
+            whole: n == model::STATES.len(),
+            matrix: NewtonMatrix::new(n, pattern, sparse),
             delta: vec![0.0; n],
-            matrix: NewtonMatrix::new(n, model::PATTERN, model::SPARSE),
+            jac: vec![0.0; pattern.len()],
+            entries,
+            pattern,
+            rows,
+            block,
             constant_factored: None,
-        });
-        Stepper {
-            method,
-            tol,
-            k1: vec![0.0; n],
-            k2: vec![0.0; n],
-            stage: vec![0.0; n],
-            base: vec![0.0; n],
-            newton,
         }
     }
 
-    fn f(model: &mut Model, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
-        model.stats.f_evals += 1;
-        model.rhs(t, x, dx)
-    }
-
-    /// Advances `x` from `t` to `t + h`.
-    pub fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
-        match self.method {
-            Method::ExplicitEuler => {
-                Self::f(model, t, x, &mut self.k1)?;
-                axpy(x, h, &self.k1);
-            }
-            Method::ExplicitMidpoint => {
-                Self::f(model, t, x, &mut self.k1)?;
-                self.stage.copy_from_slice(x);
-                axpy(&mut self.stage, h / 2.0, &self.k1);
-                Self::f(model, t + h / 2.0, &self.stage, &mut self.k2)?;
-                axpy(x, h, &self.k2);
-            }
-            Method::Heun => {
-                Self::f(model, t, x, &mut self.k1)?;
-                self.stage.copy_from_slice(x);
-                axpy(&mut self.stage, h, &self.k1);
-                Self::f(model, t + h, &self.stage, &mut self.k2)?;
-                axpy(x, h / 2.0, &self.k1);
-                axpy(x, h / 2.0, &self.k2);
-            }
-            Method::ImplicitEuler => {
-                self.base.copy_from_slice(x);
-                self.stage.copy_from_slice(x);
-                self.solve(model, t + h, h)?;
-                x.copy_from_slice(&self.stage);
-            }
-            Method::ImplicitMidpoint => {
-                self.base.copy_from_slice(x);
-                self.stage.copy_from_slice(x);
-                self.solve(model, t + h / 2.0, h / 2.0)?;
-                for (xi, &yi) in x.iter_mut().zip(&self.stage) {
-                    *xi = 2.0 * yi - *xi;
-                }
-            }
-            Method::Trapezoidal => {
-                Self::f(model, t, x, &mut self.k1)?;
-                self.base.copy_from_slice(x);
-                axpy(&mut self.base, h / 2.0, &self.k1);
-                self.stage.copy_from_slice(x);
-                self.solve(model, t + h, h / 2.0)?;
-                x.copy_from_slice(&self.stage);
-            }
-        }
-        model.stats.steps += 1;
-        Ok(())
-    }
-
-    /// Solves `Y = base + γ f(τ, Y)` into `stage` from its current value.
-    fn solve(&mut self, model: &mut Model, tau: f64, gamma: f64) -> Result<(), Failure> {
-        let newton = self.newton.as_mut().expect("an implicit method");
+    /// Solves for the block's entries of `stage` from their values; `fx` receives `f`.
+    fn solve(
+        &mut self,
+        model: &mut Model,
+        tol: f64,
+        (base, tau, gamma): (&[f64], f64, f64),
+        stage: &mut [f64],
+        fx: &mut [f64],
+    ) -> Result<(), Failure> {
         let mut previous_size = None;
         for iteration in 0..STAGE_NEWTON_MAX {
             model.stats.newton_iters += 1;
-            Self::f(model, tau, &self.stage, &mut self.k2)?;
-            if iteration == 0 && newton.constant_factored != Some(gamma) {
+            eval(model, self.rows, tau, stage, fx)?;
+            if iteration == 0 && self.constant_factored != Some(gamma) {
                 model.stats.jac_evals += 1;
-                model.jacobian(&mut newton.jac);
-                model.stats.factorizations += 1;
-                if newton.matrix.factor(gamma, &newton.jac, model::PATTERN) {
-                    newton.constant_factored = model::JACOBIAN_CONSTANT.then_some(gamma);
+                if self.whole {
+                    model.jacobian(&mut self.jac);
                 } else {
-                    newton.constant_factored = None;
+                    model.jacobian_block(self.rows, self.entries, &mut self.jac);
+                }
+                model.stats.factorizations += 1;
+                if self.matrix.factor(gamma, &self.jac, self.pattern) {
+                    self.constant_factored = model::JACOBIAN_CONSTANT.then_some(gamma);
+                } else {
+                    self.constant_factored = None;
                     return Err(Failure::Singular { t: tau });
                 }
             }
-            for (i, d) in newton.delta.iter_mut().enumerate() {
-                *d = self.base[i] + gamma * self.k2[i] - self.stage[i];
+            for (d, &i) in self.delta.iter_mut().zip(&self.block) {
+                *d = base[i] + gamma * fx[i] - stage[i];
             }
-            newton.matrix.solve(&mut newton.delta);
+            self.matrix.solve(&mut self.delta);
             let mut size = 0.0f64;
-            for (i, &d) in newton.delta.iter().enumerate() {
-                self.stage[i] += d;
-                let scaled = d.abs() / (self.tol * (1.0 + self.stage[i].abs()));
+            for (&d, &i) in self.delta.iter().zip(&self.block) {
+                stage[i] += d;
+                let scaled = d.abs() / (tol * (1.0 + stage[i].abs()));
                 if scaled.is_nan() {
                     size = f64::NAN;
                     break;
                 }
                 size = size.max(scaled);
             }
-            let left = match newton.matrix.contraction(previous_size.map(|p| size / p)) {
+            let left = match self.matrix.contraction(previous_size.map(|p| size / p)) {
                 Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
                 _ => size,
             };
@@ -984,6 +1005,329 @@ impl Stepper {
             previous_size = Some(size);
         }
         Err(Failure::Stage { t: tau })
+    }
+}
+
+/// A fixed-step integrator: one method over every state, or a partition's levels.
+pub trait FixedStep {
+    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure>;
+}
+
+/// The stage vectors and the Newton of a stepper.
+struct StageWork {
+    tol: f64,
+    k1: Vec<f64>,
+    k2: Vec<f64>,
+    stage: Vec<f64>,
+    base: Vec<f64>,
+    newton: Option<BlockNewton>,
+}
+
+impl StageWork {
+    fn new(tol: f64, newton: Option<BlockNewton>) -> StageWork {
+        let n = model::STATES.len();
+        StageWork {
+            tol,
+            k1: vec![0.0; n],
+            k2: vec![0.0; n],
+            stage: vec![0.0; n],
+            base: vec![0.0; n],
+            newton,
+        }
+    }
+
+    /// Solves `Y_B = base_B + γ f_B(τ, Y)` into `stage` from its current value.
+    fn solve(&mut self, model: &mut Model, tau: f64, gamma: f64) -> Result<(), Failure> {
+        let Some(newton) = self.newton.as_mut() else {
+            return Ok(());
+        };
+        newton.solve(
+            model,
+            self.tol,
+            (&self.base, tau, gamma),
+            &mut self.stage,
+            &mut self.k2,
+        )
+    }
+}
+
+/// One method over every state.
+pub struct Stepper {
+    method: Method,
+    work: StageWork,
+}
+
+impl Stepper {
+    pub fn new(method: Method, tol: f64) -> Stepper {
+        let n = model::STATES.len();
+        let newton = method.is_implicit().then(|| {
+            let entries: &'static [usize] = &[];
+            BlockNewton::new((0..n).collect(), (entries, model::PATTERN), model::SPARSE, None)
+        });
+        Stepper {
+            method,
+            work: StageWork::new(tol, newton),
+        }
+    }
+
+    fn f(&mut self, model: &mut Model, t: f64, x: &[f64], second: bool) -> Result<(), Failure> {
+        let dx = if second { &mut self.work.k2 } else { &mut self.work.k1 };
+        eval(model, None, t, x, dx)
+    }
+}
+
+impl FixedStep for Stepper {
+    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        match self.method {
+            Method::ExplicitEuler => {
+                self.f(model, t, x, false)?;
+                axpy(x, h, &self.work.k1);
+            }
+            Method::ExplicitMidpoint => {
+                self.f(model, t, x, false)?;
+                self.work.stage.copy_from_slice(x);
+                axpy(&mut self.work.stage, h / 2.0, &self.work.k1);
+                let stage = std::mem::take(&mut self.work.stage);
+                let r = self.f(model, t + h / 2.0, &stage, true);
+                self.work.stage = stage;
+                r?;
+                axpy(x, h, &self.work.k2);
+            }
+            Method::Heun => {
+                self.f(model, t, x, false)?;
+                self.work.stage.copy_from_slice(x);
+                axpy(&mut self.work.stage, h, &self.work.k1);
+                let stage = std::mem::take(&mut self.work.stage);
+                let r = self.f(model, t + h, &stage, true);
+                self.work.stage = stage;
+                r?;
+                axpy(x, h / 2.0, &self.work.k1);
+                axpy(x, h / 2.0, &self.work.k2);
+            }
+            Method::ImplicitEuler => {
+                self.work.base.copy_from_slice(x);
+                self.work.stage.copy_from_slice(x);
+                self.work.solve(model, t + h, h)?;
+                x.copy_from_slice(&self.work.stage);
+            }
+            Method::ImplicitMidpoint => {
+                self.work.base.copy_from_slice(x);
+                self.work.stage.copy_from_slice(x);
+                self.work.solve(model, t + h / 2.0, h / 2.0)?;
+                for (xi, &yi) in x.iter_mut().zip(&self.work.stage) {
+                    *xi = 2.0 * yi - *xi;
+                }
+            }
+            Method::Trapezoidal => {
+                self.f(model, t, x, false)?;
+                self.work.base.copy_from_slice(x);
+                axpy(&mut self.work.base, h / 2.0, &self.work.k1);
+                self.work.stage.copy_from_slice(x);
+                self.work.solve(model, t + h, h / 2.0)?;
+                x.copy_from_slice(&self.work.stage);
+            }
+        }
+        model.stats.steps += 1;
+        Ok(())
+    }
+}
+
+/// A level with states, as the mixed stepper walks them.
+struct Active {
+    level: usize,
+    states: &'static [usize],
+    method: Method,
+    substeps: u64,
+    rows: Option<usize>,
+}
+
+/// A partition's levels (SPEC §10), slowest first: each steps its own states, then the faster
+/// levels take their substeps over the same interval, reading the slower ones through the
+/// interpolation; Newton on the fast level only.
+pub struct MixedStepper {
+    active: Vec<Active>,
+    work: StageWork,
+    old: Vec<Vec<f64>>,
+    position: Vec<u64>,
+    k1_at_start: bool,
+    linear: bool,
+}
+
+impl MixedStepper {
+    pub fn new(tol: f64) -> MixedStepper {
+        let n = model::STATES.len();
+        let mut active = Vec::new();
+        let mut parent_rate = 1;
+        for (k, level) in model::LEVELS.iter().enumerate() {
+            if level.states.is_empty() {
+                continue;
+            }
+            active.push(Active {
+                level: k,
+                states: level.states,
+                method: level.method,
+                substeps: level.rate / parent_rate,
+                rows: level.rows,
+            });
+            parent_rate = level.rate;
+        }
+        let fast = model::LEVELS.last().expect("a fast level");
+        let newton = (!fast.states.is_empty()).then(|| {
+            let rows = (fast.states.len() < n).then_some(fast.rows).flatten();
+            BlockNewton::new(
+                fast.states.to_vec(),
+                (model::FAST_ENTRIES, model::FAST_PATTERN),
+                model::FAST_SPARSE,
+                rows,
+            )
+        });
+        MixedStepper {
+            old: active.iter().map(|a| vec![0.0; a.states.len()]).collect(),
+            position: vec![0; active.len()],
+            active,
+            work: StageWork::new(tol, newton),
+            k1_at_start: false,
+            linear: model::LINEAR,
+        }
+    }
+
+    fn advance(&mut self, model: &mut Model, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+        let Some(level) = self.active.get(a) else {
+            return Ok(());
+        };
+        let substeps = level.substeps;
+        let step = h / substeps as f64;
+        for j in 0..substeps {
+            let start = t + j as f64 * step;
+            self.position[a] = j;
+            for (o, &i) in self.old[a].iter_mut().zip(self.active[a].states) {
+                *o = x[i];
+            }
+            let before = model.stats.f_evals;
+            self.own_step(model, a, (start, step), x)?;
+            let level = self.active[a].level;
+            let spent = model.stats.f_evals - before;
+            model.stats.level_f_evals[level] += spent;
+            self.advance(model, a + 1, (start, step), x)?;
+        }
+        Ok(())
+    }
+
+    fn own_step(&mut self, model: &mut Model, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+        let reuse_k1 = std::mem::take(&mut self.k1_at_start) && self.position[a] == 0;
+        let method = self.active[a].method;
+        let needs_k1 = !matches!(method, Method::ImplicitEuler | Method::ImplicitMidpoint);
+        let rows = self.active[a].rows;
+        if needs_k1 && !reuse_k1 {
+            if a == 0 || !self.linear {
+                eval(model, rows, t, x, &mut self.work.k1)?;
+            } else {
+                self.view(a, 0.0, x);
+                let work = &mut self.work;
+                eval(model, rows, t, &work.stage, &mut work.k1)?;
+            }
+        }
+        let own = self.active[a].states;
+        self.own_stage(model, a, own, (t, h), x)?;
+        self.k1_at_start = !method.is_implicit() && rows.is_none() && self.linear;
+        Ok(())
+    }
+
+    fn own_stage(
+        &mut self,
+        model: &mut Model,
+        a: usize,
+        own: &[usize],
+        (t, h): (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), Failure> {
+        match self.active[a].method {
+            Method::ExplicitEuler => axpy_on(x, h, &self.work.k1, own),
+            Method::ExplicitMidpoint | Method::Heun => {
+                let midpoint = self.active[a].method == Method::ExplicitMidpoint;
+                let c = if midpoint { 0.5 } else { 1.0 };
+                self.view(a, c, x);
+                let (rows, work) = (self.active[a].rows, &mut self.work);
+                axpy_on(&mut work.stage, c * h, &work.k1, own);
+                eval(model, rows, t + c * h, &work.stage, &mut work.k2)?;
+                if midpoint {
+                    axpy_on(x, h, &work.k2, own);
+                } else {
+                    axpy_on(x, h / 2.0, &work.k1, own);
+                    axpy_on(x, h / 2.0, &work.k2, own);
+                }
+            }
+            Method::ImplicitEuler => {
+                self.view(a, 1.0, x);
+                self.base_from(own, x, 0.0);
+                self.work.solve(model, t + h, h)?;
+                copy_on(x, &self.work.stage, own);
+            }
+            Method::ImplicitMidpoint => {
+                self.view(a, 0.5, x);
+                self.base_from(own, x, 0.0);
+                self.work.solve(model, t + h / 2.0, h / 2.0)?;
+                for &i in own {
+                    x[i] = 2.0 * self.work.stage[i] - x[i];
+                }
+            }
+            Method::Trapezoidal => {
+                self.view(a, 1.0, x);
+                self.base_from(own, x, h / 2.0);
+                self.work.solve(model, t + h, h / 2.0)?;
+                copy_on(x, &self.work.stage, own);
+            }
+        }
+        Ok(())
+    }
+
+    fn base_from(&mut self, own: &[usize], x: &[f64], c: f64) {
+        for &i in own {
+            self.work.base[i] = x[i];
+        }
+        if c != 0.0 {
+            axpy_on(&mut self.work.base, c, &self.work.k1, own);
+        }
+    }
+
+    /// The point level `a` evaluates at the fraction `c` of its substep, into `stage`.
+    fn view(&mut self, a: usize, c: f64, x: &[f64]) {
+        self.work.stage.copy_from_slice(x);
+        if !self.linear {
+            return;
+        }
+        let mut theta = c;
+        for b in (0..a).rev() {
+            let child = b + 1;
+            theta = (self.position[child] as f64 + theta) / self.active[child].substeps as f64;
+            for (&old, &i) in self.old[b].iter().zip(self.active[b].states) {
+                self.work.stage[i] = (1.0 - theta) * old + theta * x[i];
+            }
+        }
+    }
+}
+
+impl FixedStep for MixedStepper {
+    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        if model.stats.level_f_evals.is_empty() {
+            model.stats.level_f_evals = vec![0; model::LEVELS.len()];
+        }
+        self.k1_at_start = false;
+        self.advance(model, 0, (t, h), x)?;
+        model.stats.steps += 1;
+        Ok(())
+    }
+}
+
+fn axpy_on(y: &mut [f64], a: f64, x: &[f64], indices: &[usize]) {
+    for &i in indices {
+        y[i] += a * x[i];
+    }
+}
+
+fn copy_on(y: &mut [f64], x: &[f64], indices: &[usize]) {
+    for &i in indices {
+        y[i] = x[i];
     }
 }
 
@@ -1025,7 +1369,7 @@ fn decimal(t: f64) -> f64 {
 /// its way), calling `record(t, x)` at the start and after every step.
 pub fn run(
     model: &mut Model,
-    stepper: &mut Stepper,
+    stepper: &mut dyn FixedStep,
     (start, stop, steps): (f64, f64, u64),
     x: &mut [f64],
     mut record: impl FnMut(f64, &[f64]),
