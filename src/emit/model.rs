@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::code::Code;
 use super::rust::{Leaves, expression, literal, statement, string};
 use crate::causal::Causal;
-use crate::dae::{Dae, VarKind};
+use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{Node, VarId};
 use crate::partition::{Interpolation, Partition};
 use crate::simulate::OdeSystem;
@@ -125,7 +125,7 @@ fn constants(code: &mut Code, input: &Input<'_>, tape: &Tape, view: &PartView<'_
     code.table("CONSTANTS", "(usize, f64)", &constants);
     let parameters: Vec<String> = dae
         .var_ids()
-        .filter(|&v| dae.var(v).kind == VarKind::Parameter)
+        .filter(|&v| settable(dae, v))
         .map(|v| format!("({}, {})", string(&dae.var(v).name), tape.var_reg(v)))
         .collect();
     code.table("PARAMETERS", "(&str, usize)", &parameters);
@@ -229,10 +229,7 @@ impl Leaves for AtStart<'_> {
 /// `parameters(r, given)`: each parameter and constant not given at run time from its binding
 /// (or start value), in an order where what a binding reads comes first.
 fn parameters(code: &mut Code, dae: &Dae) {
-    let settable: Vec<VarId> = dae
-        .var_ids()
-        .filter(|&v| dae.var(v).kind == VarKind::Parameter)
-        .collect();
+    let settable: Vec<VarId> = dae.var_ids().filter(|&v| settable(dae, v)).collect();
     code.open("pub fn parameters(r: &mut Regs, given: &[bool])");
     for v in binding_order(dae) {
         let var = dae.var(v);
@@ -246,6 +243,14 @@ fn parameters(code: &mut Code, dae: &Dae) {
         };
     }
     code.close().blank();
+}
+
+/// Whether the crate lets a rig set `v` at run time: Real parameters. Integer and Boolean
+/// parameters size arrays and choose equations when the model is flattened, so they are fixed
+/// in the crate as they were given to `emit`.
+fn settable(dae: &Dae, v: VarId) -> bool {
+    let var = dae.var(v);
+    var.kind == VarKind::Parameter && var.ty == ScalarType::Real
 }
 
 /// Parameters and constants, each after the parameters its binding reads.
