@@ -24,6 +24,20 @@ impl Default for Settings {
     }
 }
 
+/// The stepper the crate was emitted with: the single method, or the partition's levels.
+pub fn stepper() -> Box<dyn FixedStep> {
+    if model::LEVELS.is_empty() {
+        Box::new(Stepper::new(model::METHOD, model::TOL))
+    } else {
+        Box::new(MixedStepper::new(model::TOL))
+    }
+}
+
+/// The number of steps of `settings`' grid: `(stop − start)/step` rounded, at least one.
+pub fn steps(settings: Settings) -> u64 {
+    (((settings.stop - settings.start) / settings.step).round() as u64).max(1)
+}
+
 /// Initialises `model` at `settings.start` and steps it to `settings.stop` by `settings.step`
 /// (rounded to a whole number of steps, at least one), calling `record(t, x)` at every output
 /// time with the states (in `model::STATE_NAMES` order).
@@ -32,18 +46,17 @@ pub fn simulate(
     settings: Settings,
     record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
-    let steps = (((settings.stop - settings.start) / settings.step).round() as u64).max(1);
     let mut x = model.initialize(settings.start)?;
-    let mut stepper: Box<dyn FixedStep> = if model::LEVELS.is_empty() {
-        Box::new(Stepper::new(model::METHOD, model::TOL))
-    } else {
-        Box::new(MixedStepper::new(model::TOL))
-    };
-    runtime::run(
-        model,
-        stepper.as_mut(),
-        (settings.start, settings.stop, steps),
-        &mut x,
-        record,
-    )
+    integrate(model, settings, &mut x, record)
+}
+
+/// Steps an initialised `model` from the state `x` over `settings`' grid.
+pub fn integrate(
+    model: &mut Model,
+    settings: Settings,
+    x: &mut [f64],
+    record: impl FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
+    let grid = (settings.start, settings.stop, steps(settings));
+    runtime::run(model, stepper().as_mut(), grid, x, record)
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Emitted solvers (SPEC §12) against `mocca simulate`, through the binaries:
+#
+#   cargo build --release && benches/emit.sh speed     # heat exchangers at N = 1000
+#   benches/emit.sh build 111 1111 11111               # emit + build of RC chains (10³–10⁵ eqs)
+#
+# speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
+# --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
+# `simulate` (its `integration_time_s`, nothing recorded) and of the emitted binary (its
+# `integration_time_s`), best of RUNS, as steps per second, the real-time factor and the ratio.
+# build: per chain (written to target/tmp/emit/), the wall time of `mocca emit` and of
+# `cargo build --release --offline` of the crate (a fresh target directory), and the build's
+# peak resident memory (/usr/bin/time).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MOCCA=${MOCCA:-$ROOT/target/release/mocca}
+OUT=$ROOT/target/tmp/emit
+RUNS=${RUNS:-5}
+mkdir -p "$OUT"
+[ -x "$MOCCA" ] || { echo "no $MOCCA: cargo build --release first" >&2; exit 2; }
+what=${1:-speed}
+shift || true
+
+best() { # the smallest of the numbers on stdin
+    sort -g | head -1
+}
+
+speed() {
+    local example=$1 method=$2
+    shift 2
+    local args=(-p N=1000 --method "$method" --step 0.01 --stop 2 "$@")
+    local dir=$OUT/${example}_$method
+    "$MOCCA" emit "$ROOT/examples/$example.mo" "${args[@]}" --out "$dir" --force >/dev/null
+    (cd "$dir" && CARGO_TARGET_DIR=$OUT/target cargo build --release --offline -q)
+    local bin
+    bin=$(grep -A1 '\[\[bin\]\]' "$dir/Cargo.toml" | sed -n 's/name = "\(.*\)"/\1/p')
+    cp "$OUT/target/release/$bin" "$dir.bin"
+    local sim emitted
+    sim=$(for _ in $(seq "$RUNS"); do
+        "$MOCCA" simulate "$ROOT/examples/$example.mo" "${args[@]}" --format json |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["integration_time_s"])'
+    done | best)
+    emitted=$(for _ in $(seq "$RUNS"); do
+        "$dir.bin" --format json |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["integration_time_s"])'
+    done | best)
+    python3 - "$example" "$method $*" "$sim" "$emitted" <<'PY'
+import sys
+name, method, sim, emitted = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+steps = 200
+print("%-26s %-34s %12.0f %12.0f %8.1f %8.1f %6.2f" % (name, method, steps / sim, steps / emitted,
+      2 / sim, 2 / emitted, sim / emitted))
+PY
+}
+
+build() {
+    local n=$1
+    local model=$OUT/rc_chain_$n.mo dir=$OUT/rc_chain_$n
+    python3 "$ROOT/benches/rc_chain.py" "$n" >"$model"
+    local start end
+    start=$(date +%s.%N)
+    "$MOCCA" emit "$model" --method implicit-euler --out "$dir" --force >/dev/null
+    end=$(date +%s.%N)
+    rm -rf "$OUT/target_$n"
+    (cd "$dir" && CARGO_TARGET_DIR=$OUT/target_$n /usr/bin/time -f '%e %M' \
+        cargo build --release --offline -q) 2>"$OUT/time_$n.txt"
+    read -r seconds kb <"$(tail -1 "$OUT/time_$n.txt" >"$OUT/last_$n.txt"; echo "$OUT/last_$n.txt")"
+    printf '%-10s %10.2f %10.1f %10.0f %10d\n' "$((9 * n + 6))" "$(echo "$end - $start" | bc)" \
+        "$seconds" "$((kb / 1024))" "$(wc -l <"$dir/src/model.rs")"
+}
+
+case $what in
+speed)
+    printf '%-26s %-34s %12s %12s %8s %8s %6s\n' model method "sim steps/s" "emit steps/s" \
+        "sim RTF" "emit RTF" ratio
+    for example in heat_exchanger heat_exchanger_nonlinear; do
+        speed "$example" implicit-euler
+        speed "$example" mixed-euler --partition auto
+    done
+    ;;
+build)
+    SIZES=("$@")
+    [ ${#SIZES[@]} -eq 0 ] && SIZES=(111 1111 11111)
+    printf '%-10s %10s %10s %10s %10s\n' equations "emit s" "build s" "build MiB" "model.rs lines"
+    for n in "${SIZES[@]}"; do build "$n"; done
+    ;;
+*)
+    echo "usage: benches/emit.sh speed | build [stages...]" >&2
+    exit 2
+    ;;
+esac
