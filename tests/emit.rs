@@ -138,12 +138,13 @@ fn a_large_model_uses_the_written_sparse_factorization() {
     let (emitted, simulated) = emitted_and_simulated(name, "examples/heat_exchanger.mo", &args);
     let model =
         std::fs::read_to_string(crates_dir().join(name).join("src/model.rs")).expect("model.rs");
-    assert!(model.contains("pub const SPARSE: Option<&SparseTables> = Some("));
+    assert!(model.contains("pub const WHOLE_SPARSE: Option<&SparseTables> = Some("));
     assert_eq!(emitted, simulated);
 }
 
-/// Mixed methods, multirate levels and both interpolations: the partition chosen at emit time
-/// (by `--fast` or by cycle analysis) steps in the crate as in `simulate`, bit for bit.
+/// Mixed methods, multirate levels and both interpolations, and weak subsystems stepped apart
+/// (Gauss–Seidel, Jacobi, each with a mixed method): the partition chosen at emit time (by
+/// `--fast` or by cycle analysis) steps in the crate as in `simulate`, bit for bit.
 #[test]
 fn partitions_run_as_simulate_runs_them() {
     let cases: [(&str, &str, &[&str]); 4] = [
@@ -188,7 +189,38 @@ fn partitions_run_as_simulate_runs_them() {
             ],
         ),
     ];
-    for (name, example, options) in cases {
+    let weak: [(&str, &str, &[&str]); 3] = [
+        (
+            "weak_gauss_seidel",
+            "rc_ladder_weak",
+            &["--method", "trapezoidal", "--partition", "weak"],
+        ),
+        (
+            "weak_jacobi",
+            "rc_ladder_weak",
+            &[
+                "--method",
+                "heun",
+                "--partition",
+                "weak",
+                "--exchange",
+                "jacobi",
+            ],
+        ),
+        (
+            "weak_mixed",
+            "power_shaft",
+            &[
+                "--method",
+                "mixed-euler",
+                "--partition",
+                "weak",
+                "--fast",
+                "*",
+            ],
+        ),
+    ];
+    for (name, example, options) in cases.into_iter().chain(weak) {
         let mut args = vec!["--step", "0.01", "--stop", "2"];
         args.extend(options);
         let model = format!("examples/{example}.mo");
@@ -311,4 +343,119 @@ fn a_singular_implicit_stage_is_an_error_of_the_binary() {
     sim.extend(args);
     let (_, err, code) = simulate_csv("singular_simulated", &sim);
     assert_eq!(code, 1, "{err}");
+}
+
+/// The weak RC ladder emitted with its subsystems apart (SPEC §10): below its stability limit
+/// the emitted binary settles to the circuit's steady state, above it grows without bound, for
+/// Gauss–Seidel and Jacobi alike, the limits those of `G_L⁻¹ G_R` and of Jacobi's map
+/// (derived in `tests/simulate_jacobi.rs`). One crate per exchange: `R2`, `C2` and the step
+/// are given to the binary at run time.
+#[test]
+fn the_weak_ladder_keeps_its_stability_boundary() {
+    // (R2, C2, Jacobi's limit, Gauss–Seidel's limit).
+    let limits = [
+        (0.1, 1.0, 0.2212, 0.4),
+        (0.3, 3.0, 1.982, 3.920),
+        (0.1, 10.0, 2.485, 4.878),
+    ];
+    for exchange in ["gauss-seidel", "jacobi"] {
+        let args = [
+            "--method",
+            "implicit-euler",
+            "--partition",
+            "weak",
+            "--exchange",
+            exchange,
+        ];
+        let name = format!("weak_ladder_{exchange}");
+        let binary = emit_and_build(&name, "examples/rc_ladder_weak.mo", &args);
+        for (r2, c2, jacobi, gauss_seidel) in limits {
+            let limit = if exchange == "jacobi" {
+                jacobi
+            } else {
+                gauss_seidel
+            };
+            let i = 1.0 / (0.1 + r2 + 1.0);
+            let steady = [1.0 - 0.1 * i, i];
+            for (factor, stable) in [(0.8, true), (1.25, false)] {
+                let step = factor * limit;
+                let (r2_text, c2_text) = (format!("R2.R={r2}"), format!("C2.C={c2}"));
+                let (step_text, stop_text) = (step.to_string(), (400.0 * step).to_string());
+                let (csv, err, code) = run_binary(
+                    &binary,
+                    &format!("{name}_{r2}_{c2}_{factor}"),
+                    &[
+                        "--param", &r2_text, "--param", &c2_text, "--step", &step_text, "--stop",
+                        &stop_text,
+                    ],
+                );
+                assert_eq!(code, 0, "{err}");
+                let columns = csv_columns(&csv);
+                let deviation = |k: usize| {
+                    let b = (columns["C1.v"][k] - steady[0]).abs();
+                    let c = (columns["C2.v"][k] - steady[1]).abs();
+                    if b.is_nan() || c.is_nan() {
+                        f64::INFINITY
+                    } else {
+                        b.max(c)
+                    }
+                };
+                let rows = columns["time"].len();
+                let peak = (0..rows).map(deviation).fold(0.0, f64::max);
+                let case = format!("{exchange} R2={r2} C2={c2} at {factor} × {limit}");
+                if stable {
+                    assert!(peak < 2.0 && deviation(rows - 1) < 1e-6, "{case}: {peak}");
+                } else {
+                    assert!(peak > 1e6, "{case}: peak {peak}");
+                }
+            }
+        }
+    }
+}
+
+/// Two lines of 200 cells coupled through weak variables: with Jacobi exchange and 400 states
+/// the emitted binary steps the second subsystem on a second thread (on a machine with two
+/// processors), and still writes what `simulate` writes, bit for bit.
+#[test]
+fn jacobi_subsystems_on_two_threads_run_as_simulate_runs_them() {
+    let model = cli_support::model_file(
+        "two_lines",
+        "model TwoLines
+           parameter Integer N = 200;
+           parameter Real k = 50;
+           Real a[N](each start = 1, each fixed = true);
+           Real b[N](each start = 0, each fixed = true);
+           weak Real a_end;
+           weak Real b_end;
+         equation
+           a_end = a[N];
+           b_end = b[1];
+           der(a[1]) = k*(-a[1] + a[2]);
+           for i in 2:N-1 loop
+             der(a[i]) = k*(a[i-1] - 2*a[i] + a[i+1]);
+             der(b[i]) = k*(b[i-1] - 2*b[i] + b[i+1]);
+           end for;
+           der(a[N]) = k*(a[N-1] - 2*a[N] + b_end);
+           der(b[1]) = k*(a_end - 2*b[1] + b[2]);
+           der(b[N]) = k*(b[N-1] - b[N]);
+         end TwoLines;",
+    );
+    let model = model.to_str().expect("utf-8");
+    for method in ["implicit-euler", "heun"] {
+        let args = [
+            "--method",
+            method,
+            "--step",
+            "0.001",
+            "--stop",
+            "0.5",
+            "--partition",
+            "weak",
+            "--exchange",
+            "jacobi",
+        ];
+        let name = format!("two_lines_{method}");
+        let (emitted, simulated) = emitted_and_simulated(&name, model, &args);
+        assert_eq!(emitted, simulated, "{name}");
+    }
 }

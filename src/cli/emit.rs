@@ -10,11 +10,12 @@ use serde_json::json;
 
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
-use super::partition::{PartitionArg, PartitionArgs, Subject, choose};
+use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
 use crate::emit::{Refusal, Settings, Stepping, crate_files};
 use crate::jacobian::ode_jacobian_with;
+use crate::simulate::run::Exchange;
 
 #[derive(Args, Debug)]
 pub struct EmitArgs {
@@ -49,11 +50,6 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     if let Err(m) = args.partition.check(mixed) {
         return super::usage_error(m);
     }
-    if args.partition.partition == PartitionArg::Weak {
-        return super::usage_error(
-            "`emit` does not write weak subsystems apart yet: leave out `--partition weak`",
-        );
-    }
     if let Err(m) = args.grid.steps() {
         return super::usage_error(m);
     }
@@ -65,10 +61,11 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    let split = args.partition.partition == PartitionArg::Weak;
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),
         &dae,
-        PartitionArg::None,
+        args.partition.partition,
         &flat.sources,
     );
     let jac = ode_jacobian_with(&mut dae, &causal, weak);
@@ -99,8 +96,13 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         (_, Some(partition)) => Stepping::Mixed(partition),
         _ => unreachable!("a fixed-step or a mixed method, checked above"),
     };
+    let exchange = match args.partition.exchange {
+        ExchangeArg::GaussSeidel => Exchange::GaussSeidel,
+        ExchangeArg::Jacobi => Exchange::Jacobi,
+    };
     let settings = Settings {
         method: stepping,
+        weak: split.then_some((&structure, exchange)),
         grid: (args.grid.start, args.grid.stop, args.grid.step),
         tol: args.grid.tol,
     };

@@ -11,6 +11,7 @@
 
 mod code;
 pub mod model;
+mod program;
 mod rust;
 
 use crate::causal::{Causal, Point};
@@ -19,7 +20,9 @@ use crate::jacobian::OdeJacobian;
 use crate::partition::Partition;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::model::{CompiledModel, Layout};
-use crate::simulate::run::level_rows;
+use crate::simulate::partition::weak_layout;
+use crate::simulate::run::{Exchange, level_rows};
+use crate::structure::Structure;
 
 pub use model::Refusal;
 
@@ -28,11 +31,14 @@ const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
 const CARGO: &str = include_str!("template/Cargo.toml");
 
-/// What the crate runs: a single method or a partition's levels, its default grid
-/// `(start, stop, step)` and the Newton tolerance of its implicit stages.
-#[derive(Clone, Copy, Debug)]
+/// What the crate runs: a single method or a partition's levels, whether weak subsystems step
+/// apart, its default grid `(start, stop, step)` and the Newton tolerance of its implicit
+/// stages.
+#[derive(Clone, Copy)]
 pub struct Settings<'a> {
     pub method: Stepping<'a>,
+    /// Weak subsystems stepped apart (`--partition weak`), exchanging as said.
+    pub weak: Option<(&'a Structure, Exchange)>,
     pub grid: (f64, f64, f64),
     pub tol: f64,
 }
@@ -51,25 +57,31 @@ pub fn crate_files(
     start: &Point,
     settings: Settings<'_>,
 ) -> Result<Vec<(String, String)>, Refusal> {
-    // Compiled as `simulate` compiles it: a partition's levels evaluate their rows alone.
     let (method, partition) = match settings.method {
         Stepping::Single(m) => (m, None),
         Stepping::Mixed(p) => (p.method.fast(), Some(p)),
     };
-    let layout = match partition {
-        Some(p) => level_rows(dae, causal, p),
-        None => Layout::whole(causal),
+    // Compiled as `simulate` compiles it: a partition's levels evaluate their rows alone;
+    // weak subsystems step on a second program whose weak reads are exchanged.
+    let layout = match (partition, settings.weak) {
+        (Some(p), None) => level_rows(dae, causal, p),
+        _ => Layout::whole(causal),
     };
     let compiled = CompiledModel::new(dae, causal, jac, start, &layout);
+    let weak = settings
+        .weak
+        .map(|(structure, exchange)| (weak_layout((dae, structure, causal, jac), start), exchange));
     let input = model::Input {
         dae,
         causal,
         compiled: &compiled,
         method: variant(method),
+        single: method,
         implicit: partition.is_none() && method.is_implicit(),
         grid: settings.grid,
         tol: settings.tol,
         partition,
+        weak: weak.as_ref().map(|(layout, exchange)| (layout, *exchange)),
     };
     let model = model::model_rs(&input)?;
     let binary = binary_name(&dae.model);

@@ -447,6 +447,21 @@ pub struct PartView<'a> {
 }
 
 impl CompiledModel {
+    /// Part `p`'s states (indices into `Causal::states`).
+    pub fn part_states(&self, p: usize) -> &[usize] {
+        &self.parts[p].states
+    }
+
+    /// The register of state `i` (of `Causal::states`).
+    pub fn state_reg(&self, i: usize) -> Reg {
+        self.state_regs[i]
+    }
+
+    /// The register of state `i`'s derivative.
+    pub fn der_reg(&self, i: usize) -> Reg {
+        self.tape.der_reg(self.states[i])
+    }
+
     pub fn part_view(&self, p: usize) -> PartView<'_> {
         let part = &self.parts[p];
         PartView {

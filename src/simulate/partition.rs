@@ -30,6 +30,74 @@ use super::system::{OdeSystem, Stats};
 use super::tape::{Groups, Reg, WeakReads};
 use crate::partition::Partition;
 
+/// A model compiled for weak subsystems stepped apart: weak reads exchanged, a part per
+/// subsystem (its steps and the inputs' after the whole model), per subsystem and then for
+/// the outputs the weak variables it publishes as `(register, exchange register)`, the output
+/// steps, and per step its group (a subsystem, the inputs, the outputs).
+pub struct WeakLayout {
+    pub model: CompiledModel,
+    pub exchanges: Vec<Vec<(Reg, Reg)>>,
+    pub outputs: Vec<usize>,
+    pub of_step: Vec<u32>,
+}
+
+/// Compiles the model with exchanged weak reads, loaded with `point`.
+pub fn weak_layout(
+    (dae, structure, causal, jac): (&Dae, &Structure, &Causal, &OdeJacobian),
+    point: &Point,
+) -> WeakLayout {
+    let subsystems = structure.subsystems.len();
+    let (inputs_group, outputs_group) = (subsystems as u32, subsystems as u32 + 1);
+    let mut of_step = vec![outputs_group; causal.steps.len()];
+    for (s, sub) in structure.subsystems.iter().enumerate() {
+        for &b in &sub.blocks {
+            of_step[b] = s as u32;
+        }
+    }
+    for k in input_steps(dae, causal, &of_step, outputs_group) {
+        of_step[k] = inputs_group;
+    }
+    let state_index: HashMap<VarId, usize> = causal
+        .states
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v, i))
+        .collect();
+    let parts = (0..subsystems)
+        .map(|s| {
+            let steps = (0..causal.steps.len())
+                .filter(|&k| of_step[k] == s as u32 || of_step[k] == inputs_group)
+                .collect();
+            let states: BTreeSet<usize> = structure.subsystems[s]
+                .states
+                .iter()
+                .map(|v| state_index[v])
+                .collect();
+            (steps, states.into_iter().collect())
+        })
+        .collect();
+    let layout = Layout {
+        mode: WeakReads::Exchanged,
+        groups: Groups {
+            of_step: of_step.clone(),
+            inputs: inputs_group,
+        },
+        parts,
+        row_blocks: None,
+    };
+    let model = CompiledModel::new(dae, causal, jac, point, &layout);
+    let exchanges = exchange_lists(dae, causal, &model, &of_step, &state_index, structure);
+    let outputs = (0..causal.steps.len())
+        .filter(|&k| of_step[k] == outputs_group)
+        .collect();
+    WeakLayout {
+        model,
+        exchanges,
+        outputs,
+        of_step,
+    }
+}
+
 pub struct Partitioned {
     /// Holds every value after each step (what `run`'s `record` is given).
     pub model: CompiledModel,
@@ -75,46 +143,12 @@ impl Partitioned {
         threads: bool,
     ) -> Partitioned {
         let subsystems = structure.subsystems.len();
-        let (inputs_group, outputs_group) = (subsystems as u32, subsystems as u32 + 1);
-        let mut of_step = vec![outputs_group; causal.steps.len()];
-        for (s, sub) in structure.subsystems.iter().enumerate() {
-            for &b in &sub.blocks {
-                of_step[b] = s as u32;
-            }
-        }
-        for k in input_steps(dae, causal, &of_step, outputs_group) {
-            of_step[k] = inputs_group;
-        }
-        let state_index: HashMap<VarId, usize> = causal
-            .states
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| (v, i))
-            .collect();
-        let parts = (0..subsystems)
-            .map(|s| {
-                let steps = (0..causal.steps.len())
-                    .filter(|&k| of_step[k] == s as u32 || of_step[k] == inputs_group)
-                    .collect();
-                let states: BTreeSet<usize> = structure.subsystems[s]
-                    .states
-                    .iter()
-                    .map(|v| state_index[v])
-                    .collect();
-                (steps, states.into_iter().collect())
-            })
-            .collect();
-        let layout = Layout {
-            mode: WeakReads::Exchanged,
-            groups: Groups {
-                of_step: of_step.clone(),
-                inputs: inputs_group,
-            },
-            parts,
-            row_blocks: None,
-        };
-        let mut model = CompiledModel::new(dae, causal, jac, point, &layout);
-        let exchanges = exchange_lists(dae, causal, &model, &of_step, &state_index, structure);
+        let WeakLayout {
+            mut model,
+            exchanges,
+            outputs,
+            of_step,
+        } = weak_layout((dae, structure, causal, jac), point);
         for list in &exchanges {
             for &(reg, last) in list {
                 let x = model.value(reg);
@@ -130,9 +164,6 @@ impl Partitioned {
                 };
                 MixedStepper::new(share, options.tol, &model.part(s + 1))
             })
-            .collect();
-        let outputs = (0..causal.steps.len())
-            .filter(|&k| of_step[k] == outputs_group)
             .collect();
         let parallel = threads && options.exchange == Exchange::Jacobi && subsystems > 1;
         let helper = parallel.then(|| {

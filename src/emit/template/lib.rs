@@ -4,7 +4,7 @@
 pub mod model;
 pub mod runtime;
 
-pub use runtime::{Failure, FixedStep, Method, MixedStepper, Model, Stats, Stepper};
+pub use runtime::{Failure, FixedStep, Integrator, Method, MixedStepper, Model, Stats, Stepper};
 
 /// A run's settings: the defaults are those the crate was emitted with.
 #[derive(Clone, Copy, Debug)]
@@ -21,15 +21,6 @@ impl Default for Settings {
             stop: model::STOP,
             step: model::STEP,
         }
-    }
-}
-
-/// The stepper the crate was emitted with: the single method, or the partition's levels.
-pub fn stepper() -> Box<dyn FixedStep> {
-    if model::LEVELS.is_empty() {
-        Box::new(Stepper::new(model::METHOD, model::TOL))
-    } else {
-        Box::new(MixedStepper::new(model::TOL))
     }
 }
 
@@ -58,5 +49,6 @@ pub fn integrate(
     record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
     let grid = (settings.start, settings.stop, steps(settings));
-    runtime::run(model, stepper().as_mut(), grid, x, record)
+    let mut integrator = Integrator::new(model);
+    runtime::run(model, &mut integrator, grid, x, record)
 }

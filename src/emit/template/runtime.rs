@@ -76,7 +76,7 @@ pub fn sign(x: f64) -> f64 {
 // Newton on the algebraic blocks of the causal form.
 
 /// A square system `R(Y) = 0` over targets the implementor holds.
-pub trait System {
+pub trait Block {
     fn residuals(&mut self, r: &mut [f64]);
     fn targets(&self, y: &mut [f64]);
     fn set_targets(&mut self, y: &[f64]);
@@ -107,7 +107,7 @@ impl Work {
 }
 
 /// Damped Newton from the current targets (`Err` holds the largest residual left).
-fn newton(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f64> {
+fn newton(system: &mut dyn Block, n: usize, work: &mut Work) -> Result<(), f64> {
     work.fit(n);
     let Work {
         y,
@@ -152,7 +152,7 @@ fn newton(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f64>
     Err(max_abs(r))
 }
 
-fn remaining_correction(system: &mut dyn System, r: &[f64], v: &mut [f64]) -> f64 {
+fn remaining_correction(system: &mut dyn Block, r: &[f64], v: &mut [f64]) -> f64 {
     v.copy_from_slice(r);
     system.solve(v);
     max_abs(v)
@@ -170,13 +170,13 @@ fn squares(v: &[f64]) -> f64 {
 /// A scalar implicit step: `residual` computes its residual register at the current target,
 /// `derivative` its derivative.
 struct Scalar<'a> {
-    r: &'a mut model::Regs,
+    r: &'a mut [f64],
     regs: [usize; 3],
-    code: [fn(&mut model::Regs); 2],
+    code: [fn(&mut [f64]); 2],
     slope: f64,
 }
 
-impl System for Scalar<'_> {
+impl Block for Scalar<'_> {
     fn residuals(&mut self, out: &mut [f64]) {
         (self.code[0])(self.r);
         out[0] = self.r[self.regs[1]];
@@ -200,10 +200,10 @@ impl System for Scalar<'_> {
 /// Solves a scalar implicit step: `[target, residual, derivative]` registers, the code of the
 /// residual and of the derivative.
 pub fn newton_scalar(
-    r: &mut model::Regs,
+    r: &mut [f64],
     work: &mut Work,
     regs: [usize; 3],
-    code: [fn(&mut model::Regs); 2],
+    code: [fn(&mut [f64]); 2],
 ) -> Result<(), f64> {
     let mut system = Scalar {
         r,
@@ -219,16 +219,16 @@ pub struct Loop {
     pub targets: &'static [usize],
     pub residuals: &'static [usize],
     pub jacobian: &'static [(usize, usize, usize)],
-    pub code: [fn(&mut model::Regs); 2],
+    pub code: [fn(&mut [f64]); 2],
 }
 
 struct LoopSystem<'a> {
-    r: &'a mut model::Regs,
+    r: &'a mut [f64],
     lu: &'a mut DenseLu,
     block: &'a Loop,
 }
 
-impl System for LoopSystem<'_> {
+impl Block for LoopSystem<'_> {
     fn residuals(&mut self, out: &mut [f64]) {
         (self.block.code[0])(self.r);
         for (o, &reg) in out.iter_mut().zip(self.block.residuals) {
@@ -260,7 +260,7 @@ impl System for LoopSystem<'_> {
     }
 }
 
-pub fn newton_loop(r: &mut model::Regs, work: &mut Work, block: &Loop) -> Result<(), f64> {
+pub fn newton_loop(r: &mut [f64], work: &mut Work, block: &Loop) -> Result<(), f64> {
     let mut lu = std::mem::take(&mut work.lu);
     let n = block.targets.len();
     let result = {
@@ -580,17 +580,233 @@ impl NewtonMatrix {
 }
 
 // ---------------------------------------------------------------------------------------
+// Programs, systems and their registers.
+
+/// The code of an evaluation over a register file: `Err(step)` names the step that failed.
+pub type Code = fn(&mut [f64], &mut Work) -> Result<(), usize>;
+/// The code of Jacobian entries, over a register file just evaluated.
+pub type JacobianCode = fn(&mut [f64], &mut Work, &mut [f64]);
+
+/// A compiled tape's register layout: its size, where the time (and the time that relations
+/// with breakpoints read) lives, the breakpoints' registers, the constants and the setup code.
+pub struct Program {
+    pub registers: usize,
+    pub time: usize,
+    pub switch_time: usize,
+    pub breakpoints: &'static [usize],
+    pub constants: &'static [(usize, f64)],
+    pub setup: fn(&mut [f64]),
+}
+
+/// An ODE over some states of a program: their registers and their derivatives', its
+/// right-hand side and Jacobian code, its Newton matrix, and the partition it steps with.
+pub struct SystemCode {
+    pub states: &'static [usize],
+    pub derivatives: &'static [usize],
+    pub rhs: Code,
+    pub jacobian: JacobianCode,
+    pub pattern: &'static [(usize, usize)],
+    pub jacobian_constant: bool,
+    pub sparse: Option<&'static SparseTables>,
+    /// Slowest first; empty for a single method.
+    pub levels: &'static [Level],
+    /// Whether a level reads the slower ones on the line between their old and new values.
+    pub linear: bool,
+    pub fast_entries: &'static [usize],
+    pub fast_pattern: &'static [(usize, usize)],
+    pub fast_sparse: Option<&'static SparseTables>,
+    /// Blocks of rows evaluated alone (a level's).
+    pub parts: &'static [Part],
+}
+
+/// A level of a partition: its states (indices into the system's), method, steps per step of
+/// the whole, and the part of `SystemCode::parts` that evaluates its rows alone.
+pub struct Level {
+    pub states: &'static [usize],
+    pub method: Method,
+    pub rate: u64,
+    pub rows: Option<usize>,
+}
+
+/// A block of rows evaluated alone, with its own Jacobian entries: the states (indices into
+/// the system's) whose derivatives it gives.
+pub struct Part {
+    pub rhs: Code,
+    pub jacobian: JacobianCode,
+    pub states: &'static [usize],
+}
+
+/// A weak subsystem stepped apart: its system, its states (indices into the model's) and the
+/// weak variables it publishes, `(register, exchange register)`.
+pub struct Subsystem {
+    pub system: &'static SystemCode,
+    pub states: &'static [usize],
+    pub exchanges: &'static [(usize, usize)],
+    /// The registers it computes: its states and its own steps' unknowns.
+    pub computed: &'static [usize],
+}
+
+/// Weak subsystems stepped apart (SPEC §10) on a program whose weak reads are exchanged.
+pub struct Weak {
+    pub program: &'static Program,
+    pub subsystems: &'static [Subsystem],
+    /// The steps outside every subsystem that none reads, run after all of them.
+    pub outputs: Code,
+    pub output_exchanges: &'static [(usize, usize)],
+    /// Every exchange, set from the initial values.
+    pub initial_exchanges: &'static [(usize, usize)],
+    /// Every subsystem reads the values of the previous step (else those published before it).
+    pub jacobi: bool,
+}
+
+/// A program's register file and what its evaluations keep.
+#[derive(Clone)]
+pub struct Registers {
+    pub r: Vec<f64>,
+    program: &'static Program,
+    /// The time relations with breakpoints read inside the current interval.
+    switch_time: Option<f64>,
+    breakpoints: Vec<f64>,
+    work: Work,
+}
+
+impl Registers {
+    fn new(program: &'static Program) -> Registers {
+        let mut r = vec![0.0; program.registers];
+        for &(reg, x) in program.constants {
+            r[reg] = x;
+        }
+        Registers {
+            r,
+            program,
+            switch_time: None,
+            breakpoints: Vec::new(),
+            work: Work::default(),
+        }
+    }
+
+    /// Runs the setup code and finds the breakpoints, at time `t`.
+    fn setup(&mut self, t: f64) {
+        self.switch_time = None;
+        self.set_time(t);
+        (self.program.setup)(&mut self.r);
+        let mut times: Vec<f64> = self
+            .program
+            .breakpoints
+            .iter()
+            .map(|&reg| self.r[reg])
+            .filter(|t| t.is_finite())
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        self.breakpoints = times;
+    }
+
+    fn time(&self) -> f64 {
+        self.r[self.program.time]
+    }
+
+    fn set_time(&mut self, t: f64) {
+        self.r[self.program.time] = t;
+        self.r[self.program.switch_time] = self.switch_time.unwrap_or(t);
+    }
+
+    /// Holds the relations with breakpoints at their values inside `(from, to)`.
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.switch_time = Some(if to.is_finite() {
+            from + (to - from) / 2.0
+        } else {
+            from + from.abs().max(1.0)
+        });
+        let t = self.time();
+        self.set_time(t);
+    }
+
+    fn enter_interval_from(&mut self, t: f64) {
+        let after = self.breakpoints.partition_point(|&b| b <= t);
+        let next = self.breakpoints.get(after).copied().unwrap_or(f64::INFINITY);
+        self.enter_interval(t, next);
+    }
+}
+
+/// A system of a program over its register file, counting its evaluations in `stats`.
+pub struct System<'a> {
+    pub regs: &'a mut Registers,
+    pub code: &'static SystemCode,
+    pub stats: &'a mut Stats,
+}
+
+impl System<'_> {
+    pub fn dim(&self) -> usize {
+        self.code.states.len()
+    }
+
+    /// `f(t, x)` on the rows of part `rows` (every row when `None`) into `dx` at those rows,
+    /// not counted.
+    fn evaluate(&mut self, rows: Option<usize>, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
+        let code = self.code;
+        let regs = &mut *self.regs;
+        regs.set_time(t);
+        for (&reg, &xi) in code.states.iter().zip(x) {
+            regs.r[reg] = xi;
+        }
+        let fail = |step| Failure::Eval { step, t };
+        match rows {
+            None => {
+                (code.rhs)(&mut regs.r, &mut regs.work).map_err(fail)?;
+                for (d, &reg) in dx.iter_mut().zip(code.derivatives) {
+                    *d = regs.r[reg];
+                }
+            }
+            Some(p) => {
+                let part = &code.parts[p];
+                (part.rhs)(&mut regs.r, &mut regs.work).map_err(fail)?;
+                for &i in part.states {
+                    dx[i] = regs.r[code.derivatives[i]];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`System::evaluate`], counted.
+    fn eval(&mut self, rows: Option<usize>, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
+        self.stats.f_evals += 1;
+        self.evaluate(rows, t, x, dx)
+    }
+
+    /// Every Jacobian entry at the point last evaluated.
+    fn jacobian(&mut self, values: &mut [f64]) {
+        (self.code.jacobian)(&mut self.regs.r, &mut self.regs.work, values);
+    }
+
+    /// The entries `entries`, by part `rows`'s own code when it has one.
+    fn jacobian_block(&mut self, rows: Option<usize>, entries: &[usize], values: &mut [f64]) {
+        match rows {
+            Some(p) => {
+                let part = &self.code.parts[p];
+                (part.jacobian)(&mut self.regs.r, &mut self.regs.work, values);
+            }
+            None => {
+                let mut all = vec![0.0; self.code.pattern.len()];
+                self.jacobian(&mut all);
+                for (v, &e) in values.iter_mut().zip(entries) {
+                    *v = all[e];
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The model.
 
 /// The model of `model.rs` with its register file: parameters settable until
-/// [`Model::initialize`], then stepped by [`Model::step`].
+/// [`Model::initialize`], then stepped by an [`Integrator`].
 pub struct Model {
-    pub r: Box<model::Regs>,
-    work: Work,
+    regs: Registers,
     /// Per parameter (in `model::PARAMETERS` order), the value given at run time.
     given: Vec<Option<f64>>,
-    breakpoints: Vec<f64>,
-    switch_time: Option<f64>,
     pub stats: Stats,
 }
 
@@ -604,21 +820,15 @@ impl Model {
     /// The model with every parameter at its default value.
     pub fn new() -> Model {
         let mut model = Model {
-            r: vec![0.0; model::REGISTERS]
-                .into_boxed_slice()
-                .try_into()
-                .expect("a register file of REGISTERS entries"),
-            work: Work::default(),
+            regs: Registers::new(&model::PROGRAM),
             given: vec![None; model::PARAMETERS.len()],
-            breakpoints: Vec::new(),
-            switch_time: None,
             stats: Stats::default(),
         };
         model.load(0.0);
         model
     }
 
-    /// The parameters' names, in declaration order.
+    /// The parameters settable at run time, in declaration order.
     pub fn parameter_names() -> impl Iterator<Item = &'static str> {
         model::PARAMETERS.iter().map(|&(name, _)| name)
     }
@@ -638,60 +848,25 @@ impl Model {
     /// Every register from the parameters: constants, parameters, start values, the setup code
     /// and the breakpoints, at time `t`.
     fn load(&mut self, t: f64) {
-        self.r.fill(0.0);
-        for &(reg, x) in model::CONSTANTS {
-            self.r[reg] = x;
-        }
+        self.regs = Registers::new(&model::PROGRAM);
         for (k, &(_, reg)) in model::PARAMETERS.iter().enumerate() {
             if let Some(x) = self.given[k] {
-                self.r[reg] = x;
+                self.regs.r[reg] = x;
             }
         }
         let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
-        model::parameters(&mut self.r, &given);
-        model::starts(&mut self.r);
-        self.switch_time = None;
-        self.set_time(t);
-        model::setup(&mut self.r);
-        let mut times: Vec<f64> = model::BREAKPOINTS
-            .iter()
-            .map(|&reg| self.r[reg])
-            .filter(|t| t.is_finite())
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times.dedup();
-        self.breakpoints = times;
+        model::parameters(&mut self.regs.r, &given);
+        model::starts(&mut self.regs.r);
+        self.regs.setup(t);
     }
 
     pub fn time(&self) -> f64 {
-        self.r[model::TIME]
-    }
-
-    fn set_time(&mut self, t: f64) {
-        self.r[model::TIME] = t;
-        self.r[model::SWITCH_TIME] = self.switch_time.unwrap_or(t);
-    }
-
-    /// Holds the relations with breakpoints at their values inside `(from, to)`.
-    fn enter_interval(&mut self, from: f64, to: f64) {
-        self.switch_time = Some(if to.is_finite() {
-            from + (to - from) / 2.0
-        } else {
-            from + from.abs().max(1.0)
-        });
-        let t = self.time();
-        self.set_time(t);
-    }
-
-    fn enter_interval_from(&mut self, t: f64) {
-        let after = self.breakpoints.partition_point(|&b| b <= t);
-        let next = self.breakpoints.get(after).copied().unwrap_or(f64::INFINITY);
-        self.enter_interval(t, next);
+        self.regs.time()
     }
 
     /// The current state vector (in `model::STATE_NAMES` order).
     pub fn states(&self) -> Vec<f64> {
-        model::STATES.iter().map(|&reg| self.r[reg]).collect()
+        model::WHOLE.states.iter().map(|&reg| self.regs.r[reg]).collect()
     }
 
     /// The value of a variable by its name, as last evaluated.
@@ -699,32 +874,28 @@ impl Model {
         model::VARIABLES
             .iter()
             .find(|&&(n, _)| n == name)
-            .map(|&(_, reg)| self.r[reg])
+            .map(|&(_, reg)| self.regs.r[reg])
     }
 
-    /// `dx = f(t, x)`: the model evaluated at `(t, x)`.
+    /// The model as one system.
+    pub fn system(&mut self) -> System<'_> {
+        System {
+            regs: &mut self.regs,
+            code: &model::WHOLE,
+            stats: &mut self.stats,
+        }
+    }
+
+    /// `dx = f(t, x)`: the model evaluated at `(t, x)` (not counted).
     pub fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
-        self.set_time(t);
-        for (&reg, &xi) in model::STATES.iter().zip(x) {
-            self.r[reg] = xi;
-        }
-        model::rhs(&mut self.r, &mut self.work).map_err(|step| Failure::Eval { step, t })?;
-        for (d, &reg) in dx.iter_mut().zip(model::DERIVATIVES) {
-            *d = self.r[reg];
-        }
-        Ok(())
-    }
-
-    /// The Jacobian entries at the point the model was last evaluated at.
-    fn jacobian(&mut self, values: &mut [f64]) {
-        model::jacobian(&mut self.r, &mut self.work, values);
+        self.system().evaluate(None, t, x, dx)
     }
 
     /// Solves the initial system at `t0` (states at their start values, the free ones moved by
     /// Newton until the initial equations hold); returns the state vector.
     pub fn initialize(&mut self, t0: f64) -> Result<Vec<f64>, Failure> {
         self.load(t0);
-        self.enter_interval_from(t0);
+        self.regs.enter_interval_from(t0);
         let mut x = self.states();
         let n = x.len();
         let mut dx = vec![0.0; n];
@@ -751,13 +922,13 @@ impl Model {
             if !free.contains(&i) {
                 continue;
             }
-            let reg = model::STATES[i];
-            let residual_at = |r: &mut model::Regs, s: f64| {
+            let reg = model::WHOLE.states[i];
+            let residual_at = |r: &mut Vec<f64>, s: f64| {
                 r[reg] = s;
                 model::initial_residual(k, r)
             };
-            let mut r = self.r.clone();
-            for (&reg, &xi) in model::STATES.iter().zip(x.iter()) {
+            let mut r = self.regs.r.clone();
+            for (&reg, &xi) in model::WHOLE.states.iter().zip(x.iter()) {
                 r[reg] = xi;
             }
             let (r0, r1) = (residual_at(&mut r, x[i]), residual_at(&mut r, x[i] + 1.0));
@@ -772,7 +943,7 @@ impl Model {
         let mut dx = vec![0.0; x.len()];
         self.rhs(t0, x, &mut dx)?;
         Ok((0..model::INIT_RESIDUALS)
-            .map(|k| model::initial_residual(k, &self.r))
+            .map(|k| model::initial_residual(k, &self.regs.r))
             .collect())
     }
 
@@ -849,74 +1020,6 @@ impl Method {
 
 const STAGE_NEWTON_MAX: u64 = 25;
 
-/// A level of a partition (slowest first): its states, method, steps per step of the whole,
-/// and the part of `model::PARTS` that evaluates its rows alone.
-pub struct Level {
-    pub states: &'static [usize],
-    pub method: Method,
-    pub rate: u64,
-    pub rows: Option<usize>,
-}
-
-/// A block of rows of the model evaluated alone, with its own Jacobian entries.
-pub struct Part {
-    pub rhs: fn(&mut model::Regs, &mut Work) -> Result<(), usize>,
-    pub jacobian: fn(&mut model::Regs, &mut Work, &mut [f64]),
-}
-
-impl Model {
-    /// `f(t, x)` on the rows of part `rows` (every row when `None`) into `dx` at those rows.
-    fn rhs_rows(
-        &mut self,
-        rows: Option<usize>,
-        t: f64,
-        x: &[f64],
-        dx: &mut [f64],
-    ) -> Result<(), Failure> {
-        let Some(p) = rows else {
-            return self.rhs(t, x, dx);
-        };
-        self.set_time(t);
-        for (&reg, &xi) in model::STATES.iter().zip(x) {
-            self.r[reg] = xi;
-        }
-        (model::PARTS[p].rhs)(&mut self.r, &mut self.work)
-            .map_err(|step| Failure::Eval { step, t })?;
-        let level = model::LEVELS.iter().find(|l| l.rows == Some(p));
-        for &i in level.map_or(&[][..], |l| l.states) {
-            dx[i] = self.r[model::DERIVATIVES[i]];
-        }
-        Ok(())
-    }
-
-    /// The entries `entries` of the Jacobian, by part `rows`'s own code when it has one, at
-    /// the point last evaluated.
-    fn jacobian_block(&mut self, rows: Option<usize>, entries: &[usize], values: &mut [f64]) {
-        match rows {
-            Some(p) => (model::PARTS[p].jacobian)(&mut self.r, &mut self.work, values),
-            None => {
-                let mut all = vec![0.0; model::PATTERN.len()];
-                self.jacobian(&mut all);
-                for (v, &e) in values.iter_mut().zip(entries) {
-                    *v = all[e];
-                }
-            }
-        }
-    }
-}
-
-/// Evaluates `f` (on `rows`), counting it.
-fn eval(
-    model: &mut Model,
-    rows: Option<usize>,
-    t: f64,
-    x: &[f64],
-    dx: &mut [f64],
-) -> Result<(), Failure> {
-    model.stats.f_evals += 1;
-    model.rhs_rows(rows, t, x, dx)
-}
-
 /// Simplified Newton on an implicit stage `Y_B = base_B + γ f_B(τ, Y)` over a block B of the
 /// states (every state, or a partition's fast level), the others held.
 struct BlockNewton {
@@ -934,14 +1037,14 @@ struct BlockNewton {
 
 impl BlockNewton {
     fn new(
-        block: Vec<usize>,
+        (block, whole): (Vec<usize>, bool),
         (entries, pattern): (&'static [usize], &'static [(usize, usize)]),
         sparse: Option<&'static SparseTables>,
         rows: Option<usize>,
     ) -> BlockNewton {
         let n = block.len();
         BlockNewton {
-            whole: n == model::STATES.len(),
+            whole,
             matrix: NewtonMatrix::new(n, pattern, sparse),
             delta: vec![0.0; n],
             jac: vec![0.0; pattern.len()],
@@ -956,7 +1059,7 @@ impl BlockNewton {
     /// Solves for the block's entries of `stage` from their values; `fx` receives `f`.
     fn solve(
         &mut self,
-        model: &mut Model,
+        sys: &mut System<'_>,
         tol: f64,
         (base, tau, gamma): (&[f64], f64, f64),
         stage: &mut [f64],
@@ -964,18 +1067,18 @@ impl BlockNewton {
     ) -> Result<(), Failure> {
         let mut previous_size = None;
         for iteration in 0..STAGE_NEWTON_MAX {
-            model.stats.newton_iters += 1;
-            eval(model, self.rows, tau, stage, fx)?;
+            sys.stats.newton_iters += 1;
+            sys.eval(self.rows, tau, stage, fx)?;
             if iteration == 0 && self.constant_factored != Some(gamma) {
-                model.stats.jac_evals += 1;
+                sys.stats.jac_evals += 1;
                 if self.whole {
-                    model.jacobian(&mut self.jac);
+                    sys.jacobian(&mut self.jac);
                 } else {
-                    model.jacobian_block(self.rows, self.entries, &mut self.jac);
+                    sys.jacobian_block(self.rows, self.entries, &mut self.jac);
                 }
-                model.stats.factorizations += 1;
+                sys.stats.factorizations += 1;
                 if self.matrix.factor(gamma, &self.jac, self.pattern) {
-                    self.constant_factored = model::JACOBIAN_CONSTANT.then_some(gamma);
+                    self.constant_factored = sys.code.jacobian_constant.then_some(gamma);
                 } else {
                     self.constant_factored = None;
                     return Err(Failure::Singular { t: tau });
@@ -1008,9 +1111,10 @@ impl BlockNewton {
     }
 }
 
-/// A fixed-step integrator: one method over every state, or a partition's levels.
-pub trait FixedStep {
-    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure>;
+/// A fixed-step integrator of one system: one method over every state, or a partition's
+/// levels.
+pub trait FixedStep: Send {
+    fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure>;
 }
 
 /// The stage vectors and the Newton of a stepper.
@@ -1024,8 +1128,7 @@ struct StageWork {
 }
 
 impl StageWork {
-    fn new(tol: f64, newton: Option<BlockNewton>) -> StageWork {
-        let n = model::STATES.len();
+    fn new(n: usize, tol: f64, newton: Option<BlockNewton>) -> StageWork {
         StageWork {
             tol,
             k1: vec![0.0; n],
@@ -1037,12 +1140,12 @@ impl StageWork {
     }
 
     /// Solves `Y_B = base_B + γ f_B(τ, Y)` into `stage` from its current value.
-    fn solve(&mut self, model: &mut Model, tau: f64, gamma: f64) -> Result<(), Failure> {
+    fn solve(&mut self, sys: &mut System<'_>, tau: f64, gamma: f64) -> Result<(), Failure> {
         let Some(newton) = self.newton.as_mut() else {
             return Ok(());
         };
         newton.solve(
-            model,
+            sys,
             self.tol,
             (&self.base, tau, gamma),
             &mut self.stage,
@@ -1051,54 +1154,54 @@ impl StageWork {
     }
 }
 
-/// One method over every state.
+/// One method over every state of a system.
 pub struct Stepper {
     method: Method,
     work: StageWork,
 }
 
 impl Stepper {
-    pub fn new(method: Method, tol: f64) -> Stepper {
-        let n = model::STATES.len();
+    pub fn new(code: &'static SystemCode, method: Method, tol: f64) -> Stepper {
+        let n = code.states.len();
         let newton = method.is_implicit().then(|| {
             let entries: &'static [usize] = &[];
-            BlockNewton::new((0..n).collect(), (entries, model::PATTERN), model::SPARSE, None)
+            BlockNewton::new(((0..n).collect(), true), (entries, code.pattern), code.sparse, None)
         });
         Stepper {
             method,
-            work: StageWork::new(tol, newton),
+            work: StageWork::new(n, tol, newton),
         }
     }
 
-    fn f(&mut self, model: &mut Model, t: f64, x: &[f64], second: bool) -> Result<(), Failure> {
+    fn f(&mut self, sys: &mut System<'_>, t: f64, x: &[f64], second: bool) -> Result<(), Failure> {
         let dx = if second { &mut self.work.k2 } else { &mut self.work.k1 };
-        eval(model, None, t, x, dx)
+        sys.eval(None, t, x, dx)
     }
 }
 
 impl FixedStep for Stepper {
-    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+    fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
         match self.method {
             Method::ExplicitEuler => {
-                self.f(model, t, x, false)?;
+                self.f(sys, t, x, false)?;
                 axpy(x, h, &self.work.k1);
             }
             Method::ExplicitMidpoint => {
-                self.f(model, t, x, false)?;
+                self.f(sys, t, x, false)?;
                 self.work.stage.copy_from_slice(x);
                 axpy(&mut self.work.stage, h / 2.0, &self.work.k1);
                 let stage = std::mem::take(&mut self.work.stage);
-                let r = self.f(model, t + h / 2.0, &stage, true);
+                let r = self.f(sys, t + h / 2.0, &stage, true);
                 self.work.stage = stage;
                 r?;
                 axpy(x, h, &self.work.k2);
             }
             Method::Heun => {
-                self.f(model, t, x, false)?;
+                self.f(sys, t, x, false)?;
                 self.work.stage.copy_from_slice(x);
                 axpy(&mut self.work.stage, h, &self.work.k1);
                 let stage = std::mem::take(&mut self.work.stage);
-                let r = self.f(model, t + h, &stage, true);
+                let r = self.f(sys, t + h, &stage, true);
                 self.work.stage = stage;
                 r?;
                 axpy(x, h / 2.0, &self.work.k1);
@@ -1107,27 +1210,27 @@ impl FixedStep for Stepper {
             Method::ImplicitEuler => {
                 self.work.base.copy_from_slice(x);
                 self.work.stage.copy_from_slice(x);
-                self.work.solve(model, t + h, h)?;
+                self.work.solve(sys, t + h, h)?;
                 x.copy_from_slice(&self.work.stage);
             }
             Method::ImplicitMidpoint => {
                 self.work.base.copy_from_slice(x);
                 self.work.stage.copy_from_slice(x);
-                self.work.solve(model, t + h / 2.0, h / 2.0)?;
+                self.work.solve(sys, t + h / 2.0, h / 2.0)?;
                 for (xi, &yi) in x.iter_mut().zip(&self.work.stage) {
                     *xi = 2.0 * yi - *xi;
                 }
             }
             Method::Trapezoidal => {
-                self.f(model, t, x, false)?;
+                self.f(sys, t, x, false)?;
                 self.work.base.copy_from_slice(x);
                 axpy(&mut self.work.base, h / 2.0, &self.work.k1);
                 self.work.stage.copy_from_slice(x);
-                self.work.solve(model, t + h, h / 2.0)?;
+                self.work.solve(sys, t + h, h / 2.0)?;
                 x.copy_from_slice(&self.work.stage);
             }
         }
-        model.stats.steps += 1;
+        sys.stats.steps += 1;
         Ok(())
     }
 }
@@ -1145,6 +1248,7 @@ struct Active {
 /// levels take their substeps over the same interval, reading the slower ones through the
 /// interpolation; Newton on the fast level only.
 pub struct MixedStepper {
+    levels: usize,
     active: Vec<Active>,
     work: StageWork,
     old: Vec<Vec<f64>>,
@@ -1154,44 +1258,47 @@ pub struct MixedStepper {
 }
 
 impl MixedStepper {
-    pub fn new(tol: f64) -> MixedStepper {
-        let n = model::STATES.len();
+    pub fn new(code: &'static SystemCode, tol: f64) -> MixedStepper {
+        let n = code.states.len();
         let mut active = Vec::new();
         let mut parent_rate = 1;
-        for (k, level) in model::LEVELS.iter().enumerate() {
+        for (k, level) in code.levels.iter().enumerate() {
             if level.states.is_empty() {
                 continue;
             }
+            let whole = level.states.len() == n;
             active.push(Active {
                 level: k,
                 states: level.states,
                 method: level.method,
                 substeps: level.rate / parent_rate,
-                rows: level.rows,
+                rows: level.rows.filter(|_| !whole),
             });
             parent_rate = level.rate;
         }
-        let fast = model::LEVELS.last().expect("a fast level");
+        let fast = code.levels.last().expect("a fast level");
         let newton = (!fast.states.is_empty()).then(|| {
-            let rows = (fast.states.len() < n).then_some(fast.rows).flatten();
+            let whole = fast.states.len() == n;
+            let rows = fast.rows.filter(|_| !whole);
             BlockNewton::new(
-                fast.states.to_vec(),
-                (model::FAST_ENTRIES, model::FAST_PATTERN),
-                model::FAST_SPARSE,
+                (fast.states.to_vec(), whole),
+                (code.fast_entries, code.fast_pattern),
+                code.fast_sparse,
                 rows,
             )
         });
         MixedStepper {
+            levels: code.levels.len(),
             old: active.iter().map(|a| vec![0.0; a.states.len()]).collect(),
             position: vec![0; active.len()],
             active,
-            work: StageWork::new(tol, newton),
+            work: StageWork::new(n, tol, newton),
             k1_at_start: false,
-            linear: model::LINEAR,
+            linear: code.linear,
         }
     }
 
-    fn advance(&mut self, model: &mut Model, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+    fn advance(&mut self, sys: &mut System<'_>, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
         let Some(level) = self.active.get(a) else {
             return Ok(());
         };
@@ -1203,39 +1310,39 @@ impl MixedStepper {
             for (o, &i) in self.old[a].iter_mut().zip(self.active[a].states) {
                 *o = x[i];
             }
-            let before = model.stats.f_evals;
-            self.own_step(model, a, (start, step), x)?;
+            let before = sys.stats.f_evals;
+            self.own_step(sys, a, (start, step), x)?;
             let level = self.active[a].level;
-            let spent = model.stats.f_evals - before;
-            model.stats.level_f_evals[level] += spent;
-            self.advance(model, a + 1, (start, step), x)?;
+            let spent = sys.stats.f_evals - before;
+            sys.stats.level_f_evals[level] += spent;
+            self.advance(sys, a + 1, (start, step), x)?;
         }
         Ok(())
     }
 
-    fn own_step(&mut self, model: &mut Model, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+    fn own_step(&mut self, sys: &mut System<'_>, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
         let reuse_k1 = std::mem::take(&mut self.k1_at_start) && self.position[a] == 0;
         let method = self.active[a].method;
         let needs_k1 = !matches!(method, Method::ImplicitEuler | Method::ImplicitMidpoint);
         let rows = self.active[a].rows;
         if needs_k1 && !reuse_k1 {
             if a == 0 || !self.linear {
-                eval(model, rows, t, x, &mut self.work.k1)?;
+                sys.eval(rows, t, x, &mut self.work.k1)?;
             } else {
                 self.view(a, 0.0, x);
                 let work = &mut self.work;
-                eval(model, rows, t, &work.stage, &mut work.k1)?;
+                sys.eval(rows, t, &work.stage, &mut work.k1)?;
             }
         }
         let own = self.active[a].states;
-        self.own_stage(model, a, own, (t, h), x)?;
+        self.own_stage(sys, a, own, (t, h), x)?;
         self.k1_at_start = !method.is_implicit() && rows.is_none() && self.linear;
         Ok(())
     }
 
     fn own_stage(
         &mut self,
-        model: &mut Model,
+        sys: &mut System<'_>,
         a: usize,
         own: &[usize],
         (t, h): (f64, f64),
@@ -1249,7 +1356,7 @@ impl MixedStepper {
                 self.view(a, c, x);
                 let (rows, work) = (self.active[a].rows, &mut self.work);
                 axpy_on(&mut work.stage, c * h, &work.k1, own);
-                eval(model, rows, t + c * h, &work.stage, &mut work.k2)?;
+                sys.eval(rows, t + c * h, &work.stage, &mut work.k2)?;
                 if midpoint {
                     axpy_on(x, h, &work.k2, own);
                 } else {
@@ -1260,13 +1367,13 @@ impl MixedStepper {
             Method::ImplicitEuler => {
                 self.view(a, 1.0, x);
                 self.base_from(own, x, 0.0);
-                self.work.solve(model, t + h, h)?;
+                self.work.solve(sys, t + h, h)?;
                 copy_on(x, &self.work.stage, own);
             }
             Method::ImplicitMidpoint => {
                 self.view(a, 0.5, x);
                 self.base_from(own, x, 0.0);
-                self.work.solve(model, t + h / 2.0, h / 2.0)?;
+                self.work.solve(sys, t + h / 2.0, h / 2.0)?;
                 for &i in own {
                     x[i] = 2.0 * self.work.stage[i] - x[i];
                 }
@@ -1274,7 +1381,7 @@ impl MixedStepper {
             Method::Trapezoidal => {
                 self.view(a, 1.0, x);
                 self.base_from(own, x, h / 2.0);
-                self.work.solve(model, t + h, h / 2.0)?;
+                self.work.solve(sys, t + h, h / 2.0)?;
                 copy_on(x, &self.work.stage, own);
             }
         }
@@ -1308,13 +1415,13 @@ impl MixedStepper {
 }
 
 impl FixedStep for MixedStepper {
-    fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
-        if model.stats.level_f_evals.is_empty() {
-            model.stats.level_f_evals = vec![0; model::LEVELS.len()];
+    fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        if sys.stats.level_f_evals.is_empty() {
+            sys.stats.level_f_evals = vec![0; self.levels];
         }
         self.k1_at_start = false;
-        self.advance(model, 0, (t, h), x)?;
-        model.stats.steps += 1;
+        self.advance(sys, 0, (t, h), x)?;
+        sys.stats.steps += 1;
         Ok(())
     }
 }
@@ -1334,6 +1441,243 @@ fn copy_on(y: &mut [f64], x: &[f64], indices: &[usize]) {
 fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     for (yi, &xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Weak subsystems stepped apart.
+
+/// Each weak subsystem stepped with its own stepper and Newton on its own states, reading the
+/// others' weak variables from exchange registers: Gauss–Seidel publishes a subsystem's
+/// values as soon as it has stepped, Jacobi after every one has. Jacobi's subsystems are then
+/// independent within a step, and in a model of [`THREADED_STATES`] states or more the later
+/// ones step on a second thread, on their own copy of the registers: the results are the same
+/// bit for bit.
+pub struct WeakStepper {
+    weak: &'static Weak,
+    regs: Registers,
+    steppers: Vec<MixedStepper>,
+    helper: Option<Helper>,
+}
+
+/// A Jacobi model this large steps its subsystems on two threads (a thread's start costs tens
+/// of microseconds, a small model's whole step less).
+pub const THREADED_STATES: usize = 256;
+
+/// The second thread's share of a Jacobi step: the subsystems from `first` on, on a copy of the
+/// registers.
+struct Helper {
+    first: usize,
+    regs: Registers,
+    stats: Stats,
+}
+
+impl WeakStepper {
+    /// From the initialised `model`'s values (its variables, derivatives and time).
+    pub fn new(weak: &'static Weak, model: &Model) -> WeakStepper {
+        let mut regs = Registers::new(weak.program);
+        let n = model::VARS;
+        regs.r[..2 * n].copy_from_slice(&model.regs.r[..2 * n]);
+        regs.setup(model.time());
+        for &(reg, last) in weak.initial_exchanges {
+            regs.r[last] = regs.r[reg];
+        }
+        let steppers = weak
+            .subsystems
+            .iter()
+            .map(|s| MixedStepper::new(s.system, model::TOL))
+            .collect();
+        let states: usize = weak.subsystems.iter().map(|s| s.states.len()).sum();
+        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        let threaded = weak.jacobi && weak.subsystems.len() > 1 && states >= THREADED_STATES && two;
+        let helper = threaded.then(|| Helper {
+            first: halfway(weak.subsystems),
+            regs: regs.clone(),
+            stats: Stats::default(),
+        });
+        WeakStepper {
+            weak,
+            regs,
+            steppers,
+            helper,
+        }
+    }
+
+    fn publish(regs: &mut Registers, list: &[(usize, usize)]) {
+        for &(reg, last) in list {
+            regs.r[last] = regs.r[reg];
+        }
+    }
+
+    /// Steps subsystem `sub` over `(t, h)`, then evaluates it at its new state so that the
+    /// registers hold the weak values it publishes; updates its states in `x`.
+    fn advance(
+        regs: &mut Registers,
+        stats: &mut Stats,
+        (stepper, sub): (&mut MixedStepper, &'static Subsystem),
+        (t, h): (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), Failure> {
+        let mut xs: Vec<f64> = sub.states.iter().map(|&i| x[i]).collect();
+        let mut sys = System {
+            regs,
+            code: sub.system,
+            stats,
+        };
+        stepper.step(&mut sys, t, h, &mut xs)?;
+        let mut dx = vec![0.0; xs.len()];
+        sys.evaluate(None, t + h, &xs, &mut dx)?;
+        for (&i, &xi) in sub.states.iter().zip(&xs) {
+            x[i] = xi;
+        }
+        Ok(())
+    }
+
+    /// Steps `steppers` (the subsystems from `first` on) one after the other.
+    fn advance_all(
+        regs: &mut Registers,
+        stats: &mut Stats,
+        (steppers, first): (&mut [MixedStepper], usize),
+        (weak, span): (&'static Weak, (f64, f64)),
+        x: &mut [f64],
+    ) -> Result<(), Failure> {
+        for (stepper, sub) in steppers.iter_mut().zip(&weak.subsystems[first..]) {
+            Self::advance(regs, stats, (stepper, sub), span, x)?;
+            if !weak.jacobi {
+                Self::publish(regs, sub.exchanges);
+            }
+        }
+        Ok(())
+    }
+
+    fn enter_interval(&mut self, from: f64, to: f64) {
+        self.regs.enter_interval(from, to);
+        if let Some(helper) = &mut self.helper {
+            helper.regs.enter_interval(from, to);
+        }
+    }
+
+    fn step(&mut self, stats: &mut Stats, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        let steps = stats.steps;
+        let weak = self.weak;
+        match &mut self.helper {
+            None => Self::advance_all(&mut self.regs, stats, (&mut self.steppers, 0), (weak, (t, h)), x)?,
+            Some(helper) => {
+                let (mine, theirs) = self.steppers.split_at_mut(helper.first);
+                let mut their_x = x.to_vec();
+                let first = helper.first;
+                let (a, b) = std::thread::scope(|scope| {
+                    let (their_regs, their_stats) = (&mut helper.regs, &mut helper.stats);
+                    let their = scope.spawn(|| {
+                        let share = (theirs, first);
+                        Self::advance_all(their_regs, their_stats, share, (weak, (t, h)), &mut their_x)
+                    });
+                    let a = Self::advance_all(&mut self.regs, stats, (mine, 0), (weak, (t, h)), x);
+                    (a, their.join().expect("the second thread's step"))
+                });
+                // The first failure in subsystem order, as stepping one after the other reports.
+                a.and(b)?;
+                for sub in &weak.subsystems[first..] {
+                    for &reg in sub.computed {
+                        self.regs.r[reg] = helper.regs.r[reg];
+                    }
+                    for &i in sub.states {
+                        x[i] = their_x[i];
+                    }
+                }
+                add_stats(stats, &mut helper.stats);
+            }
+        }
+        if weak.jacobi {
+            for sub in weak.subsystems {
+                Self::publish(&mut self.regs, sub.exchanges);
+            }
+        }
+        stats.f_evals += weak.subsystems.len() as u64;
+        let regs = &mut self.regs;
+        (weak.outputs)(&mut regs.r, &mut regs.work).map_err(|step| Failure::Eval { step, t: t + h })?;
+        Self::publish(regs, weak.output_exchanges);
+        if let Some(helper) = &mut self.helper {
+            for &(_, last) in weak.initial_exchanges {
+                helper.regs.r[last] = self.regs.r[last];
+            }
+        }
+        stats.steps = steps + 1;
+        Ok(())
+    }
+}
+
+/// Adds `from`'s counters to `to` and zeroes them.
+fn add_stats(to: &mut Stats, from: &mut Stats) {
+    to.f_evals += from.f_evals;
+    to.jac_evals += from.jac_evals;
+    to.newton_iters += from.newton_iters;
+    to.factorizations += from.factorizations;
+    if to.level_f_evals.len() < from.level_f_evals.len() {
+        to.level_f_evals.resize(from.level_f_evals.len(), 0);
+    }
+    for (sum, &x) in to.level_f_evals.iter_mut().zip(&from.level_f_evals) {
+        *sum += x;
+    }
+    *from = Stats::default();
+}
+
+/// Where the second thread's share starts: about half of the states on each thread, at least
+/// one subsystem on each.
+fn halfway(subsystems: &[Subsystem]) -> usize {
+    let total: usize = subsystems.iter().map(|s| s.states.len()).sum();
+    let mut before = 0;
+    let half = subsystems.iter().position(|s| {
+        before += s.states.len();
+        2 * before >= total
+    });
+    half.map_or(1, |k| k + 1).clamp(1, subsystems.len() - 1)
+}
+
+// ---------------------------------------------------------------------------------------
+// What a run steps.
+
+/// The model as one system (a single method or a partition's levels), or its weak subsystems
+/// apart.
+pub enum Integrator {
+    Whole(Box<dyn FixedStep>),
+    Weak(Box<WeakStepper>),
+}
+
+impl Integrator {
+    /// The integrator the crate was emitted with, for the initialised `model`.
+    pub fn new(model: &Model) -> Integrator {
+        match model::WEAK {
+            Some(weak) => Integrator::Weak(Box::new(WeakStepper::new(weak, model))),
+            None if model::WHOLE.levels.is_empty() => Integrator::Whole(Box::new(Stepper::new(
+                &model::WHOLE,
+                model::METHOD,
+                model::TOL,
+            ))),
+            None => Integrator::Whole(Box::new(MixedStepper::new(&model::WHOLE, model::TOL))),
+        }
+    }
+
+    fn breakpoints(&self, model: &Model) -> Vec<f64> {
+        match self {
+            Integrator::Whole(_) => model.regs.breakpoints.clone(),
+            Integrator::Weak(w) => w.regs.breakpoints.clone(),
+        }
+    }
+
+    fn enter_interval(&mut self, model: &mut Model, from: f64, to: f64) {
+        match self {
+            Integrator::Whole(_) => model.regs.enter_interval(from, to),
+            Integrator::Weak(w) => w.enter_interval(from, to),
+        }
+    }
+
+    /// Advances `x` from `t` to `t + h`.
+    pub fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
+        match self {
+            Integrator::Whole(stepper) => stepper.step(&mut model.system(), t, h, x),
+            Integrator::Weak(w) => w.step(&mut model.stats, t, h, x),
+        }
     }
 }
 
@@ -1369,12 +1713,12 @@ fn decimal(t: f64) -> f64 {
 /// its way), calling `record(t, x)` at the start and after every step.
 pub fn run(
     model: &mut Model,
-    stepper: &mut dyn FixedStep,
+    integrator: &mut Integrator,
     (start, stop, steps): (f64, f64, u64),
     x: &mut [f64],
     mut record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
-    let breakpoints = model.breakpoints.clone();
+    let breakpoints = integrator.breakpoints(model);
     record(start, x);
     let h = (stop - start) / steps as f64;
     let mut t = start;
@@ -1386,8 +1730,8 @@ pub fn run(
         let mut a = t;
         for b in inner.chain(std::iter::once(end)) {
             let whole = a == t && b == end;
-            model.enter_interval(a, b);
-            stepper.step(model, a, if whole { h } else { b - a }, x)?;
+            integrator.enter_interval(model, a, b);
+            integrator.step(model, a, if whole { h } else { b - a }, x)?;
             a = b;
         }
         record(t_next, x);

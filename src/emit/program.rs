@@ -1,0 +1,419 @@
+//! One compiled tape as generated code: its register layout and setup (a `Program`), and the
+//! ODE systems over its states (`SystemCode`: the right-hand side as straight-line code split
+//! into functions, the Jacobian entries, the Newton matrix's ordering and fill, the levels of
+//! a partition). The functions the runtime calls take the register file as a slice and view it
+//! as the program's fixed-size array, so register indices are checked when the crate builds.
+
+use super::code::Code;
+use super::rust::{literal, statement};
+use crate::partition::{Interpolation, Partition};
+use crate::simulate::linear::is_sparse;
+use crate::simulate::model::{CompiledModel, PartView};
+use crate::simulate::static_lu::StaticLu;
+use crate::simulate::tape::{Reg, StepCode, Tape};
+
+/// Instructions per generated function: rustc's time and memory grow faster than linearly
+/// with a function's size.
+const CHUNK: usize = 2000;
+
+/// `PROGRAM` and the code every system of the tape shares: the setup and the solved steps'
+/// Newton code.
+pub fn program(code: &mut Code, tape: &Tape) {
+    code.line(format_args!(
+        "pub const REGISTERS: usize = {};",
+        tape.registers
+    ));
+    code.line("pub type Regs = [f64; REGISTERS];");
+    code.table("BREAKPOINTS", "usize", &tape.breakpoints);
+    let constants: Vec<String> = tape
+        .constants
+        .iter()
+        .map(|&(r, x)| format!("({r}, {})", literal(x)))
+        .collect();
+    code.table("CONSTANTS", "(usize, f64)", &constants);
+    code.open("pub const PROGRAM: Program = Program");
+    code.line("registers: REGISTERS,");
+    code.line(format_args!("time: {},", tape.time_reg()));
+    code.line(format_args!("switch_time: {},", tape.switch_time));
+    code.line("breakpoints: BREAKPOINTS,");
+    code.line("constants: CONSTANTS,");
+    code.line("setup,");
+    code.close_with(";").blank();
+    straight(code, "setup", tape, std::slice::from_ref(&tape.setup));
+    for k in 0..tape.steps.len() {
+        newton_code(code, tape, k);
+    }
+}
+
+/// The registers of the program's file as the generated functions see it.
+fn view_line(code: &mut Code) {
+    code.line("let r: &mut Regs = r.try_into().expect(\"a register file of REGISTERS\");");
+}
+
+/// What one system of the tape is: its part of the compiled model and how it steps.
+pub struct System<'a> {
+    pub name: &'a str,
+    pub compiled: &'a CompiledModel,
+    /// The compiled model's part this system is.
+    pub part: usize,
+    /// Its Newton matrix is factored (an implicit method over all of it).
+    pub implicit: bool,
+    /// A partition of its states, when it steps one.
+    pub partition: Option<&'a Partition>,
+    /// Parts of the compiled model that evaluate blocks of its rows alone.
+    pub row_parts: &'a [usize],
+}
+
+/// `{NAME}: SystemCode` with its functions and tables.
+pub fn system(code: &mut Code, s: &System<'_>) {
+    let tape = &s.compiled.tape;
+    let view = s.compiled.part_view(s.part);
+    let upper = s.name.to_uppercase();
+    let states = s.compiled.part_states(s.part);
+    let regs: Vec<Reg> = states.iter().map(|&i| s.compiled.state_reg(i)).collect();
+    let ders: Vec<Reg> = states.iter().map(|&i| s.compiled.der_reg(i)).collect();
+    code.table(&format!("{upper}_STATES"), "usize", &regs);
+    code.table(&format!("{upper}_DERIVATIVES"), "usize", &ders);
+    let pattern: Vec<String> = view
+        .pattern
+        .iter()
+        .map(|&(r, c)| format!("({r}, {c})"))
+        .collect();
+    code.table(&format!("{upper}_PATTERN"), "(usize, usize)", &pattern);
+    rhs(code, &format!("{}_rhs", s.name), tape, view.steps);
+    jacobian(code, &format!("{}_jacobian", s.name), tape, &view);
+    sparse_tables(
+        code,
+        &format!("{upper}_"),
+        s.implicit,
+        regs.len(),
+        view.pattern,
+    );
+    for &p in s.row_parts {
+        let part = s.compiled.part_view(p);
+        rhs(code, &format!("{}_rows_{p}", s.name), tape, part.steps);
+        jacobian(code, &format!("{}_rows_{p}_jacobian", s.name), tape, &part);
+    }
+    let parts: Vec<String> = s
+        .row_parts
+        .iter()
+        .map(|&p| {
+            let local: Vec<String> = s
+                .compiled
+                .part_states(p)
+                .iter()
+                .map(|i| i.to_string())
+                .collect();
+            format!(
+                "Part {{ rhs: {0}_rows_{p}, jacobian: {0}_rows_{p}_jacobian, states: &[{1}] }}",
+                s.name,
+                local.join(", ")
+            )
+        })
+        .collect();
+    code.table(&format!("{upper}_PARTS"), "Part", &parts);
+    levels(code, s, &upper, &view);
+    code.open(format_args!("pub const {upper}: SystemCode = SystemCode"));
+    code.line(format_args!("states: {upper}_STATES,"));
+    code.line(format_args!("derivatives: {upper}_DERIVATIVES,"));
+    code.line(format_args!("rhs: {}_rhs,", s.name));
+    code.line(format_args!("jacobian: {}_jacobian,", s.name));
+    code.line(format_args!("pattern: {upper}_PATTERN,"));
+    code.line(format_args!(
+        "jacobian_constant: {},",
+        view.constant_jacobian
+    ));
+    code.line(format_args!("sparse: {upper}_SPARSE,"));
+    code.line(format_args!("levels: {upper}_LEVELS,"));
+    code.line(format_args!("linear: {upper}_LINEAR,"));
+    code.line(format_args!("fast_entries: {upper}_FAST_ENTRIES,"));
+    code.line(format_args!("fast_pattern: {upper}_FAST_PATTERN,"));
+    code.line(format_args!("fast_sparse: {upper}_FAST_SPARSE,"));
+    code.line(format_args!("parts: {upper}_PARTS,"));
+    code.close_with(";").blank();
+}
+
+/// The levels of the system's partition (none for a single method): each level's states,
+/// method, rate and the part evaluating its rows alone; how levels read slower ones; the fast
+/// level's block of the Jacobian and its Newton matrix.
+fn levels(code: &mut Code, s: &System<'_>, upper: &str, view: &PartView<'_>) {
+    let Some(partition) = s.partition else {
+        code.line(format_args!("pub const {upper}_LEVELS: &[Level] = &[];"));
+        code.line(format_args!("pub const {upper}_LINEAR: bool = true;"));
+        code.line(format_args!(
+            "pub const {upper}_FAST_ENTRIES: &[usize] = &[];"
+        ));
+        code.line(format_args!(
+            "pub const {upper}_FAST_PATTERN: &[(usize, usize)] = &[];"
+        ));
+        code.line(format_args!(
+            "pub const {upper}_FAST_SPARSE: Option<&SparseTables> = None;"
+        ));
+        return;
+    };
+    let n = s.compiled.part_states(s.part).len();
+    let mut levels = Vec::new();
+    for (k, level) in partition.levels().iter().enumerate() {
+        let name = format!("{upper}_LEVEL_{k}");
+        code.table(&name, "usize", &level.states);
+        let rows = s
+            .row_parts
+            .iter()
+            .position(|&p| s.compiled.part_states(p) == level.states.as_slice())
+            .filter(|_| level.states.len() < n);
+        levels.push(format!(
+            "Level {{ states: {name}, method: Method::{}, rate: {}, rows: {rows:?} }}",
+            super::variant(partition.method_of(k)),
+            level.rate
+        ));
+    }
+    code.table(&format!("{upper}_LEVELS"), "Level", &levels);
+    code.line(format_args!(
+        "pub const {upper}_LINEAR: bool = {};",
+        partition.interpolation == Interpolation::Linear
+    ));
+    let fast = partition.fast();
+    let mut position = vec![None; n];
+    for (k, &i) in fast.iter().enumerate() {
+        position[i] = Some(k);
+    }
+    let block: Vec<(usize, (usize, usize))> = view
+        .pattern
+        .iter()
+        .enumerate()
+        .filter_map(|(e, &(r, c))| Some((e, (position[r]?, position[c]?))))
+        .collect();
+    let entries: Vec<usize> = block.iter().map(|&(e, _)| e).collect();
+    let pattern: Vec<(usize, usize)> = block.iter().map(|&(_, rc)| rc).collect();
+    let text: Vec<String> = pattern.iter().map(|(r, c)| format!("({r}, {c})")).collect();
+    code.table(&format!("{upper}_FAST_ENTRIES"), "usize", &entries);
+    code.table(&format!("{upper}_FAST_PATTERN"), "(usize, usize)", &text);
+    let prefix = format!("{upper}_FAST_");
+    sparse_tables(code, &prefix, !fast.is_empty(), fast.len(), &pattern);
+}
+
+/// `{prefix}SPARSE` and its tables for a Newton matrix of `n` unknowns and `pattern`, when it
+/// is factored and sparse.
+fn sparse_tables(
+    code: &mut Code,
+    prefix: &str,
+    factored: bool,
+    n: usize,
+    pattern: &[(usize, usize)],
+) {
+    if !factored || !is_sparse(n) {
+        code.line(format_args!(
+            "pub const {prefix}SPARSE: Option<&SparseTables> = None;"
+        ));
+        return;
+    }
+    let entries: Vec<(usize, usize)> = pattern
+        .iter()
+        .copied()
+        .chain((0..n).map(|i| (i, i)))
+        .collect();
+    let lu = StaticLu::new(n, &entries);
+    let names = ["PERM", "L_PTR", "L_COL", "U_PTR", "U_COL", "UPDATE_SLOTS"];
+    for (name, table) in names.iter().zip(lu.tables()) {
+        code.table(&format!("{prefix}{name}"), "usize", table);
+    }
+    code.table(&format!("{prefix}SLOTS"), "usize", &lu.slots(&entries));
+    code.open(format_args!(
+        "pub const {prefix}SPARSE: Option<&SparseTables> = Some(&SparseTables"
+    ));
+    for (field, name) in [
+        ("perm", "PERM"),
+        ("l_ptr", "L_PTR"),
+        ("l_col", "L_COL"),
+        ("u_ptr", "U_PTR"),
+        ("u_col", "U_COL"),
+        ("update_slots", "UPDATE_SLOTS"),
+        ("slots", "SLOTS"),
+    ] {
+        code.line(format_args!("{field}: {prefix}{name},"));
+    }
+    code.close_with(");");
+}
+
+/// `pub fn NAME(r)`: the instructions of `ranges`, in functions of at most [`CHUNK`].
+fn straight(code: &mut Code, name: &str, tape: &Tape, ranges: &[std::ops::Range<usize>]) {
+    let instrs: Vec<_> = ranges
+        .iter()
+        .flat_map(|r| tape.instructions(r.clone()))
+        .collect();
+    let chunks: Vec<_> = instrs.chunks(CHUNK).collect();
+    code.open(format_args!("pub fn {name}(r: &mut [f64])"));
+    view_line(code);
+    for k in 0..chunks.len() {
+        code.line(format_args!("{name}_{k}(r);"));
+    }
+    code.close().blank();
+    for (k, chunk) in chunks.iter().enumerate() {
+        code.open(format_args!("fn {name}_{k}(r: &mut Regs)"));
+        for i in chunk.iter() {
+            code.line(statement(i));
+        }
+        code.close().blank();
+    }
+}
+
+/// `NAME(r, w)`: `steps` in order, straight-line, each solved step through the runtime's
+/// Newton; `Err(step)` names the first step that failed or left a value that is no number.
+pub fn rhs(code: &mut Code, name: &str, tape: &Tape, steps: &[usize]) {
+    let mut functions: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut size = 0;
+    for &k in steps {
+        let len = tape.steps[k].pre.len();
+        if size + len > CHUNK && !functions.last().is_some_and(Vec::is_empty) {
+            functions.push(Vec::new());
+            size = 0;
+        }
+        size += len;
+        functions.last_mut().expect("one").push(k);
+    }
+    let targets: Vec<String> = steps
+        .iter()
+        .flat_map(|&k| {
+            tape.steps[k]
+                .targets
+                .iter()
+                .map(move |t| format!("({t}, {k})"))
+        })
+        .collect();
+    let table = format!("{}_TARGETS", name.to_uppercase());
+    code.table(&table, "(usize, usize)", &targets);
+    code.open(format_args!(
+        "pub fn {name}(r: &mut [f64], w: &mut Work) -> Result<(), usize>"
+    ));
+    view_line(code);
+    for f in 0..functions.len() {
+        code.line(format_args!("{name}_{f}(r, w)?;"));
+    }
+    code.open(format_args!(
+        "match {table}.iter().find(|&&(t, _)| !r[t].is_finite())"
+    ));
+    code.line("Some(&(_, step)) => Err(step),");
+    code.line("None => Ok(()),");
+    code.close().close().blank();
+    for (f, ks) in functions.iter().enumerate() {
+        code.open(format_args!(
+            "fn {name}_{f}(r: &mut Regs, w: &mut Work) -> Result<(), usize>"
+        ));
+        for &k in ks {
+            solved_step(code, tape, k);
+        }
+        code.line("Ok(())");
+        code.close().blank();
+    }
+}
+
+/// Step `k`: its code, then its Newton when it has one.
+fn solved_step(code: &mut Code, tape: &Tape, k: usize) {
+    let step = &tape.steps[k];
+    for i in tape.instructions(step.pre.clone()) {
+        code.line(statement(i));
+    }
+    match &step.code {
+        StepCode::Assign => {}
+        StepCode::Newton {
+            target,
+            residual,
+            derivative,
+            ..
+        } => {
+            code.line(format_args!(
+                "newton_scalar(r, w, [{target}, {residual}, {derivative}], [step_{k}_iter, step_{k}_deriv]).map_err(|_| {k}usize)?;"
+            ));
+        }
+        StepCode::Loop { .. } => {
+            code.line(format_args!(
+                "newton_loop(r, w, &STEP_{k}).map_err(|_| {k}usize)?;"
+            ));
+        }
+    }
+}
+
+/// The residual and derivative code of step `k`'s Newton, and a loop's description.
+fn newton_code(code: &mut Code, tape: &Tape, k: usize) {
+    let (iter, deriv) = match &tape.steps[k].code {
+        StepCode::Assign => return,
+        StepCode::Newton { iter, deriv, .. } => (iter, deriv),
+        StepCode::Loop {
+            targets,
+            residuals,
+            iter,
+            deriv,
+            jacobian,
+        } => {
+            code.table(&format!("STEP_{k}_TARGETS"), "usize", targets);
+            code.table(&format!("STEP_{k}_RESIDUALS"), "usize", residuals);
+            let entries: Vec<String> = jacobian
+                .iter()
+                .map(|(r, c, d)| format!("({r}, {c}, {d})"))
+                .collect();
+            code.table(
+                &format!("STEP_{k}_JACOBIAN"),
+                "(usize, usize, usize)",
+                &entries,
+            );
+            code.line(format_args!(
+                "pub static STEP_{k}: Loop = Loop {{ targets: STEP_{k}_TARGETS, residuals: STEP_{k}_RESIDUALS, jacobian: STEP_{k}_JACOBIAN, code: [step_{k}_iter, step_{k}_deriv] }};"
+            ));
+            (iter, deriv)
+        }
+    };
+    for (name, range) in [("iter", iter), ("deriv", deriv)] {
+        code.open(format_args!("fn step_{k}_{name}(r: &mut [f64])"));
+        view_line(code);
+        for i in tape.instructions(range.clone()) {
+            code.line(statement(i));
+        }
+        code.close().blank();
+    }
+}
+
+/// `NAME(r, w, values)`: each entry's code, after the model was evaluated at the point.
+fn jacobian(code: &mut Code, name: &str, tape: &Tape, view: &PartView<'_>) {
+    let entries: Vec<(usize, usize)> = view
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(k, e)| e.map(|i| (k, i)))
+        .collect();
+    let mut functions: Vec<&[(usize, usize)]> = Vec::new();
+    let mut rest = entries.as_slice();
+    while !rest.is_empty() {
+        let mut size = 0;
+        let take = rest
+            .iter()
+            .take_while(|&&(_, i)| {
+                size += tape.extra[i].0.len();
+                size <= CHUNK
+            })
+            .count()
+            .max(1);
+        functions.push(&rest[..take]);
+        rest = &rest[take..];
+    }
+    code.open(format_args!(
+        "pub fn {name}(r: &mut [f64], w: &mut Work, values: &mut [f64])"
+    ));
+    view_line(code);
+    for f in 0..functions.len() {
+        code.line(format_args!("{name}_{f}(r, values);"));
+    }
+    code.close().blank();
+    for (f, entries) in functions.iter().enumerate() {
+        code.open(format_args!(
+            "fn {name}_{f}(r: &mut Regs, values: &mut [f64])"
+        ));
+        for &(k, i) in entries.iter() {
+            let (range, reg) = &tape.extra[i];
+            for instr in tape.instructions(range.clone()) {
+                code.line(statement(instr));
+            }
+            code.line(format_args!("values[{k}] = r[{reg}];"));
+        }
+        code.close().blank();
+    }
+}
