@@ -3,10 +3,10 @@
 //! initial system, and its compiled programs ([`super::program`]): the model as one system
 //! and, for weak subsystems stepped apart, the program with exchanged weak reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::code::Code;
-use super::program::{System, program, system};
+use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
 use crate::dae::{Dae, ScalarType, VarKind};
@@ -244,22 +244,52 @@ impl Leaves for AtStart<'_> {
 }
 
 /// `parameters(r, given)`: each parameter and constant not given at run time from its binding
-/// (or start value), in an order where what a binding reads comes first.
+/// (or start value): the literal ones from a table, then the others' code, in an order where
+/// what a binding reads comes first.
 fn parameters(code: &mut Code, dae: &Dae) {
-    let settable: Vec<VarId> = dae.var_ids().filter(|&v| settable(dae, v)).collect();
-    code.open("pub fn parameters(r: &mut [f64], given: &[bool])");
+    let settable: BTreeMap<VarId, usize> = dae
+        .var_ids()
+        .filter(|&v| settable(dae, v))
+        .enumerate()
+        .map(|(k, v)| (v, k))
+        .collect();
+    let mut literal_values = Vec::new();
+    let mut computed = Vec::new();
     for v in binding_order(dae) {
         let var = dae.var(v);
-        let value = match var.binding.or(var.start) {
-            Some(e) => expression(&dae.pool, e, &AtStart { dae }),
-            None => "0.0_f64".to_string(),
-        };
-        match settable.iter().position(|&p| p == v) {
-            Some(k) => code.line(format_args!("if !given[{k}] {{ r[{}] = {value}; }}", v.0)),
-            None => code.line(format_args!("r[{}] = {value};", v.0)),
-        };
+        let given = settable
+            .get(&v)
+            .map_or("usize::MAX".to_string(), usize::to_string);
+        let expr = var.binding.or(var.start);
+        match expr.map(|e| dae.pool.node(e)) {
+            None => literal_values.push(format!("({given}, {}, 0.0)", v.0)),
+            Some(Node::Const(bits)) => literal_values.push(format!(
+                "({given}, {}, {})",
+                v.0,
+                literal(f64::from_bits(bits))
+            )),
+            Some(_) => {
+                let value = expression(&dae.pool, expr.expect("some"), &AtStart { dae });
+                computed.push(vec![match settable.get(&v) {
+                    Some(k) => format!("if !given[{k}] {{ r[{}] = {value}; }}", v.0),
+                    None => format!("r[{}] = {value};", v.0),
+                }]);
+            }
+        }
     }
+    code.table("PARAMETER_VALUES", "(usize, usize, f64)", &literal_values);
+    code.open("pub fn parameters(r: &mut [f64], given: &[bool])");
+    code.open("for &(k, reg, x) in PARAMETER_VALUES");
+    code.line("if k == usize::MAX || !given[k] { r[reg] = x; }");
+    code.close();
+    code.line("computed_parameters(r, given);");
     code.close().blank();
+    let shape = Shape {
+        params: ", given: &[bool]",
+        args: ", given",
+        fallible: false,
+    };
+    chunked(code, "computed_parameters", &shape, computed, &[]);
 }
 
 /// Whether the crate lets a rig set `v` at run time: Real parameters. Integer and Boolean
@@ -305,20 +335,37 @@ fn binding_order(dae: &Dae) -> Vec<VarId> {
     order
 }
 
-/// `starts(r)`: every other variable's start value (0 without one).
+/// `starts(r)`: every other variable's start value (0 without one): the literal ones from a
+/// table, then the others' code.
 fn starts(code: &mut Code, dae: &Dae) {
-    code.open("pub fn starts(r: &mut [f64])");
+    let mut literal_values = Vec::new();
+    let mut computed = Vec::new();
     for v in dae.var_ids() {
         let var = dae.var(v);
         if matches!(var.kind, VarKind::Parameter | VarKind::Constant) {
             continue;
         }
-        if let Some(e) = var.start {
-            let value = expression(&dae.pool, e, &AtStart { dae });
-            code.line(format_args!("r[{}] = {value};", v.0));
+        let Some(e) = var.start else {
+            continue;
+        };
+        match dae.pool.node(e) {
+            Node::Const(bits) => {
+                literal_values.push(format!("({}, {})", v.0, literal(f64::from_bits(bits))));
+            }
+            _ => {
+                let value = expression(&dae.pool, e, &AtStart { dae });
+                computed.push(vec![format!("r[{}] = {value};", v.0)]);
+            }
         }
     }
+    code.table("START_VALUES", "(usize, f64)", &literal_values);
+    code.open("pub fn starts(r: &mut [f64])");
+    code.open("for &(reg, x) in START_VALUES");
+    code.line("r[reg] = x;");
+    code.close();
+    code.line("computed_starts(r);");
     code.close().blank();
+    chunked(code, "computed_starts", &PLAIN, computed, &[]);
 }
 
 /// The initial system: its residuals (the initial equations, then `v − start` of the fixed

@@ -235,42 +235,86 @@ fn sparse_tables(
     code.close_with(");");
 }
 
-/// `pub fn NAME(r)`: the instructions of `ranges`, in functions of at most [`CHUNK`].
-fn straight(code: &mut Code, name: &str, tape: &Tape, ranges: &[std::ops::Range<usize>]) {
-    let instrs: Vec<_> = ranges
-        .iter()
-        .flat_map(|r| tape.instructions(r.clone()))
-        .collect();
-    let chunks: Vec<_> = instrs.chunks(CHUNK).collect();
-    code.open(format_args!("pub fn {name}(r: &mut [f64])"));
+/// The signature of a chunked function after its register file: parameters, the arguments
+/// passing them on, and whether it fails with a step's index.
+pub struct Shape {
+    pub params: &'static str,
+    pub args: &'static str,
+    pub fallible: bool,
+}
+
+pub const PLAIN: Shape = Shape {
+    params: "",
+    args: "",
+    fallible: false,
+};
+
+/// `pub fn NAME(r: &mut [f64]PARAMS)` running `groups` of lines in order (a group is never
+/// split), in functions of about [`CHUNK`] lines. Each function is in a module of its own and
+/// never inlined, so rustc splits the code into units it compiles in parallel, and no function
+/// grows with the model. `tail` ends the caller (a fallible one returns `Ok(())` without).
+pub fn chunked(
+    code: &mut Code,
+    name: &str,
+    shape: &Shape,
+    groups: impl IntoIterator<Item = Vec<String>>,
+    tail: &[String],
+) {
+    let mut chunks: Vec<Vec<String>> = vec![Vec::new()];
+    for group in groups {
+        let last = chunks.last_mut().expect("one");
+        if !last.is_empty() && last.len() + group.len() > CHUNK {
+            chunks.push(Vec::new());
+        }
+        chunks.last_mut().expect("one").extend(group);
+    }
+    chunks.retain(|c| !c.is_empty());
+    let (params, args) = (shape.params, shape.args);
+    let ret = if shape.fallible {
+        " -> Result<(), usize>"
+    } else {
+        ""
+    };
+    let call = if shape.fallible { "?" } else { "" };
+    code.open(format_args!("pub fn {name}(r: &mut [f64]{params}){ret}"));
     view_line(code);
     for k in 0..chunks.len() {
-        code.line(format_args!("{name}_{k}(r);"));
+        code.line(format_args!("{name}_{k}::run(r{args}){call};"));
+    }
+    for line in tail {
+        code.line(line);
+    }
+    if shape.fallible && tail.is_empty() {
+        code.line("Ok(())");
     }
     code.close().blank();
     for (k, chunk) in chunks.iter().enumerate() {
-        code.open(format_args!("fn {name}_{k}(r: &mut Regs)"));
-        for i in chunk.iter() {
-            code.line(statement(i));
+        code.open(format_args!("mod {name}_{k}"));
+        code.line("use super::*;");
+        code.line("#[inline(never)]");
+        code.open(format_args!("pub(super) fn run(r: &mut Regs{params}){ret}"));
+        for line in chunk {
+            code.line(line);
         }
-        code.close().blank();
+        if shape.fallible {
+            code.line("Ok(())");
+        }
+        code.close().close().blank();
     }
+}
+
+/// `pub fn NAME(r)`: the instructions of `ranges`.
+fn straight(code: &mut Code, name: &str, tape: &Tape, ranges: &[std::ops::Range<usize>]) {
+    let lines = ranges
+        .iter()
+        .flat_map(|r| tape.instructions(r.clone()))
+        .map(|i| vec![statement(i)]);
+    chunked(code, name, &PLAIN, lines, &[]);
 }
 
 /// `NAME(r, w)`: `steps` in order, straight-line, each solved step through the runtime's
 /// Newton; `Err(step)` names the first step that failed or left a value that is no number.
 pub fn rhs(code: &mut Code, name: &str, tape: &Tape, steps: &[usize]) {
-    let mut functions: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut size = 0;
-    for &k in steps {
-        let len = tape.steps[k].pre.len();
-        if size + len > CHUNK && !functions.last().is_some_and(Vec::is_empty) {
-            functions.push(Vec::new());
-            size = 0;
-        }
-        size += len;
-        functions.last_mut().expect("one").push(k);
-    }
     let targets: Vec<String> = steps
         .iter()
         .flat_map(|&k| {
@@ -282,37 +326,29 @@ pub fn rhs(code: &mut Code, name: &str, tape: &Tape, steps: &[usize]) {
         .collect();
     let table = format!("{}_TARGETS", name.to_uppercase());
     code.table(&table, "(usize, usize)", &targets);
-    code.open(format_args!(
-        "pub fn {name}(r: &mut [f64], w: &mut Work) -> Result<(), usize>"
-    ));
-    view_line(code);
-    for f in 0..functions.len() {
-        code.line(format_args!("{name}_{f}(r, w)?;"));
-    }
-    code.open(format_args!(
-        "match {table}.iter().find(|&&(t, _)| !r[t].is_finite())"
-    ));
-    code.line("Some(&(_, step)) => Err(step),");
-    code.line("None => Ok(()),");
-    code.close().close().blank();
-    for (f, ks) in functions.iter().enumerate() {
-        code.open(format_args!(
-            "fn {name}_{f}(r: &mut Regs, w: &mut Work) -> Result<(), usize>"
-        ));
-        for &k in ks {
-            solved_step(code, tape, k);
-        }
-        code.line("Ok(())");
-        code.close().blank();
-    }
+    let shape = Shape {
+        params: ", w: &mut Work",
+        args: ", w",
+        fallible: true,
+    };
+    let tail = [
+        format!("match {table}.iter().find(|&&(t, _)| !r[t].is_finite()) {{"),
+        "    Some(&(_, step)) => Err(step),".to_string(),
+        "    None => Ok(()),".to_string(),
+        "}".to_string(),
+    ];
+    let groups = steps.iter().map(|&k| solved_step(tape, k));
+    chunked(code, name, &shape, groups, &tail);
 }
 
-/// Step `k`: its code, then its Newton when it has one.
-fn solved_step(code: &mut Code, tape: &Tape, k: usize) {
+/// Step `k`'s lines: its code, then its Newton when it has one.
+fn solved_step(tape: &Tape, k: usize) -> Vec<String> {
     let step = &tape.steps[k];
-    for i in tape.instructions(step.pre.clone()) {
-        code.line(statement(i));
-    }
+    let mut lines: Vec<String> = tape
+        .instructions(step.pre.clone())
+        .iter()
+        .map(statement)
+        .collect();
     match &step.code {
         StepCode::Assign => {}
         StepCode::Newton {
@@ -320,17 +356,14 @@ fn solved_step(code: &mut Code, tape: &Tape, k: usize) {
             residual,
             derivative,
             ..
-        } => {
-            code.line(format_args!(
-                "newton_scalar(r, w, [{target}, {residual}, {derivative}], [step_{k}_iter, step_{k}_deriv]).map_err(|_| {k}usize)?;"
-            ));
-        }
-        StepCode::Loop { .. } => {
-            code.line(format_args!(
-                "newton_loop(r, w, &STEP_{k}).map_err(|_| {k}usize)?;"
-            ));
-        }
+        } => lines.push(format!(
+            "newton_scalar(r, w, [{target}, {residual}, {derivative}], [step_{k}_iter, step_{k}_deriv]).map_err(|_| {k}usize)?;"
+        )),
+        StepCode::Loop { .. } => lines.push(format!(
+            "newton_loop(r, w, &STEP_{k}).map_err(|_| {k}usize)?;"
+        )),
     }
+    lines
 }
 
 /// The residual and derivative code of step `k`'s Newton, and a loop's description.
@@ -374,46 +407,20 @@ fn newton_code(code: &mut Code, tape: &Tape, k: usize) {
 
 /// `NAME(r, w, values)`: each entry's code, after the model was evaluated at the point.
 fn jacobian(code: &mut Code, name: &str, tape: &Tape, view: &PartView<'_>) {
-    let entries: Vec<(usize, usize)> = view
-        .entries
-        .iter()
-        .enumerate()
-        .filter_map(|(k, e)| e.map(|i| (k, i)))
-        .collect();
-    let mut functions: Vec<&[(usize, usize)]> = Vec::new();
-    let mut rest = entries.as_slice();
-    while !rest.is_empty() {
-        let mut size = 0;
-        let take = rest
+    let groups = view.entries.iter().enumerate().filter_map(|(k, e)| {
+        let (range, reg) = &tape.extra[(*e)?];
+        let mut lines: Vec<String> = tape
+            .instructions(range.clone())
             .iter()
-            .take_while(|&&(_, i)| {
-                size += tape.extra[i].0.len();
-                size <= CHUNK
-            })
-            .count()
-            .max(1);
-        functions.push(&rest[..take]);
-        rest = &rest[take..];
-    }
-    code.open(format_args!(
-        "pub fn {name}(r: &mut [f64], w: &mut Work, values: &mut [f64])"
-    ));
-    view_line(code);
-    for f in 0..functions.len() {
-        code.line(format_args!("{name}_{f}(r, values);"));
-    }
-    code.close().blank();
-    for (f, entries) in functions.iter().enumerate() {
-        code.open(format_args!(
-            "fn {name}_{f}(r: &mut Regs, values: &mut [f64])"
-        ));
-        for &(k, i) in entries.iter() {
-            let (range, reg) = &tape.extra[i];
-            for instr in tape.instructions(range.clone()) {
-                code.line(statement(instr));
-            }
-            code.line(format_args!("values[{k}] = r[{reg}];"));
-        }
-        code.close().blank();
-    }
+            .map(statement)
+            .collect();
+        lines.push(format!("values[{k}] = r[{reg}];"));
+        Some(lines)
+    });
+    let shape = Shape {
+        params: ", w: &mut Work, values: &mut [f64]",
+        args: ", w, values",
+        fallible: false,
+    };
+    chunked(code, name, &shape, groups, &[]);
 }
