@@ -309,6 +309,18 @@ fn bad_emit_input_is_refused_and_nothing_is_half_written() {
     assert_eq!(code, 2, "{err}");
     let (_, err, code) = mocca(&["emit", "examples/no_such_model.mo", "--out", fresh_text]);
     assert_eq!(code, 1, "{err}");
+    let (_, err, code) = mocca(&[
+        "emit",
+        "examples/heat_exchanger.mo",
+        "--method",
+        "mixed-euler",
+        "--fast",
+        "T_nowhere[*]",
+        "--out",
+        fresh_text,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("T_nowhere"), "{err}");
     assert!(!fresh.exists());
     let siblings: Vec<String> = std::fs::read_dir(fresh.parent().expect("parent"))
         .expect("listed")

@@ -218,9 +218,12 @@ fn sparse_tables(
         code.table(&format!("{prefix}{name}"), "usize", table);
     }
     code.table(&format!("{prefix}SLOTS"), "usize", &lu.slots(&entries));
+    let solve = format!("{}solve", prefix.to_lowercase());
+    straight_solve(code, &solve, lu.tables());
     code.open(format_args!(
         "pub const {prefix}SPARSE: Option<&SparseTables> = Some(&SparseTables"
     ));
+    code.line(format_args!("solve: {solve},"));
     for (field, name) in [
         ("perm", "PERM"),
         ("l_ptr", "L_PTR"),
@@ -298,6 +301,63 @@ pub fn chunked(
         }
         if shape.fallible {
             code.line("Ok(())");
+        }
+        code.close().close().blank();
+    }
+}
+
+/// `pub fn NAME(v, b, y)`: the triangular solves of a factored static LU as straight-line code
+/// (`v` its values, `b` the right-hand side and then the solution, `y` work space), the same
+/// operations in the same order as the table-driven solve, without its index loads.
+fn straight_solve(
+    code: &mut Code,
+    name: &str,
+    [perm, l_ptr, l_col, u_ptr, u_col, _]: [&[usize]; 6],
+) {
+    let n = perm.len();
+    let u_start = l_col.len();
+    let diag_start = u_start + u_col.len();
+    let values = diag_start + n;
+    let forward = (0..n).map(|i| {
+        let mut line = format!("y[{i}] = b[{}]", perm[i]);
+        for p in l_ptr[i]..l_ptr[i + 1] {
+            line.push_str(&format!(" - v[{p}] * y[{}]", l_col[p]));
+        }
+        line.push(';');
+        line
+    });
+    let backward = (0..n).rev().map(|i| {
+        let mut line = format!("let s = y[{i}] * v[{}]", diag_start + i);
+        for p in (u_ptr[i]..u_ptr[i + 1]).rev() {
+            line.push_str(&format!(" - v[{}] * y[{}]", u_start + p, u_col[p]));
+        }
+        line.push_str(&format!("; y[{i}] = s; b[{}] = s;", perm[i]));
+        line
+    });
+    let lines: Vec<String> = forward.chain(backward).collect();
+    let chunks: Vec<&[String]> = lines.chunks(CHUNK).collect();
+    code.open(format_args!(
+        "pub fn {name}(v: &[f64], b: &mut [f64], y: &mut [f64])"
+    ));
+    for k in 0..chunks.len() {
+        code.line(format_args!("{name}_{k}::run(v, b, y);"));
+    }
+    code.close().blank();
+    for (k, chunk) in chunks.iter().enumerate() {
+        code.open(format_args!("mod {name}_{k}"));
+        code.line("#[inline(never)]");
+        code.open("pub(super) fn run(v: &[f64], b: &mut [f64], y: &mut [f64])");
+        code.line(format_args!(
+            "let v: &[f64; {values}] = v.try_into().expect(\"the factors\");"
+        ));
+        code.line(format_args!(
+            "let b: &mut [f64; {n}] = b.try_into().expect(\"a right-hand side\");"
+        ));
+        code.line(format_args!(
+            "let y: &mut [f64; {n}] = y.try_into().expect(\"a work vector\");"
+        ));
+        for line in chunk.iter() {
+            code.line(line);
         }
         code.close().close().blank();
     }

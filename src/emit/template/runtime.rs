@@ -371,6 +371,9 @@ pub struct SparseTables {
     pub u_col: &'static [usize],
     pub update_slots: &'static [usize],
     pub slots: &'static [usize],
+    /// The solve as straight-line code: factors, right-hand side (the solution on return),
+    /// work space.
+    pub solve: fn(&[f64], &mut [f64], &mut [f64]),
 }
 
 const MAX_GROWTH: f64 = 1e3;
@@ -468,28 +471,7 @@ impl StaticLu {
     }
 
     fn solve(&mut self, b: &mut [f64]) {
-        let t = self.t;
-        let n = t.perm.len();
-        let u_start = t.l_col.len();
-        let diag_start = u_start + t.u_col.len();
-        let (l_vals, rest) = self.values.split_at(u_start);
-        let (u_vals, inv_diag) = rest.split_at(diag_start - u_start);
-        let y = &mut self.work;
-        for i in 0..n {
-            let mut s = b[t.perm[i]];
-            for p in t.l_ptr[i]..t.l_ptr[i + 1] {
-                s -= l_vals[p] * y[t.l_col[p]];
-            }
-            y[i] = s;
-        }
-        for i in (0..n).rev() {
-            let mut s = y[i] * inv_diag[i];
-            for p in (t.u_ptr[i]..t.u_ptr[i + 1]).rev() {
-                s -= u_vals[p] * y[t.u_col[p]];
-            }
-            y[i] = s;
-            b[t.perm[i]] = s;
-        }
+        (self.t.solve)(&self.values, b, &mut self.work);
     }
 }
 
@@ -1084,20 +1066,20 @@ impl BlockNewton {
                     return Err(Failure::Singular { t: tau });
                 }
             }
-            for (d, &i) in self.delta.iter_mut().zip(&self.block) {
-                *d = base[i] + gamma * fx[i] - stage[i];
+            if self.whole {
+                for (((d, &b), &f), &y) in self.delta.iter_mut().zip(base).zip(&*fx).zip(&*stage) {
+                    *d = b + gamma * f - y;
+                }
+            } else {
+                for (d, &i) in self.delta.iter_mut().zip(&self.block) {
+                    *d = base[i] + gamma * fx[i] - stage[i];
+                }
             }
             self.matrix.solve(&mut self.delta);
-            let mut size = 0.0f64;
-            for (&d, &i) in self.delta.iter().zip(&self.block) {
-                stage[i] += d;
-                let scaled = d.abs() / (tol * (1.0 + stage[i].abs()));
-                if scaled.is_nan() {
-                    size = f64::NAN;
-                    break;
-                }
-                size = size.max(scaled);
-            }
+            let size = match self.whole {
+                true => correct_whole(stage, &self.delta, tol),
+                false => correct(stage, &self.delta, &self.block, tol),
+            };
             let left = match self.matrix.contraction(previous_size.map(|p| size / p)) {
                 Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
                 _ => size,
@@ -1109,6 +1091,44 @@ impl BlockNewton {
         }
         Err(Failure::Stage { t: tau })
     }
+}
+
+/// Adds the corrections `delta` to the block's entries of `stage`; the largest correction in
+/// units of its tolerance `tol · (1 + |Y_i|)`, NaN (and the entries after it left) at the first
+/// that is not a number.
+fn correct(stage: &mut [f64], delta: &[f64], block: &[usize], tol: f64) -> f64 {
+    let mut size = 0.0f64;
+    for (&d, &i) in delta.iter().zip(block) {
+        stage[i] += d;
+        let scaled = d.abs() / (tol * (1.0 + stage[i].abs()));
+        if scaled.is_nan() {
+            return f64::NAN;
+        }
+        size = size.max(scaled);
+    }
+    size
+}
+
+/// [`correct`] over every state: without a correction that is no number (checked first, in a
+/// pass the processor vectorises) the same values in one vectorised pass.
+fn correct_whole(stage: &mut [f64], delta: &[f64], tol: f64) -> f64 {
+    let scaled = |d: f64, y: f64| d.abs() / (tol * (1.0 + (y + d).abs()));
+    let nan = delta
+        .iter()
+        .zip(&*stage)
+        .fold(false, |nan, (&d, &y)| nan | scaled(d, y).is_nan());
+    if nan {
+        let block: Vec<usize> = (0..stage.len()).collect();
+        return correct(stage, delta, &block, tol);
+    }
+    let mut size = 0.0f64;
+    for (y, &d) in stage.iter_mut().zip(delta) {
+        *y += d;
+        // Both finite here: the plain comparison is `max`'s.
+        let s = d.abs() / (tol * (1.0 + y.abs()));
+        size = if s > size { s } else { size };
+    }
+    size
 }
 
 /// A fixed-step integrator of one system: one method over every state, or a partition's
