@@ -320,16 +320,18 @@ fn straight_solve(
     let values = diag_start + n;
     let forward = (0..n).map(|i| {
         let mut line = format!("y[{i}] = b[{}]", perm[i]);
-        for p in l_ptr[i]..l_ptr[i + 1] {
-            line.push_str(&format!(" - v[{p}] * y[{}]", l_col[p]));
+        let row = l_ptr[i]..l_ptr[i + 1];
+        for (p, col) in row.clone().zip(&l_col[row]) {
+            line.push_str(&format!(" - v[{p}] * y[{col}]"));
         }
         line.push(';');
         line
     });
     let backward = (0..n).rev().map(|i| {
         let mut line = format!("let s = y[{i}] * v[{}]", diag_start + i);
-        for p in (u_ptr[i]..u_ptr[i + 1]).rev() {
-            line.push_str(&format!(" - v[{}] * y[{}]", u_start + p, u_col[p]));
+        let row = u_ptr[i]..u_ptr[i + 1];
+        for (p, col) in row.clone().zip(&u_col[row]).rev() {
+            line.push_str(&format!(" - v[{}] * y[{col}]", u_start + p));
         }
         line.push_str(&format!("; y[{i}] = s; b[{}] = s;", perm[i]));
         line
