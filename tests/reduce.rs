@@ -413,8 +413,8 @@ fn the_component_quarter_car_reduces_by_both_metrics() {
 
 /// The energy activity of every component of the RC ladder equals the integral (trapezoidal
 /// rule over the same instants) of |Σ v·i| over its pins, computed here from `simulate`'s
-/// CSV; the component quarter car's activities are finite, and its suspension spring does more
-/// than its tyre damper.
+/// CSV; so does every component of the component quarter car, |Σ der(s)·f| over its flanges,
+/// each flange's velocity that of the road, the wheel or the body it is connected to.
 #[test]
 fn activity_is_the_integral_of_the_power_simulate_records() {
     let report = mocca_json(&[
@@ -483,6 +483,8 @@ fn activity_is_the_integral_of_the_power_simulate_records() {
         "activity",
         "--stop",
         "3",
+        "--samples",
+        "21",
         "--format",
         "json",
     ]);
@@ -495,6 +497,74 @@ fn activity_is_the_integral_of_the_power_simulate_records() {
             .and_then(|e| e["activity"].as_f64())
             .unwrap_or_else(|| panic!("{c} in {car}"))
     };
+    // Each flange moves with what it is connected to: the road (`der(road.x_r)`), the wheel
+    // (`wheel.v`) or the body (`body.v`); its power is that velocity times its force.
+    let (csv, err, code) = cli_support::simulate_csv(
+        "activity_car",
+        &[
+            "simulate",
+            "examples/quarter_car_components.mo",
+            "--method",
+            "bdf",
+            "--stop",
+            "3",
+            "--step",
+            "0.15",
+            "--vars",
+            "all",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let columns = cli_support::csv_columns(&csv);
+    // The road rises by 0.4·(1 − cos(4π(t − 1))) m/s between t = 1 and 1.5 (the example's
+    // definition), still otherwise.
+    let (road, wheel, body) = ("road", "wheel.v", "body.v");
+    let velocity = |name: &str, k: usize| {
+        let t = columns["time"][k];
+        match name {
+            "road" if (1.0..=1.5).contains(&t) => {
+                0.4 * (1.0 - (4.0 * std::f64::consts::PI * (t - 1.0)).cos())
+            }
+            "road" => 0.0,
+            _ => columns[name][k],
+        }
+    };
+    let flanges: [(&str, &[(&str, &str)]); 9] = [
+        ("road", &[("flange", road)]),
+        ("wheel", &[("flange_a", wheel), ("flange_b", wheel)]),
+        ("body", &[("flange_a", body), ("flange_b", body)]),
+        ("tyre", &[("flange_a", road), ("flange_b", wheel)]),
+        ("tyreDamper", &[("flange_a", road), ("flange_b", wheel)]),
+        ("suspension", &[("flange_a", wheel), ("flange_b", body)]),
+        (
+            "suspensionDamper",
+            &[("flange_a", wheel), ("flange_b", body)],
+        ),
+        ("wheelWeight", &[("flange", wheel)]),
+        ("bodyWeight", &[("flange", body)]),
+    ];
+    let times = &columns["time"];
+    assert_eq!(times.len(), 21);
+    for (component, ports) in flanges {
+        let power: Vec<f64> = (0..times.len())
+            .map(|k| {
+                let each = ports.iter().map(|(flange, moving_with)| {
+                    velocity(moving_with, k) * columns[&format!("{component}.{flange}.f")][k]
+                });
+                each.sum::<f64>().abs()
+            })
+            .collect();
+        let integral: f64 = times
+            .windows(2)
+            .zip(power.windows(2))
+            .map(|(t, p)| 0.5 * (p[0] + p[1]) * (t[1] - t[0]))
+            .sum();
+        let got = activity(component);
+        assert!(
+            (got - integral).abs() <= 1e-7 * (1.0 + integral),
+            "{component}: {got} vs {integral}"
+        );
+    }
     assert!(activity("suspension") > activity("tyreDamper"));
     assert!(activity("tyreDamper") > 0.0);
 }

@@ -24,25 +24,14 @@ pub fn literal(x: f64) -> String {
     }
 }
 
+/// `f` applied to `a`: Rust's method of the same name, but for `log` (`ln`) and `sign`, which
+/// the runtime defines as [`Func::apply`] does.
 fn call(f: Func, a: &str) -> String {
-    let method = match f {
-        Func::Sin => "sin",
-        Func::Cos => "cos",
-        Func::Tan => "tan",
-        Func::Asin => "asin",
-        Func::Acos => "acos",
-        Func::Atan => "atan",
-        Func::Sinh => "sinh",
-        Func::Cosh => "cosh",
-        Func::Tanh => "tanh",
-        Func::Exp => "exp",
-        Func::Log => "ln",
-        Func::Log10 => "log10",
-        Func::Sqrt => "sqrt",
-        Func::Abs => "abs",
-        Func::Sign => return format!("sign({a})"),
-    };
-    format!("{a}.{method}()")
+    match f {
+        Func::Sign => format!("sign({a})"),
+        Func::Log => format!("{a}.ln()"),
+        _ => format!("{a}.{}()", f.name()),
+    }
 }
 
 fn call2(f: Func2, a: &str, b: &str) -> String {
