@@ -471,3 +471,54 @@ fn jacobi_subsystems_on_two_threads_run_as_simulate_runs_them() {
         assert_eq!(emitted, simulated, "{name}");
     }
 }
+
+/// A rig's loop: `Simulation::new` then `step(h)` 500 times, in a program of its own built
+/// against the emitted library, ends where the binary's run ends, bit for bit.
+#[test]
+fn a_rig_stepping_the_library_ends_where_the_binary_does() {
+    let args = ["--method", "trapezoidal", "--step", "0.01", "--stop", "5"];
+    let binary = emit_and_build("rc_ladder_rig", "examples/rc_ladder.mo", &args);
+    let (csv, err, code) = run_binary(&binary, "rig_binary", &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.lines().last().expect("rows").to_string();
+    let dir = crates_dir().join("rc_ladder_rig");
+    std::fs::create_dir_all(dir.join("examples")).expect("made");
+    std::fs::write(
+        dir.join("examples/rig.rs"),
+        "fn main() {
+            let model = emitted::Model::new();
+            let mut sim = emitted::Simulation::new(model, 0.0).expect(\"initialises\");
+            for _ in 0..500 {
+                sim.step(0.01).expect(\"steps\");
+            }
+            let x: Vec<String> = sim.states().iter().map(|x| emitted::runtime::number(*x)).collect();
+            println!(\"{},{}\", emitted::runtime::number(sim.time()), x.join(\",\"));
+        }",
+    )
+    .expect("written");
+    let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let run = Command::new(env!("CARGO"))
+        .args([
+            "run",
+            "--release",
+            "--offline",
+            "--quiet",
+            "--example",
+            "rig",
+        ])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let printed = String::from_utf8_lossy(&run.stdout);
+    let (rig_states, binary_states) = (
+        printed.trim().split_once(',').expect("time, states").1,
+        last.split_once(',').expect("time, states").1,
+    );
+    assert_eq!(rig_states, binary_states);
+}

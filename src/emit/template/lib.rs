@@ -1,10 +1,22 @@
 //! A model compiled by `mocca emit`: [`Model`] holds its registers (parameters settable until
-//! it is initialised), [`Stepper`] advances it by fixed steps, [`simulate`] runs it over a grid.
+//! it is initialised), [`Simulation`] initialises it and advances it step by step (what a rig
+//! calls), [`simulate`] runs it over a grid.
+//!
+//! ```no_run
+//! let model = emitted::Model::new();
+//! let mut sim = emitted::Simulation::new(model, 0.0).expect("initialises");
+//! for _ in 0..1000 {
+//!     sim.step(emitted::model::STEP).expect("steps");
+//! }
+//! println!("{:?}", sim.states());
+//! ```
 
 pub mod model;
 pub mod runtime;
 
-pub use runtime::{Failure, FixedStep, Integrator, Method, MixedStepper, Model, Stats, Stepper};
+pub use runtime::{
+    Failure, FixedStep, Integrator, Method, MixedStepper, Model, Simulation, Stats, Stepper,
+};
 
 /// A run's settings: the defaults are those the crate was emitted with.
 #[derive(Clone, Copy, Debug)]

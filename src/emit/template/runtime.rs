@@ -1760,6 +1760,61 @@ pub fn run(
     Ok(())
 }
 
+/// A model a rig steps itself: initialised at construction, then advanced one step at a time.
+pub struct Simulation {
+    pub model: Model,
+    integrator: Integrator,
+    x: Vec<f64>,
+    t: f64,
+    breakpoints: Vec<f64>,
+}
+
+impl Simulation {
+    /// Initialises `model` (its parameters as set) at `t0`.
+    pub fn new(mut model: Model, t0: f64) -> Result<Simulation, Failure> {
+        let x = model.initialize(t0)?;
+        let integrator = Integrator::new(&model);
+        let breakpoints = integrator.breakpoints(&model);
+        Ok(Simulation {
+            model,
+            integrator,
+            x,
+            t: t0,
+            breakpoints,
+        })
+    }
+
+    /// Advances by `h` with the crate's method, ending a step at each breakpoint on the way.
+    pub fn step(&mut self, h: f64) -> Result<(), Failure> {
+        let (t, end) = (self.t, self.t + h);
+        let first = self.breakpoints.partition_point(|&b| b <= t);
+        let inner: Vec<f64> = self.breakpoints[first..]
+            .iter()
+            .copied()
+            .take_while(|&b| b < end)
+            .collect();
+        let mut a = t;
+        for b in inner.into_iter().chain(std::iter::once(end)) {
+            let whole = a == t && b == end;
+            self.integrator.enter_interval(&mut self.model, a, b);
+            let step = if whole { h } else { b - a };
+            self.integrator.step(&mut self.model, a, step, &mut self.x)?;
+            a = b;
+        }
+        self.t = end;
+        Ok(())
+    }
+
+    pub fn time(&self) -> f64 {
+        self.t
+    }
+
+    /// The states (in `model::STATE_NAMES` order).
+    pub fn states(&self) -> &[f64] {
+        &self.x
+    }
+}
+
 /// The shortest text that reads back to `x`, with an exponent for very small or large ones.
 pub fn number(x: f64) -> String {
     let magnitude = x.abs();
