@@ -24,8 +24,6 @@ use crate::simulate::partition::weak_layout;
 use crate::simulate::run::{Exchange, level_rows};
 use crate::structure::Structure;
 
-pub use model::Refusal;
-
 const RUNTIME: &str = include_str!("template/runtime.rs");
 const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
@@ -56,7 +54,7 @@ pub fn crate_files(
     jac: &OdeJacobian,
     start: &Point,
     settings: Settings<'_>,
-) -> Result<Vec<(String, String)>, Refusal> {
+) -> Vec<(String, String)> {
     let (method, partition) = match settings.method {
         Stepping::Single(m) => (m, None),
         Stepping::Mixed(p) => (p.method.fast(), Some(p)),
@@ -83,13 +81,13 @@ pub fn crate_files(
         partition,
         weak: weak.as_ref().map(|(layout, exchange)| (layout, *exchange)),
     };
-    let model = model::model_rs(&input)?;
+    let model = model::model_rs(&input);
     let binary = binary_name(&dae.model);
     // Cargo tells packages apart by name and version: two emitted crates sharing a target
     // directory (a sweep over parameters, tests) must not share a name, or one's build is
     // taken for the other's.
     let package = format!("{binary}-{:016x}", fnv1a(model.as_bytes()));
-    Ok(vec![
+    vec![
         (
             "Cargo.toml".to_string(),
             CARGO
@@ -100,7 +98,7 @@ pub fn crate_files(
         ("src/main.rs".to_string(), MAIN.to_string()),
         ("src/model.rs".to_string(), model),
         ("src/runtime.rs".to_string(), RUNTIME.to_string()),
-    ])
+    ]
 }
 
 /// The binary's name: the model's, lower case, other characters than letters and digits as

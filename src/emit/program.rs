@@ -5,7 +5,7 @@
 //! as the program's fixed-size array, so register indices are checked when the crate builds.
 
 use super::code::Code;
-use super::rust::{literal, statement};
+use super::rust::{literal, statement, tangent};
 use crate::partition::{Interpolation, Partition};
 use crate::simulate::linear::is_sparse;
 use crate::simulate::model::{CompiledModel, PartView};
@@ -82,6 +82,7 @@ pub fn system(code: &mut Code, s: &System<'_>) {
     code.table(&format!("{upper}_PATTERN"), "(usize, usize)", &pattern);
     rhs(code, &format!("{}_rhs", s.name), tape, view.steps);
     jacobian(code, &format!("{}_jacobian", s.name), tape, &view);
+    let own_implicit = implicit(code, s.name, tape, &view);
     sparse_tables(
         code,
         &format!("{upper}_"),
@@ -89,28 +90,24 @@ pub fn system(code: &mut Code, s: &System<'_>) {
         regs.len(),
         view.pattern,
     );
+    let mut parts = Vec::new();
     for &p in s.row_parts {
         let part = s.compiled.part_view(p);
-        rhs(code, &format!("{}_rows_{p}", s.name), tape, part.steps);
-        jacobian(code, &format!("{}_rows_{p}_jacobian", s.name), tape, &part);
+        let name = format!("{}_rows_{p}", s.name);
+        rhs(code, &name, tape, part.steps);
+        jacobian(code, &format!("{name}_jacobian"), tape, &part);
+        let part_implicit = implicit(code, &name, tape, &part);
+        let local: Vec<String> = s
+            .compiled
+            .part_states(p)
+            .iter()
+            .map(|i| i.to_string())
+            .collect();
+        parts.push(format!(
+            "Part {{ rhs: {name}, jacobian: {name}_jacobian, states: &[{}], implicit: {part_implicit} }}",
+            local.join(", ")
+        ));
     }
-    let parts: Vec<String> = s
-        .row_parts
-        .iter()
-        .map(|&p| {
-            let local: Vec<String> = s
-                .compiled
-                .part_states(p)
-                .iter()
-                .map(|i| i.to_string())
-                .collect();
-            format!(
-                "Part {{ rhs: {0}_rows_{p}, jacobian: {0}_rows_{p}_jacobian, states: &[{1}] }}",
-                s.name,
-                local.join(", ")
-            )
-        })
-        .collect();
     code.table(&format!("{upper}_PARTS"), "Part", &parts);
     levels(code, s, &upper, &view);
     code.open(format_args!("pub const {upper}: SystemCode = SystemCode"));
@@ -130,7 +127,91 @@ pub fn system(code: &mut Code, s: &System<'_>) {
     code.line(format_args!("fast_pattern: {upper}_FAST_PATTERN,"));
     code.line(format_args!("fast_sparse: {upper}_FAST_SPARSE,"));
     code.line(format_args!("parts: {upper}_PARTS,"));
+    code.line(format_args!("implicit: {own_implicit},"));
     code.close_with(";").blank();
+}
+
+/// The Jacobian entries of `view` that pass through algebraic loops: a tangent pass over its
+/// steps (one function whatever the column, seeded by the runtime), the columns with their
+/// entries, and the seeds. `None` (as Rust text) when it has none.
+fn implicit(code: &mut Code, name: &str, tape: &Tape, view: &PartView<'_>) -> String {
+    if view.implicit.is_empty() {
+        return "None".to_string();
+    }
+    let upper = name.to_uppercase();
+    let columns: Vec<String> = view
+        .implicit
+        .iter()
+        .map(|(col, entries)| {
+            let entries: Vec<String> = entries.iter().map(|(e, d)| format!("({e}, {d})")).collect();
+            format!("({col}, &[{}])", entries.join(", "))
+        })
+        .collect();
+    code.table(
+        &format!("{upper}_COLUMNS"),
+        "(usize, &[(usize, usize)])",
+        &columns,
+    );
+    code.table(&format!("{upper}_SEEDS"), "usize", &view.seeds);
+    let shape = Shape {
+        params: ", t: &mut [f64], w: &mut Work",
+        args: ", t, w",
+        fallible: false,
+    };
+    let groups = view.steps.iter().map(|&k| step_tangent(tape, k));
+    chunked(code, &format!("{name}_tangents"), &shape, groups, &[]);
+    code.line(format_args!(
+        "pub const {upper}_IMPLICIT: Implicit = Implicit {{ columns: {upper}_COLUMNS, seeds: {upper}_SEEDS, tangents: {name}_tangents }};"
+    ));
+    format!("Some(&{upper}_IMPLICIT)")
+}
+
+/// Step `k`'s tangent pass: its code's tangents; a solved step's targets by the implicit
+/// function theorem, `dY = −(∂R/∂Y)⁻¹ ∂R/∂x·dx`, as the tape's pass does.
+fn step_tangent(tape: &Tape, k: usize) -> Vec<String> {
+    let step = &tape.steps[k];
+    let tangents = |range: &std::ops::Range<usize>| -> Vec<String> {
+        tape.instructions(range.clone())
+            .iter()
+            .map(tangent)
+            .collect()
+    };
+    let values = |range: &std::ops::Range<usize>| -> Vec<String> {
+        tape.instructions(range.clone())
+            .iter()
+            .map(statement)
+            .collect()
+    };
+    let mut lines = tangents(&step.pre);
+    match &step.code {
+        StepCode::Assign => {}
+        StepCode::Newton {
+            target,
+            residual,
+            derivative,
+            iter,
+            deriv,
+        } => {
+            lines.push(format!("t[{target}] = 0.0;"));
+            lines.extend(tangents(iter));
+            lines.extend(values(deriv));
+            lines.push(format!("t[{target}] = -t[{residual}] / r[{derivative}];"));
+            lines.extend(tangents(iter));
+        }
+        StepCode::Loop {
+            targets,
+            iter,
+            deriv,
+            ..
+        } => {
+            lines.extend(targets.iter().map(|t| format!("t[{t}] = 0.0;")));
+            lines.extend(tangents(iter));
+            lines.extend(values(deriv));
+            lines.push(format!("loop_tangent(r, t, w, &STEP_{k});"));
+            lines.extend(tangents(iter));
+        }
+    }
+    lines
 }
 
 /// The levels of the system's partition (none for a single method): each level's states,

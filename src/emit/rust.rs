@@ -80,6 +80,91 @@ pub fn statement(i: &Instr) -> String {
     format!("r[{d}] = {value};")
 }
 
+/// The derivative of `f` at `x` (the tape's tangent pass).
+fn derivative(f: Func, x: &str) -> String {
+    match f {
+        Func::Sin => format!("{x}.cos()"),
+        Func::Cos => format!("-{x}.sin()"),
+        Func::Tan => format!("1.0 + {x}.tan().powi(2)"),
+        Func::Asin => format!("1.0 / (1.0 - {x} * {x}).sqrt()"),
+        Func::Acos => format!("-1.0 / (1.0 - {x} * {x}).sqrt()"),
+        Func::Atan => format!("1.0 / (1.0 + {x} * {x})"),
+        Func::Sinh => format!("{x}.cosh()"),
+        Func::Cosh => format!("{x}.sinh()"),
+        Func::Tanh => format!("1.0 - {x}.tanh().powi(2)"),
+        Func::Exp => format!("{x}.exp()"),
+        Func::Log => format!("1.0 / {x}"),
+        Func::Log10 => format!("1.0 / ({x} * std::f64::consts::LN_10)"),
+        Func::Sqrt => format!("0.5 / {x}.sqrt()"),
+        Func::Abs => format!("sign({x})"),
+        Func::Sign => "0.0".to_string(),
+    }
+}
+
+/// One instruction's tangent as a statement on `t` (tangents) from `r` (values), as the
+/// tape's forward-mode pass computes it.
+pub fn tangent(i: &Instr) -> String {
+    let (r, t) = (|k: u32| format!("r[{k}]"), |k: u32| format!("t[{k}]"));
+    let (d, value) = match *i {
+        Instr::Add(d, a, b) => (d, format!("{} + {}", t(a), t(b))),
+        Instr::Sub(d, a, b) => (d, format!("{} - {}", t(a), t(b))),
+        Instr::Mul(d, a, b) => (d, format!("{} * {} + {} * {}", t(a), r(b), r(a), t(b))),
+        Instr::Neg(d, a) => (d, format!("-{}", t(a))),
+        Instr::Div(d, a, b) => (
+            d,
+            format!(
+                "({} * {} - {} * {}) / ({} * {})",
+                t(a),
+                r(b),
+                r(a),
+                t(b),
+                r(b),
+                r(b)
+            ),
+        ),
+        Instr::Pow(d, a, b) => (
+            d,
+            format!(
+                "{{ let (x, y) = ({}, {}); let mut dt = y * x.powf(y - 1.0) * {}; if {} != 0.0 {{ dt += x.powf(y) * x.ln() * {}; }} dt }}",
+                r(a),
+                r(b),
+                t(a),
+                t(b),
+                t(b)
+            ),
+        ),
+        Instr::PowI(d, a, k) => (
+            d,
+            format!(
+                "{} * {}.powi({}) * {}",
+                literal(f64::from(k)),
+                r(a),
+                k - 1,
+                t(a)
+            ),
+        ),
+        Instr::Call(f, d, a) => (d, format!("({}) * {}", derivative(f, &r(a)), t(a))),
+        Instr::Call2(f, d, a, b) => {
+            let (x, y, dx, dy) = (r(a), r(b), t(a), t(b));
+            let value = match f {
+                Func2::Atan2 => format!("({y} * {dx} - {x} * {dy}) / ({x} * {x} + {y} * {y})"),
+                Func2::Min => format!("if {x} <= {y} {{ {dx} }} else {{ {dy} }}"),
+                Func2::Max => format!("if {x} >= {y} {{ {dx} }} else {{ {dy} }}"),
+            };
+            (d, value)
+        }
+        Instr::Select(d, c, a, b) => (
+            d,
+            format!("if {} != 0.0 {{ {} }} else {{ {} }}", r(c), t(a), t(b)),
+        ),
+        Instr::Cmp(_, d, ..) | Instr::And(d, ..) | Instr::Or(d, ..) | Instr::Not(d, _) => {
+            (d, "0.0".to_string())
+        }
+        Instr::Copy(d, a) => (d, t(a)),
+    };
+    format!("t[{d}] = {value};")
+}
+
 /// Where an expression's leaves are read from.
 pub trait Leaves {
     /// The text of a leaf (`Var`, `Der`, `Last`, `Time`).

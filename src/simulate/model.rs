@@ -444,6 +444,12 @@ pub struct PartView<'a> {
     pub entries: Vec<Option<usize>>,
     pub constant_jacobian: bool,
     pub steps: &'a [usize],
+    /// The entries through loops, by column: the column's state register, and per entry its
+    /// index in the pattern and the register of its row's derivative.
+    pub implicit: Vec<(Reg, Vec<(usize, Reg)>)>,
+    /// The state registers whose tangents a column's pass starts from zero: the part's, or
+    /// for a block of rows every state's.
+    pub seeds: Vec<Reg>,
 }
 
 impl CompiledModel {
@@ -476,6 +482,19 @@ impl CompiledModel {
                 .collect(),
             constant_jacobian: part.constant_jacobian,
             steps: part.plan.steps(),
+            implicit: part
+                .implicit_columns
+                .iter()
+                .map(|(col, entries)| (self.state_regs[part.states[*col]], entries.clone()))
+                .collect(),
+            seeds: if part.rows {
+                &self.parts[0].states
+            } else {
+                &part.states
+            }
+            .iter()
+            .map(|&s| self.state_regs[s])
+            .collect(),
         }
     }
 }

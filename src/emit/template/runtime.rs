@@ -599,6 +599,8 @@ pub struct SystemCode {
     pub fast_sparse: Option<&'static SparseTables>,
     /// Blocks of rows evaluated alone (a level's).
     pub parts: &'static [Part],
+    /// Its Jacobian entries through algebraic loops.
+    pub implicit: Option<&'static Implicit>,
 }
 
 /// A level of a partition: its states (indices into the system's), method, steps per step of
@@ -616,6 +618,53 @@ pub struct Part {
     pub rhs: Code,
     pub jacobian: JacobianCode,
     pub states: &'static [usize],
+    pub implicit: Option<&'static Implicit>,
+}
+
+/// Jacobian entries that pass through algebraic loops, computed by a tangent pass per column:
+/// the column's state register with its entries `(index, register of the row's derivative)`,
+/// the state registers each pass starts from zero, and the pass.
+pub struct Implicit {
+    pub columns: &'static [(usize, &'static [(usize, usize)])],
+    pub seeds: &'static [usize],
+    pub tangents: fn(&mut [f64], &mut [f64], &mut Work),
+}
+
+impl Implicit {
+    /// The entries' values at the point the registers hold, into `values`.
+    fn evaluate(&self, regs: &mut Registers, values: &mut [f64]) {
+        for &(column, entries) in self.columns {
+            for &s in self.seeds {
+                regs.t[s] = 0.0;
+            }
+            regs.t[column] = 1.0;
+            (self.tangents)(&mut regs.r, &mut regs.t, &mut regs.work);
+            for &(entry, der) in entries {
+                values[entry] = regs.t[der];
+            }
+        }
+    }
+}
+
+/// The tangents of an algebraic loop's targets from those of its residuals,
+/// `dY = −(∂R/∂Y)⁻¹ dR` with `∂R/∂Y` from its registers (NaN when singular).
+pub fn loop_tangent(r: &[f64], t: &mut [f64], w: &mut Work, block: &Loop) {
+    let n = block.targets.len();
+    w.lu.resize(n);
+    w.lu.clear();
+    for &(row, col, d) in block.jacobian {
+        w.lu.set(row, col, r[d]);
+    }
+    let factored = w.lu.factor();
+    let mut rhs: Vec<f64> = block.residuals.iter().map(|&q| -t[q]).collect();
+    if factored {
+        w.lu.solve(&mut rhs);
+    } else {
+        rhs.fill(f64::NAN);
+    }
+    for (&target, &x) in block.targets.iter().zip(&rhs) {
+        t[target] = x;
+    }
 }
 
 /// A weak subsystem stepped apart: its system, its states (indices into the model's) and the
@@ -645,6 +694,8 @@ pub struct Weak {
 #[derive(Clone)]
 pub struct Registers {
     pub r: Vec<f64>,
+    /// Tangents of the registers, for Jacobian entries through loops.
+    t: Vec<f64>,
     program: &'static Program,
     /// The time relations with breakpoints read inside the current interval.
     switch_time: Option<f64>,
@@ -659,6 +710,7 @@ impl Registers {
             r[reg] = x;
         }
         Registers {
+            t: vec![0.0; r.len()],
             r,
             program,
             switch_time: None,
@@ -757,9 +809,13 @@ impl System<'_> {
         self.evaluate(rows, t, x, dx)
     }
 
-    /// Every Jacobian entry at the point last evaluated.
+    /// Every Jacobian entry at the point last evaluated: the symbolic ones, then those through
+    /// loops.
     fn jacobian(&mut self, values: &mut [f64]) {
         (self.code.jacobian)(&mut self.regs.r, &mut self.regs.work, values);
+        if let Some(implicit) = self.code.implicit {
+            implicit.evaluate(self.regs, values);
+        }
     }
 
     /// The entries `entries`, by part `rows`'s own code when it has one.
@@ -768,6 +824,9 @@ impl System<'_> {
             Some(p) => {
                 let part = &self.code.parts[p];
                 (part.jacobian)(&mut self.regs.r, &mut self.regs.work, values);
+                if let Some(implicit) = part.implicit {
+                    implicit.evaluate(self.regs, values);
+                }
             }
             None => {
                 let mut all = vec![0.0; self.code.pattern.len()];
