@@ -493,6 +493,8 @@ fn a_rig_stepping_the_library_ends_where_the_binary_does() {
             }
             let x: Vec<String> = sim.states().iter().map(|x| emitted::runtime::number(*x)).collect();
             println!(\"{},{}\", emitted::runtime::number(sim.time()), x.join(\",\"));
+            let v = sim.value(\"R2.i\").expect(\"evaluates\").expect(\"a variable\");
+            println!(\"{}\", emitted::runtime::number(v));
         }",
     )
     .expect("written");
@@ -516,11 +518,25 @@ fn a_rig_stepping_the_library_ends_where_the_binary_does() {
         String::from_utf8_lossy(&run.stderr)
     );
     let printed = String::from_utf8_lossy(&run.stdout);
+    let mut lines = printed.lines();
     let (rig_states, binary_states) = (
-        printed.trim().split_once(',').expect("time, states").1,
+        lines
+            .next()
+            .expect("states")
+            .split_once(',')
+            .expect("time, states")
+            .1,
         last.split_once(',').expect("time, states").1,
     );
     assert_eq!(rig_states, binary_states);
+    // An algebraic variable by name, at the state: what `simulate` records there.
+    let mut sim = vec!["simulate", "examples/rc_ladder.mo", "--vars", "R2.i"];
+    sim.extend(args);
+    let (recorded, err, code) = simulate_csv("rig_r2", &sim);
+    assert_eq!(code, 0, "{err}");
+    let last_recorded = recorded.lines().last().expect("rows");
+    let r2 = last_recorded.split_once(',').expect("time, R2.i").1;
+    assert_eq!(lines.next(), Some(r2));
 }
 
 /// A nonlinear algebraic loop between the states' derivatives (`y + z³ = x2`,

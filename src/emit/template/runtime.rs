@@ -910,7 +910,8 @@ impl Model {
         model::WHOLE.states.iter().map(|&reg| self.regs.r[reg]).collect()
     }
 
-    /// The value of a variable by its name, as last evaluated.
+    /// The value of a variable by its name, as the model was last evaluated (during a run, at
+    /// an implicit stage's point: [`Simulation::value`] gives it at the state).
     pub fn value(&self, name: &str) -> Option<f64> {
         model::VARIABLES
             .iter()
@@ -1871,6 +1872,23 @@ impl Simulation {
     /// The states (in `model::STATE_NAMES` order).
     pub fn states(&self) -> &[f64] {
         &self.x
+    }
+
+    /// The value of a variable by its name at the current time and state.
+    pub fn value(&mut self, name: &str) -> Result<Option<f64>, Failure> {
+        let Some(&(_, reg)) = model::VARIABLES.iter().find(|&&(n, _)| n == name) else {
+            return Ok(None);
+        };
+        match &self.integrator {
+            // The registers hold the last evaluation, a stage's: evaluate at the state.
+            Integrator::Whole(_) => {
+                let mut dx = vec![0.0; self.x.len()];
+                self.model.rhs(self.t, &self.x, &mut dx)?;
+                Ok(Some(self.model.regs.r[reg]))
+            }
+            // After a step every subsystem was evaluated at its new state, then the outputs.
+            Integrator::Weak(w) => Ok(Some(w.regs.r[reg])),
+        }
     }
 }
 
