@@ -1,5 +1,6 @@
 //! Damped Newton for the algebraic blocks of the causal form (scalar implicit equations and
-//! algebraic loops), shared by the reference evaluator and the compiled tape.
+//! algebraic loops), shared by the reference evaluator and the compiled tape. It depends on
+//! `std` only: `mocca emit` writes this very file into the crates it emits.
 //!
 //! The guess is whatever the targets hold (their start values at the first evaluation, the
 //! last solution after that), so a block with several roots stays with the one nearest the

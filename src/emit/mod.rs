@@ -25,6 +25,9 @@ use crate::simulate::run::{Exchange, level_rows};
 use crate::structure::Structure;
 
 const RUNTIME: &str = include_str!("template/runtime.rs");
+// Written into the crate as they are: the emitted code solves as `simulate` does.
+const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
+const NEWTON: &str = include_str!("../newton.rs");
 const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
 const CARGO: &str = include_str!("template/Cargo.toml");
@@ -94,9 +97,11 @@ pub fn crate_files(
                 .replace("{BIN}", &binary)
                 .replace("{PACKAGE}", &package),
         ),
+        ("src/dense_lu.rs".to_string(), DENSE_LU.to_string()),
         ("src/lib.rs".to_string(), LIB.to_string()),
         ("src/main.rs".to_string(), MAIN.to_string()),
         ("src/model.rs".to_string(), model),
+        ("src/newton.rs".to_string(), NEWTON.to_string()),
         ("src/runtime.rs".to_string(), RUNTIME.to_string()),
     ]
 }

@@ -185,13 +185,13 @@ fn weak_program(code: &mut Code, input: &Input<'_>, weak: &WeakLayout, exchange:
         .flatten()
         .map(|(r, l)| format!("({r}, {l})"))
         .collect();
-    code.table("INITIAL_EXCHANGES", "(usize, usize)", &every);
+    code.table("EXCHANGES", "(usize, usize)", &every);
     code.open("pub const WEAK: Weak = Weak");
     code.line("program: &PROGRAM,");
     code.line("subsystems: SUBSYSTEMS,");
     code.line("outputs,");
     code.line("output_exchanges: OUTPUT_EXCHANGES,");
-    code.line("initial_exchanges: INITIAL_EXCHANGES,");
+    code.line("exchanges: EXCHANGES,");
     code.line(format_args!("jacobi: {},", exchange == Exchange::Jacobi));
     code.close_with(";");
     code.close().blank();

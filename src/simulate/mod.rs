@@ -12,6 +12,7 @@
 pub mod assertions;
 pub mod batch;
 pub mod bdf;
+pub mod dense_lu;
 pub mod dissection;
 pub mod fixed_step;
 pub mod init;

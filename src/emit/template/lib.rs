@@ -11,7 +11,9 @@
 //! println!("{:?}", sim.states());
 //! ```
 
+pub mod dense_lu;
 pub mod model;
+pub mod newton;
 pub mod runtime;
 
 pub use runtime::{

@@ -3,7 +3,9 @@
 //! `mocca simulate` does, in the same order of operations, so the two agree to rounding.
 #![allow(dead_code)]
 
+use crate::dense_lu::DenseLu;
 use crate::model;
+use crate::newton;
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,96 +77,20 @@ pub fn sign(x: f64) -> f64 {
 // ---------------------------------------------------------------------------------------
 // Newton on the algebraic blocks of the causal form.
 
-/// A square system `R(Y) = 0` over targets the implementor holds.
-pub trait Block {
-    fn residuals(&mut self, r: &mut [f64]);
-    fn targets(&self, y: &mut [f64]);
-    fn set_targets(&mut self, y: &[f64]);
-    fn factor(&mut self) -> bool;
-    fn solve(&mut self, v: &mut [f64]);
-}
-
-const NEWTON_TOL: f64 = 1e-10;
-const NEWTON_MAX_ITERATIONS: usize = 100;
-const MAX_HALVINGS: usize = 12;
-
-/// Work space of the blocks' Newton.
-#[derive(Clone, Debug, Default)]
+/// Work space of the blocks' Newton, and the dense LU of algebraic loops.
+#[derive(Clone, Debug)]
 pub struct Work {
-    y: Vec<f64>,
-    r: Vec<f64>,
-    delta: Vec<f64>,
-    trial: Vec<f64>,
+    newton: newton::Work,
     lu: DenseLu,
 }
 
-impl Work {
-    fn fit(&mut self, n: usize) {
-        for v in [&mut self.y, &mut self.r, &mut self.delta, &mut self.trial] {
-            v.resize(n, 0.0);
+impl Default for Work {
+    fn default() -> Self {
+        Work {
+            newton: newton::Work::default(),
+            lu: DenseLu::new(0),
         }
     }
-}
-
-/// Damped Newton from the current targets (`Err` holds the largest residual left).
-fn newton(system: &mut dyn Block, n: usize, work: &mut Work) -> Result<(), f64> {
-    work.fit(n);
-    let Work {
-        y,
-        r,
-        delta,
-        trial,
-        ..
-    } = work;
-    system.targets(y);
-    system.residuals(r);
-    let mut factored = false;
-    for _ in 0..NEWTON_MAX_ITERATIONS {
-        let tol = NEWTON_TOL * (1.0 + max_abs(y));
-        if !r.iter().all(|x| x.is_finite()) {
-            return Err(f64::INFINITY);
-        }
-        if max_abs(r) <= tol && (!factored || remaining_correction(system, r, delta) <= tol) {
-            return Ok(());
-        }
-        if !system.factor() {
-            return Err(max_abs(r));
-        }
-        factored = true;
-        delta.copy_from_slice(r);
-        system.solve(delta);
-        let before = squares(r);
-        let mut lambda = 1.0;
-        for halving in 0..=MAX_HALVINGS {
-            for ((t, &yi), &d) in trial.iter_mut().zip(y.iter()).zip(delta.iter()) {
-                *t = yi - lambda * d;
-            }
-            system.set_targets(trial);
-            system.residuals(r);
-            let after = squares(r);
-            if after <= (1.0 - 1e-4 * lambda) * before || halving == MAX_HALVINGS {
-                break;
-            }
-            lambda *= 0.5;
-        }
-        y.copy_from_slice(trial);
-    }
-    Err(max_abs(r))
-}
-
-fn remaining_correction(system: &mut dyn Block, r: &[f64], v: &mut [f64]) -> f64 {
-    v.copy_from_slice(r);
-    system.solve(v);
-    max_abs(v)
-}
-
-fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, x| m.max(x.abs()))
-}
-
-fn squares(v: &[f64]) -> f64 {
-    let s: f64 = v.iter().map(|x| x * x).sum();
-    if s.is_nan() { f64::INFINITY } else { s }
 }
 
 /// A scalar implicit step: `residual` computes its residual register at the current target,
@@ -176,7 +102,7 @@ struct Scalar<'a> {
     slope: f64,
 }
 
-impl Block for Scalar<'_> {
+impl newton::System for Scalar<'_> {
     fn residuals(&mut self, out: &mut [f64]) {
         (self.code[0])(self.r);
         out[0] = self.r[self.regs[1]];
@@ -211,7 +137,7 @@ pub fn newton_scalar(
         code,
         slope: 0.0,
     };
-    newton(&mut system, 1, work)
+    newton::solve(&mut system, 1, &mut work.newton)
 }
 
 /// An algebraic loop: its targets, residuals and Jacobian entries `(row, col, register)`.
@@ -228,7 +154,7 @@ struct LoopSystem<'a> {
     block: &'a Loop,
 }
 
-impl Block for LoopSystem<'_> {
+impl newton::System for LoopSystem<'_> {
     fn residuals(&mut self, out: &mut [f64]) {
         (self.block.code[0])(self.r);
         for (o, &reg) in out.iter_mut().zip(self.block.residuals) {
@@ -247,118 +173,35 @@ impl Block for LoopSystem<'_> {
     }
     fn factor(&mut self) -> bool {
         (self.block.code[1])(self.r);
-        let n = self.block.targets.len();
-        self.lu.resize(n);
-        self.lu.clear();
-        for &(row, col, d) in self.block.jacobian {
-            self.lu.set(row, col, self.r[d]);
-        }
-        self.lu.factor()
+        factor_loop(self.lu, self.r, self.block)
     }
     fn solve(&mut self, v: &mut [f64]) {
         self.lu.solve(v);
     }
 }
 
+/// Factors a loop's Jacobian `∂R/∂Y` from its registers (computed by its derivative code).
+fn factor_loop(lu: &mut DenseLu, r: &[f64], block: &Loop) -> bool {
+    lu.resize(block.targets.len());
+    lu.clear();
+    for &(row, col, d) in block.jacobian {
+        lu.set(row, col, r[d]);
+    }
+    lu.factor()
+}
+
 pub fn newton_loop(r: &mut [f64], work: &mut Work, block: &Loop) -> Result<(), f64> {
-    let mut lu = std::mem::take(&mut work.lu);
     let n = block.targets.len();
-    let result = {
-        let mut system = LoopSystem {
-            r,
-            lu: &mut lu,
-            block,
-        };
-        newton(&mut system, n, work)
+    let mut system = LoopSystem {
+        r,
+        lu: &mut work.lu,
+        block,
     };
-    work.lu = lu;
-    result
+    newton::solve(&mut system, n, &mut work.newton)
 }
 
 // ---------------------------------------------------------------------------------------
 // Linear solves.
-
-/// A dense LU factorization with partial pivoting, stored row-major in place.
-#[derive(Clone, Debug, Default)]
-pub struct DenseLu {
-    n: usize,
-    a: Vec<f64>,
-    pivots: Vec<usize>,
-}
-
-impl DenseLu {
-    pub fn new(n: usize) -> DenseLu {
-        DenseLu {
-            n,
-            a: vec![0.0; n * n],
-            pivots: vec![0; n],
-        }
-    }
-
-    pub fn resize(&mut self, n: usize) {
-        self.n = n;
-        self.a.resize(self.a.len().max(n * n), 0.0);
-        self.pivots.resize(self.pivots.len().max(n), 0);
-    }
-
-    pub fn clear(&mut self) {
-        self.a[..self.n * self.n].fill(0.0);
-    }
-
-    pub fn set(&mut self, row: usize, col: usize, x: f64) {
-        self.a[row * self.n + col] = x;
-    }
-
-    pub fn add(&mut self, row: usize, col: usize, x: f64) {
-        self.a[row * self.n + col] += x;
-    }
-
-    pub fn factor(&mut self) -> bool {
-        let n = self.n;
-        let a = &mut self.a;
-        for k in 0..n {
-            let p = (k..n)
-                .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
-                .unwrap_or(k);
-            let pivot = a[p * n + k];
-            if pivot == 0.0 || !pivot.is_finite() {
-                return false;
-            }
-            self.pivots[k] = p;
-            if p != k {
-                for c in 0..n {
-                    a.swap(k * n + c, p * n + c);
-                }
-            }
-            for i in k + 1..n {
-                let l = a[i * n + k] / pivot;
-                a[i * n + k] = l;
-                if l != 0.0 {
-                    for c in k + 1..n {
-                        a[i * n + c] -= l * a[k * n + c];
-                    }
-                }
-            }
-        }
-        true
-    }
-
-    pub fn solve(&self, b: &mut [f64]) {
-        let n = self.n;
-        let a = &self.a;
-        for k in 0..n {
-            b.swap(k, self.pivots[k]);
-        }
-        for i in 0..n {
-            let s: f64 = (0..i).map(|c| a[i * n + c] * b[c]).sum();
-            b[i] -= s;
-        }
-        for i in (0..n).rev() {
-            let s: f64 = (i + 1..n).map(|c| a[i * n + c] * b[c]).sum();
-            b[i] = (b[i] - s) / a[i * n + i];
-        }
-    }
-}
 
 /// The ordering and fill of a sparse Newton matrix, decided when the crate was written:
 /// `perm[new] = old`, `L` and `U` by rows (permuted numbering), the slot of each update of a
@@ -516,7 +359,7 @@ impl NewtonMatrix {
             Kind::Dense(lu, slots) => {
                 lu.clear();
                 for (&slot, &x) in slots.iter().zip(jac) {
-                    lu.a[slot] -= gamma * x;
+                    lu.subtract_at(slot, gamma * x);
                 }
                 for i in 0..n {
                     lu.add(i, i, 1.0);
@@ -649,13 +492,7 @@ impl Implicit {
 /// The tangents of an algebraic loop's targets from those of its residuals,
 /// `dY = −(∂R/∂Y)⁻¹ dR` with `∂R/∂Y` from its registers (NaN when singular).
 pub fn loop_tangent(r: &[f64], t: &mut [f64], w: &mut Work, block: &Loop) {
-    let n = block.targets.len();
-    w.lu.resize(n);
-    w.lu.clear();
-    for &(row, col, d) in block.jacobian {
-        w.lu.set(row, col, r[d]);
-    }
-    let factored = w.lu.factor();
+    let factored = factor_loop(&mut w.lu, r, block);
     let mut rhs: Vec<f64> = block.residuals.iter().map(|&q| -t[q]).collect();
     if factored {
         w.lu.solve(&mut rhs);
@@ -684,8 +521,9 @@ pub struct Weak {
     /// The steps outside every subsystem that none reads, run after all of them.
     pub outputs: Code,
     pub output_exchanges: &'static [(usize, usize)],
-    /// Every exchange, set from the initial values.
-    pub initial_exchanges: &'static [(usize, usize)],
+    /// Every exchange: each subsystem's and the outputs' (set from the initial values, and copied
+    /// to a second thread's registers after each step).
+    pub exchanges: &'static [(usize, usize)],
     /// Every subsystem reads the values of the previous step (else those published before it).
     pub jacobi: bool,
 }
@@ -1559,7 +1397,7 @@ impl WeakStepper {
         let n = model::VARS;
         regs.r[..2 * n].copy_from_slice(&model.regs.r[..2 * n]);
         regs.setup(model.time());
-        for &(reg, last) in weak.initial_exchanges {
+        for &(reg, last) in weak.exchanges {
             regs.r[last] = regs.r[reg];
         }
         let steppers = weak
@@ -1678,7 +1516,7 @@ impl WeakStepper {
         (weak.outputs)(&mut regs.r, &mut regs.work).map_err(|step| Failure::Eval { step, t: t + h })?;
         Self::publish(regs, weak.output_exchanges);
         if let Some(helper) = &mut self.helper {
-            for &(_, last) in weak.initial_exchanges {
+            for &(_, last) in weak.exchanges {
                 helper.regs.r[last] = self.regs.r[last];
             }
         }
