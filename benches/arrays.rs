@@ -49,7 +49,7 @@ fn check(text: &str) -> usize {
         .ok()
         .expect("flattens")
         .dae;
-    let (reduced, _) = structure::prepare(dae);
+    let (reduced, _) = structure::prepare(dae).expect("index reduction");
     structure::analyse(&reduced).expect("regular");
     reduced.equations.len()
 }

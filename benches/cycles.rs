@@ -96,7 +96,7 @@ fn heat_exchanger(volumes: usize) -> Case {
     let ids = load::load_paths(&mut sources, std::slice::from_ref(&path)).expect("example");
     let params = [("N".to_string(), volumes.to_string())];
     let flat = flatten_sources(sources, &ids, None, &params).unwrap_or_else(|_| panic!("flattens"));
-    let (mut dae, _) = structure::prepare(flat.dae);
+    let (mut dae, _) = structure::prepare(flat.dae).expect("index reduction");
     let s = structure::analyse(&dae).unwrap_or_else(|_| panic!("analyses"));
     let causal = causal_form(&mut dae, &s);
     let jacobian = ode_jacobian(&mut dae, &causal);

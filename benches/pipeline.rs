@@ -64,7 +64,7 @@ fn flatten_and_structure(c: &mut Criterion) {
         let dae = flatten();
         group.bench_function(BenchmarkId::new("structure+jacobian", equations), |b| {
             b.iter(|| {
-                let (mut reduced, _) = structure::prepare(dae.clone());
+                let (mut reduced, _) = structure::prepare(dae.clone()).expect("index reduction");
                 let s = structure::analyse(&reduced).expect("regular");
                 let causal = causal_form(&mut reduced, &s);
                 ode_jacobian(&mut reduced, &causal).entries.len()

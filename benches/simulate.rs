@@ -62,7 +62,7 @@ fn heat_exchanger(
         let params = [("N".to_string(), n.to_string())];
         let flat =
             flatten_sources(sources, &ids, None, &params).unwrap_or_else(|_| panic!("flattens"));
-        let (mut dae, _) = structure::prepare(flat.dae);
+        let (mut dae, _) = structure::prepare(flat.dae).expect("index reduction");
         let s = structure::analyse(&dae).unwrap_or_else(|_| panic!("analyses"));
         let causal = causal_form(&mut dae, &s);
         let jac = ode_jacobian(&mut dae, &causal);

@@ -68,7 +68,10 @@ fn run_one(
         return Outcome::NotTranslated("unbalanced".to_string());
     }
     let asserts = flat.dae.assertions.len();
-    let (mut dae, _) = structure::prepare(flat.dae);
+    let mut dae = match structure::prepare(flat.dae) {
+        Ok((dae, _)) => dae,
+        Err(d) => return Outcome::NotTranslated(first_line(&render_plain(&flat.sources, &d))),
+    };
     let structure = match structure::analyse(&dae) {
         Ok(s) => s,
         Err(d) => return Outcome::NotTranslated(first_line(&render_plain(&flat.sources, &d))),

@@ -32,7 +32,7 @@ fn summary(name: &str, params: &[(&str, &str)]) -> (usize, usize, usize, Dae, St
     let flat = example(name, params);
     let equations = flat.dae.equations.len();
     assert_eq!(equations, flat.dae.unknowns(), "{name} is balanced");
-    let (reduced, _) = structure::prepare(flat.dae.clone());
+    let (reduced, _) = structure::prepare(flat.dae.clone()).expect("index reduction");
     let s = structure::analyse(&reduced)
         .unwrap_or_else(|d| panic!("{name}: {}", render_plain(&flat.sources, &d)));
     (

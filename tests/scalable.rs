@@ -76,7 +76,7 @@ fn analyse(dir: &Path, model: &str) -> Result<(Dae, Point), String> {
     if flat.dae.equations.len() != flat.dae.unknowns() {
         return Err("unbalanced".to_string());
     }
-    let (mut reduced, _) = structure::prepare(flat.dae);
+    let (mut reduced, _) = structure::prepare(flat.dae).expect("index reduction");
     let structure = structure::analyse(&reduced).map_err(|d| render_plain(&flat.sources, &d))?;
     let causal = causal_form(&mut reduced, &structure);
     let mut point = initial_point(&reduced).map_err(|f| format!("{f:?}"))?;
@@ -276,7 +276,7 @@ fn trajectory_error(dir: &Path, case: &Case) -> Result<f64, String> {
         .map_err(|d| d.message)?;
     let flat = flatten_sources(sources, &user, Some(&case.model), &[])
         .map_err(|(s, d)| render_plain(&s, &d))?;
-    let (mut dae, _) = structure::prepare(flat.dae);
+    let (mut dae, _) = structure::prepare(flat.dae).expect("index reduction");
     let structure = structure::analyse(&dae).map_err(|d| render_plain(&flat.sources, &d))?;
     let causal = causal_form(&mut dae, &structure);
     let jac = ode_jacobian(&mut dae, &causal);

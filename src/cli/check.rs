@@ -8,7 +8,8 @@ use super::Format;
 use super::model::{ModelArgs, load_and_flatten};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
-use crate::structure;
+use crate::source::{SourceMap, Span};
+use crate::structure::{self, IndexReduction};
 
 pub fn run(args: &ModelArgs) -> ExitCode {
     let flat = match load_and_flatten(args) {
@@ -32,28 +33,52 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         .collect();
     let mut subsystems = Vec::new();
     let mut aliases = 0;
-    let mut dummies: Vec<String> = Vec::new();
-    let mut states = dae.count(VarKind::State);
+    let mut reduction = IndexReduction {
+        index: 1,
+        ..IndexReduction::default()
+    };
     let dae = if equations != unknowns {
         diags.push(imbalance(&dae));
         dae
     } else {
-        let (reduced, demoted) = structure::prepare(dae);
-        aliases = reduced.count(VarKind::Alias);
-        dummies = demoted
-            .iter()
-            .map(|&v| reduced.var(v).name.clone())
-            .collect();
-        states = reduced.count(VarKind::State);
-        match structure::analyse(&reduced) {
-            Ok(s) => {
-                diags.extend(s.warnings);
-                subsystems = s.subsystems;
+        match structure::prepare(dae.clone()) {
+            Ok((reduced, done)) => {
+                aliases = reduced.count(VarKind::Alias);
+                reduction = done;
+                match structure::analyse(&reduced) {
+                    Ok(s) => {
+                        diags.extend(s.warnings);
+                        subsystems = s.subsystems;
+                    }
+                    Err(mut errors) => diags.append(&mut errors),
+                }
+                reduced
             }
-            Err(mut errors) => diags.append(&mut errors),
+            Err(mut errors) => {
+                diags.append(&mut errors);
+                dae
+            }
         }
-        reduced
     };
+    let states: Vec<&str> = dae
+        .variables
+        .iter()
+        .filter(|v| v.kind == VarKind::State)
+        .map(|v| v.name.as_str())
+        .collect();
+    let names = |vs: &[crate::expr::VarId]| -> Vec<&str> {
+        vs.iter().map(|&v| dae.var(v).name.as_str()).collect()
+    };
+    let dummies = names(&reduction.dummy_derivatives);
+    let demoted = names(&reduction.demoted);
+    let differentiated: Vec<(String, u32, Span)> = reduction
+        .differentiated
+        .iter()
+        .map(|&(e, times)| {
+            let span = dae.equations[e].span;
+            (equation_text(&sources, &dae, e), times, span)
+        })
+        .collect();
     // In JSON the diagnostics go into the one object printed below.
     if args.format() == Format::Text {
         super::report(&sources, &diags);
@@ -75,7 +100,18 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "model": dae.model,
             "equations": equations,
             "unknowns": unknowns,
-            "states": states,
+            "states": states.len(),
+            "state_names": states,
+            "index": reduction.index,
+            "differentiated": differentiated
+                .iter()
+                .map(|(text, times, span)| json!({
+                    "equation": text,
+                    "times": times,
+                    "source": super::flatten::position(&sources, *span),
+                }))
+                .collect::<Vec<_>>(),
+            "demoted_states": demoted,
             "algebraic": algebraic,
             "parameters": parameters,
             "parameters_without_value": without_value,
@@ -97,18 +133,18 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             outln!("model {}: {verdict}", dae.model);
             outln!("  equations          {equations:>8}");
             outln!("  unknowns           {unknowns:>8}");
-            outln!("  states             {states:>8}");
+            outln!("  states             {:>8}", states.len());
+            outln!("  index              {:>8}", reduction.index);
             outln!(
                 "  parameters         {parameters:>8}{}",
                 without_value_note(&without_value)
             );
             outln!("  initial equations  {initial_equations:>8}");
             outln!("  aliases eliminated {aliases:>8}");
-            if !dummies.is_empty() {
+            if !differentiated.is_empty() {
                 outln!(
-                    "  states demoted     {:>8}  ({})",
-                    dummies.len(),
-                    dummies.join(", ")
+                    "  index reduction    {}",
+                    explanation(&reduction, &differentiated, &states, &dummies)
                 );
             }
             outln!("  subsystems         {:>8}", subsystems.len());
@@ -126,6 +162,59 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     let code = super::exit_code(&diags);
     super::leave_allocated((sources, dae, subsystems));
     code
+}
+
+/// How index reduction made the model index 1: "index 3: differentiated `x^2 + y^2 = L^2`
+/// twice, `der(x) = vx` once; states x, vx; dummy derivatives der(y), der(vy)", each list cut
+/// after a few.
+fn explanation(
+    reduction: &IndexReduction,
+    differentiated: &[(String, u32, Span)],
+    states: &[&str],
+    dummies: &[&str],
+) -> String {
+    let times = |n: u32| match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    };
+    let equations: Vec<String> = differentiated
+        .iter()
+        .map(|(text, n, _)| format!("{text} {}", times(*n)))
+        .collect();
+    format!(
+        "index {}: differentiated {}; states {}; dummy derivatives {}",
+        reduction.index,
+        shortened(&equations),
+        shortened(states),
+        shortened(dummies)
+    )
+}
+
+/// The first few items joined, with how many there are when not all are shown.
+fn shortened<S: AsRef<str>>(items: &[S]) -> String {
+    const SHOWN: usize = 6;
+    let shown: Vec<&str> = items.iter().take(SHOWN).map(AsRef::as_ref).collect();
+    match items.len() {
+        0 => "none".to_string(),
+        n if n > SHOWN => format!("{}, … ({n} in all)", shown.join(", ")),
+        _ => shown.join(", "),
+    }
+}
+
+/// An equation as written in the source (blanks run together), or as flattened when it
+/// has no source text of its own.
+fn equation_text(sources: &SourceMap, dae: &Dae, e: usize) -> String {
+    let eq = &dae.equations[e];
+    let text = sources.snippet(eq.span);
+    if text.is_empty() {
+        return format!("`{} = {}`", dae.show(eq.lhs), dae.show(eq.rhs));
+    }
+    let words: Vec<&str> = text.trim_end_matches(';').split_whitespace().collect();
+    match &*eq.component {
+        "" => format!("`{}`", words.join(" ")),
+        component => format!("`{}` of {component}", words.join(" ")),
+    }
 }
 
 /// Shown after the parameter count: how many parameters have no value, and the first few.

@@ -13,6 +13,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
+use crate::diagnostics::Diagnostic;
 use crate::emit::{Settings, Stepping, crate_files};
 use crate::jacobian::ode_jacobian_with;
 use crate::simulate::run::Exchange;
@@ -61,6 +62,20 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    if let Some(choice) = dae.state_choices.first() {
+        let warning = Diagnostic::warning(
+            "the emitted solver does not check index reduction's choice of states as `simulate` \
+             does: away from the start values it may run on with poorly determined states",
+        )
+        .at(
+            dae.equations[choice.equations[0]].span,
+            "differentiated to reduce the index",
+        )
+        .with_note(
+            "run the model with `mocca simulate` over the same interval to check the choice",
+        );
+        super::report(&flat.sources, &[warning]);
+    }
     let split = args.partition.partition == PartitionArg::Weak;
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),

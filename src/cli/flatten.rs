@@ -73,7 +73,7 @@ fn dae_json(dae: &Dae, sources: &SourceMap) -> Value {
     })
 }
 
-fn position(sources: &SourceMap, span: Span) -> Value {
+pub(super) fn position(sources: &SourceMap, span: Span) -> Value {
     let (file, line, column) = place(sources, span);
     json!({ "file": file, "line": line, "column": column })
 }

@@ -67,7 +67,13 @@ pub fn load_and_analyse(
         }
     };
     super::report(&flat.sources, &flat.warnings);
-    flat.dae = crate::structure::prepare(std::mem::take(&mut flat.dae)).0;
+    flat.dae = match crate::structure::prepare(std::mem::take(&mut flat.dae)) {
+        Ok((dae, _)) => dae,
+        Err(diags) => {
+            super::report(&flat.sources, &diags);
+            return Err(super::exit_code(&diags));
+        }
+    };
     match crate::structure::analyse(&flat.dae) {
         Ok(s) => Ok((flat, s)),
         Err(diags) => {

@@ -20,7 +20,7 @@ use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::Number;
 use crate::partition::MixedMethod;
-use crate::simulate::assertions::Violation;
+use crate::simulate::assertions::{Checked, Violation};
 use crate::simulate::bdf::BdfError;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
@@ -584,6 +584,9 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
 
 /// An error-level `assert` that was false, at the assert.
 fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
+    if let Checked::StateChoice { conditioning } = v.checked {
+        return state_choice_failure(dae, v, conditioning);
+    }
     let a = &dae.assertions[v.assertion];
     let d = Diagnostic::error(format!("assertion failed at time {}: {}", v.time, a.text()));
     match v.unevaluable {
@@ -592,6 +595,36 @@ fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
             .with_note(format!("{e:?}")),
         None => d.at(a.span, "this condition is false"),
     }
+}
+
+/// The states index reduction chose at the start no longer determine the others well.
+fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnostic {
+    let choice = &dae.state_choices[v.assertion];
+    let dummies: Vec<String> = choice
+        .pivots
+        .iter()
+        .map(|&c| match dae.pool.node(choice.candidates[c]) {
+            crate::expr::Node::Var(v) => format!("`{}`", dae.var(v).name),
+            _ => format!("`{}`", dae.show(choice.candidates[c])),
+        })
+        .collect();
+    let mut d = Diagnostic::error(format!(
+        "at time {} the states chosen by index reduction no longer suit the constraint: its \
+         dummy derivatives {} have become poor pivots ({conditioning:.2e} of the best)",
+        v.time,
+        dummies.join(", ")
+    ));
+    let mut equations = choice.equations.clone();
+    equations.sort_unstable();
+    equations.dedup();
+    for e in equations {
+        d = d.at(dae.equations[e].span, "differentiated to reduce the index");
+    }
+    d.with_note(
+        "the choice was made at the start values; start nearer to where the model runs, or give \
+         the variables whose derivatives should stay `stateSelect = StateSelect.prefer` and the \
+         others `StateSelect.avoid`",
+    )
 }
 
 pub(super) fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {

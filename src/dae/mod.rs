@@ -72,6 +72,45 @@ impl ScalarType {
     }
 }
 
+/// The `stateSelect` attribute: how much the modeller wants the variable as a state when
+/// index reduction has to choose (Modelica 3.6 §4.9.5.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateSelect {
+    Never,
+    Avoid,
+    #[default]
+    Default,
+    Prefer,
+    Always,
+}
+
+impl StateSelect {
+    const LITERALS: [(StateSelect, &'static str); 5] = [
+        (StateSelect::Never, "StateSelect.never"),
+        (StateSelect::Avoid, "StateSelect.avoid"),
+        (StateSelect::Default, "StateSelect.default"),
+        (StateSelect::Prefer, "StateSelect.prefer"),
+        (StateSelect::Always, "StateSelect.always"),
+    ];
+
+    /// The choice a literal `StateSelect.NAME` names.
+    pub fn from_literal(name: &str) -> Option<StateSelect> {
+        Self::LITERALS
+            .iter()
+            .find(|(_, literal)| *literal == name)
+            .map(|&(choice, _)| choice)
+    }
+
+    /// The literal naming this choice.
+    pub fn literal(self) -> &'static str {
+        Self::LITERALS
+            .iter()
+            .find(|&&(choice, _)| choice == self)
+            .map_or("StateSelect.default", |&(_, literal)| literal)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Variable {
     /// Flat dotted name: `circuit.R1.v`, `T[3]`.
@@ -90,6 +129,7 @@ pub struct Variable {
     pub weak: bool,
     /// Declared `flow` in a connector.
     pub flow: bool,
+    pub state_select: StateSelect,
     pub description: Option<String>,
     /// The declaration this variable comes from.
     pub span: Span,
@@ -175,6 +215,22 @@ impl Assertion {
     }
 }
 
+/// A choice of dummy derivatives that depends on the state (SPEC §4): the Jacobian of
+/// differentiated equations with respect to candidate derivatives, and the pivot (the dummy)
+/// of each row. A simulation checks it as it runs: when the pivots become poor against the
+/// other candidates the choice made at the start no longer holds.
+#[derive(Clone, Debug)]
+pub struct StateChoice {
+    /// Per row, the equation (index into `Dae::equations`) it was differentiated from.
+    pub equations: Vec<usize>,
+    /// Per column, the derivative it is (a variable or `der` of one).
+    pub candidates: Vec<ExprId>,
+    /// `(row, column, ∂equation/∂candidate)`.
+    pub entries: Vec<(usize, usize, ExprId)>,
+    /// Per row, the column chosen as its dummy derivative.
+    pub pivots: Vec<usize>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Dae {
     pub model: String,
@@ -189,6 +245,8 @@ pub struct Dae {
     pub equations: Vec<Equation>,
     pub initial_equations: Vec<Equation>,
     pub assertions: Vec<Assertion>,
+    /// Index reduction's state-dependent choices of dummy derivatives.
+    pub state_choices: Vec<StateChoice>,
 }
 
 impl Dae {

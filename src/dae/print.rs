@@ -141,6 +141,12 @@ fn declaration(dae: &Dae, id: VarId, out: &mut impl Write) -> std::fmt::Result {
     if let Some(u) = &v.unit {
         attribute(out, format_args!("unit = \"{u}\""))?;
     }
+    if v.state_select != super::StateSelect::Default {
+        attribute(
+            out,
+            format_args!("stateSelect = {}", v.state_select.literal()),
+        )?;
+    }
     if separator != "(" {
         out.write_str(")")?;
     }

@@ -15,7 +15,7 @@ use super::modifier::{Mod, merge};
 use super::prefixes;
 use super::restrictions;
 use super::tree::{indices, subscript_suffix};
-use crate::dae::{ScalarType, VarKind, Variable};
+use crate::dae::{ScalarType, StateSelect, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::expr::hash::FxIndexMap;
@@ -866,6 +866,7 @@ impl<'a> Flattener<'a> {
                 unit: None,
                 weak: ctx.prefixes.weak,
                 flow: ctx.prefixes.flow,
+                state_select: StateSelect::Default,
                 description: decl.description.clone(),
                 span: decl.span,
                 component: component.clone(),

@@ -27,7 +27,7 @@ use expr::{Ctx, Mode};
 use instance::{InstId, Instance};
 use modifier::{Bound, Mod};
 
-use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, Term, VarKind};
+use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, StateSelect, Term, VarKind};
 use crate::diagnostics::{self, Diagnostic};
 use crate::expr::hash::{FxHashMap, FxHashSet};
 use crate::expr::{Node, VarId};
@@ -261,6 +261,12 @@ impl<'a> Flattener<'a> {
             {
                 self.dae.variables[i].unit = Some(s.clone());
             }
+            if let Some(b) = m.child("stateSelect").and_then(|s| s.binding.as_ref()) {
+                match state_select(b.expr) {
+                    Ok(choice) => self.dae.variables[i].state_select = choice,
+                    Err(d) => self.diags.push(d),
+                }
+            }
         }
     }
 
@@ -379,4 +385,18 @@ impl ClassTree<'_> {
         }
         None
     }
+}
+
+/// A `stateSelect` modifier's value: one of the `StateSelect` literals, since it decides at
+/// translation which variables index reduction keeps as states.
+fn state_select(expr: &ast::Expr) -> Result<StateSelect, Diagnostic> {
+    if let ExprKind::Ref(cref) = &expr.kind
+        && let Some(choice) = StateSelect::from_literal(&cref.dotted())
+    {
+        return Ok(choice);
+    }
+    Err(Diagnostic::error(
+        "`stateSelect` must be one of `StateSelect.never`, `avoid`, `default`, `prefer`, `always`",
+    )
+    .at(expr.span, "not a StateSelect literal"))
 }

@@ -105,8 +105,8 @@ fn left_terms(pool: &mut ExprPool, eq: &Equation) -> usize {
 /// Whether the reduced model can still be matched and sorted: every equation keeps an
 /// unknown of its own (SPEC §11's guard), checked by the structural analysis itself.
 pub fn keeps_perfect_matching(reduced: &Dae) -> bool {
-    let (prepared, _) = crate::structure::prepare(reduced.clone());
-    crate::structure::analyse(&prepared).is_ok()
+    crate::structure::prepare(reduced.clone())
+        .is_ok_and(|(prepared, _)| crate::structure::analyse(&prepared).is_ok())
 }
 
 /// The guard's fast path: a perfect matching of the reduced model's equations to its unknowns

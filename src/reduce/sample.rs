@@ -54,7 +54,8 @@ pub fn sample_observed(
     settings: &Settings,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Sampled, SampleError> {
-    let (mut prepared, _) = crate::structure::prepare(flat.clone());
+    let (mut prepared, _) =
+        crate::structure::prepare(flat.clone()).map_err(SampleError::Structure)?;
     let structure = crate::structure::analyse(&prepared).map_err(SampleError::Structure)?;
     let causal = causal_form(&mut prepared, &structure);
     let (causal, reads) = match causal.with_weak_reads_after_writers(&prepared) {

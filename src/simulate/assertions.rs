@@ -4,16 +4,37 @@
 //!
 //! Conditions are flat expressions over every variable of the flat DAE, including the ones
 //! alias elimination removed from the equations; those are read through their bindings.
+//!
+//! Index reduction's state-dependent choices of dummy derivatives are checked at the same
+//! points: a choice whose pivots have become poor against the other candidates
+//! ([`pivots::conditioning`] below [`MIN_CONDITIONING`]) stops the run, since the states it
+//! keeps no longer determine the others well, and the numbers would soon be wrong.
 
 use crate::causal::Point;
 use crate::dae::{Dae, VarKind};
 use crate::expr::{EvalError, Values, VarId};
+use crate::structure::index_reduction::{evaluate, pivots};
 
-/// An error-level assertion whose condition was false (or could not be evaluated).
+/// A choice of dummy derivatives stops a run when its conditioning falls below this (it is
+/// at least [`pivots::THRESHOLD`] where the choice was made).
+pub const MIN_CONDITIONING: f64 = 0.1;
+
+/// What was violated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Checked {
+    /// `assertion` indexes `Dae::assertions`.
+    Assertion,
+    /// `assertion` indexes `Dae::state_choices`; the choice's conditioning there.
+    StateChoice { conditioning: f64 },
+}
+
+/// An error-level assertion whose condition was false (or could not be evaluated), or a
+/// choice of states that no longer holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
-    /// Index into `Dae::assertions`.
+    /// Index into `Dae::assertions` (or `Dae::state_choices`, by `checked`).
     pub assertion: usize,
+    pub checked: Checked,
     pub time: f64,
     /// Why the condition has no value, when it has none.
     pub unevaluable: Option<EvalError>,
@@ -36,7 +57,7 @@ impl<'a> Checker<'a> {
 
     /// Whether there is anything to check (callers skip evaluating the full point otherwise).
     pub fn is_empty(&self) -> bool {
-        self.dae.assertions.is_empty()
+        self.dae.assertions.is_empty() && self.dae.state_choices.is_empty()
     }
 
     /// Checks every assertion at `point` (all variables and derivatives evaluated).
@@ -56,11 +77,29 @@ impl<'a> Checker<'a> {
             if a.is_error {
                 return Err(Violation {
                     assertion: k,
+                    checked: Checked::Assertion,
                     time: point.time,
                     unevaluable,
                 });
             }
             self.warned[k].get_or_insert(point.time);
+        }
+        for (k, choice) in self.dae.state_choices.iter().enumerate() {
+            let rows = evaluate(
+                &self.dae.pool,
+                &choice.entries,
+                choice.pivots.len(),
+                &values,
+            );
+            let conditioning = pivots::conditioning(&rows, &choice.pivots);
+            if conditioning < MIN_CONDITIONING {
+                return Err(Violation {
+                    assertion: k,
+                    checked: Checked::StateChoice { conditioning },
+                    time: point.time,
+                    unevaluable: None,
+                });
+            }
         }
         Ok(())
     }

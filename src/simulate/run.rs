@@ -323,10 +323,10 @@ pub fn simulate_bdf_observed(
         ..BdfOptions::default()
     };
     let mut states: Vec<(f64, Vec<f64>)> = Vec::with_capacity(options.steps as usize + 1);
-    let outcome = if options.steps == 0 {
+    let integrated = if options.steps == 0 {
         // Initialisation only: the initial state is the whole trajectory.
         states.push((options.start, x.clone()));
-        BdfOutcome::none(x.clone())
+        Ok(BdfOutcome::none(x.clone()))
     } else {
         integrate_bdf_with(
             &mut model,
@@ -340,16 +340,18 @@ pub fn simulate_bdf_observed(
                 progress(states.len() as u64 - 1);
             },
         )
-        .map_err(Failure::Bdf)?
     };
     let sources: Vec<Source> = outputs
         .iter()
         .map(|&u| source(m.dae, m.causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(m.dae, sources, states.len());
+    // The points before a failure first: an assertion or a choice of states violated there
+    // explains the failure.
     for (t, x) in &states {
         recorder.at_states(&mut model, *t, x)?;
     }
+    let outcome = integrated.map_err(Failure::Bdf)?;
     let sparse = super::linear::is_sparse(x.len());
     Ok(recorder.finish(outcome.stats, init_iterations, sparse, outcome.wall_seconds))
 }

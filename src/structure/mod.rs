@@ -8,7 +8,7 @@
 
 pub mod alias;
 mod dulmage_mendelsohn;
-pub mod dummy_derivatives;
+pub mod index_reduction;
 pub mod matching;
 mod subsystems;
 pub mod tarjan;
@@ -22,6 +22,7 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::{Node, VarId};
 use matching::{Bipartite, Matching, NONE, hopcroft_karp};
 
+pub use index_reduction::IndexReduction;
 pub use subsystems::Subsystem;
 
 /// An unknown of the DAE.
@@ -148,10 +149,10 @@ pub(crate) fn incidence(dae: &Dae, index: &UnknownIndex, equation: usize) -> Inc
     inc
 }
 
-/// The DAE as matching wants it: aliases eliminated, then constraints between states
-/// differentiated (one step of index reduction). Returns it with the demoted states.
-pub fn prepare(dae: Dae) -> (Dae, Vec<VarId>) {
-    dummy_derivatives::reduce(alias::eliminate(dae))
+/// The DAE as matching wants it: aliases eliminated, then its index reduced (Pantelides,
+/// dummy derivatives). Returns it with what index reduction did.
+pub fn prepare(dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
+    index_reduction::reduce(alias::eliminate(dae))
 }
 
 /// Matches, sorts and splits the DAE. Errors when the system is structurally singular or of

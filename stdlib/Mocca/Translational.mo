@@ -44,6 +44,13 @@ package Translational "1-D mechanics (flow positive into the component)"
     f = d*der(s_rel);
   end Damper;
 
+  model Rod "Rigid rod: the flanges a fixed distance apart"
+    extends Compliant;
+    parameter Real L = 1 "length (m)";
+  equation
+    s_rel = L;
+  end Rod;
+
   model Fixed "Fixed flange"
     parameter Real s0 = 0 "position (m)";
     Flange flange;

@@ -58,7 +58,7 @@ fn pipeline(sources: SourceMap, ids: &[FileId], params: &[(&str, &str)]) -> Load
         Ok(flat) => flat,
         Err((s, d)) => panic!("{}", render_plain(&s, &d)),
     };
-    let (mut dae, _) = structure::prepare(flat.dae);
+    let (mut dae, _) = structure::prepare(flat.dae).expect("index reduction");
     let structure =
         structure::analyse(&dae).unwrap_or_else(|d| panic!("{}", render_plain(&flat.sources, &d)));
     let causal = causal_form(&mut dae, &structure);

@@ -1,0 +1,329 @@
+//! Index reduction (Pantelides, dummy derivatives) against independent oracles: the angle ODE
+//! of the pendulum integrated by a fine RK4 here, the closed form of a damped oscillator,
+//! and conservation laws of the circuits and rods.
+
+mod cli_support;
+
+use cli_support::{csv_columns, mocca, mocca_json, model_file, simulate_csv};
+
+const PENDULUM: &str = "
+model Pendulum
+  parameter Real L = 1;
+  parameter Real m = 1;
+  parameter Real g = 9.81;
+  Real x(start = X0, fixed = true);
+  Real y(start = Y0);
+  Real vx(start = 0, fixed = true);
+  Real vy(start = 0);
+  Real F;
+equation
+  der(x) = vx;
+  der(y) = vy;
+  m*der(vx) = -F*x/L;
+  m*der(vy) = -F*y/L - m*g;
+  x^2 + y^2 = L^2;
+end Pendulum;
+";
+
+fn pendulum(x0: f64, y0: f64) -> String {
+    PENDULUM
+        .replace("X0", &x0.to_string())
+        .replace("Y0", &y0.to_string())
+}
+
+/// θ(t) of θ'' = −(g/L) sin θ, θ(0) = θ0, θ'(0) = 0, by RK4 with 10⁻⁵ steps, at `times`.
+fn angle(theta0: f64, times: &[f64]) -> Vec<f64> {
+    let f = |s: [f64; 2]| [s[1], -9.81 * s[0].sin()];
+    let h = 1e-5;
+    let mut s = [theta0, 0.0];
+    let mut t = 0.0;
+    let mut out = Vec::new();
+    for &target in times {
+        while t < target - h / 2.0 {
+            let k1 = f(s);
+            let k2 = f([s[0] + h / 2.0 * k1[0], s[1] + h / 2.0 * k1[1]]);
+            let k3 = f([s[0] + h / 2.0 * k2[0], s[1] + h / 2.0 * k2[1]]);
+            let k4 = f([s[0] + h * k3[0], s[1] + h * k3[1]]);
+            for i in 0..2 {
+                s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+            }
+            t += h;
+        }
+        out.push(s[0]);
+    }
+    out
+}
+
+#[test]
+fn the_cartesian_pendulum_follows_the_angle_equation_and_keeps_its_length() {
+    let path = model_file("pendulum", &pendulum(0.6, -0.8));
+    let file = path.to_str().unwrap();
+    let (csv, err, code) = simulate_csv(
+        "pendulum",
+        &[
+            "simulate", file, "--method", "bdf", "--tol", "1e-10", "--stop", "2", "--step", "0.01",
+            "--vars", "x,y,vx,F",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    let theta = angle(0.6f64.atan2(0.8), &c["time"]);
+    for (k, th) in theta.iter().enumerate() {
+        let (x, y) = (c["x"][k], c["y"][k]);
+        assert!(
+            (x - th.sin()).abs() < 1e-5,
+            "x at {}: {x} vs {}",
+            c["time"][k],
+            th.sin()
+        );
+        assert!((y + th.cos()).abs() < 1e-5, "y at {}", c["time"][k]);
+        assert!(
+            (x * x + y * y - 1.0).abs() < 1e-8,
+            "constraint at {}",
+            c["time"][k]
+        );
+    }
+    let json = mocca_json(&["check", file, "--format", "json"]);
+    assert_eq!(json["index"], 3);
+    assert_eq!(json["states"], 2);
+    assert_eq!(json["state_names"], serde_json::json!(["x", "vx"]));
+    let differentiated: Vec<(String, u64)> = json["differentiated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["equation"].as_str().unwrap().to_string(),
+                d["times"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(differentiated.contains(&("`x^2 + y^2 = L^2`".to_string(), 2)));
+    assert!(differentiated.contains(&("`der(x) = vx`".to_string(), 1)));
+    let (text, _, code) = mocca(&["check", file]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("index 3: differentiated") && text.contains("states x, vx"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_pendulum_started_horizontal_stops_with_an_error_rather_than_run_wrong() {
+    let path = model_file("pendulum_horizontal", &pendulum(1.0, 0.0));
+    let file = path.to_str().unwrap();
+    for method in ["bdf", "implicit-euler", "euler", "trapezoidal"] {
+        let (csv, err, code) = simulate_csv(
+            "pendulum_horizontal",
+            &[
+                "simulate", file, "--method", method, "--stop", "2", "--step", "0.01",
+            ],
+        );
+        assert_eq!(code, 1, "{method}: {err}");
+        assert!(csv.is_empty(), "{method}: nothing written");
+        assert!(
+            err.contains("no longer suit the constraint") && err.contains("stateSelect"),
+            "{method}: {err}"
+        );
+    }
+}
+
+/// m·s'' + d·s' + c·s = 0, s(0) = 1, s'(0) = 0 (underdamped).
+fn oscillator(m: f64, d: f64, c: f64, t: f64) -> f64 {
+    let w0 = (c / m).sqrt();
+    let z = d / (2.0 * (c * m).sqrt());
+    let wd = w0 * (1.0 - z * z).sqrt();
+    (-z * w0 * t).exp() * ((wd * t).cos() + z * w0 / wd * (wd * t).sin())
+}
+
+#[test]
+fn spring_and_damper_to_a_fixed_flange_match_the_closed_form() {
+    let translational = "
+model SpringDamperMass
+  Mocca.Translational.Fixed fixed;
+  Mocca.Translational.Spring spring(c = 4);
+  Mocca.Translational.Damper damper(d = 0.5);
+  Mocca.Translational.Mass mass(m = 2, s(start = 1, fixed = true), v(start = 0, fixed = true));
+equation
+  connect(fixed.flange, spring.flange_a);
+  connect(fixed.flange, damper.flange_a);
+  connect(spring.flange_b, mass.flange_a);
+  connect(damper.flange_b, mass.flange_a);
+end SpringDamperMass;
+";
+    let rotational = "
+model SpringDamperInertia
+  Mocca.Rotational.Fixed fixed;
+  Mocca.Rotational.Spring spring(c = 4);
+  Mocca.Rotational.Damper damper(d = 0.5);
+  Mocca.Rotational.Inertia inertia(J = 2, phi(start = 1, fixed = true), w(start = 0, fixed = true));
+equation
+  connect(fixed.flange, spring.flange_a);
+  connect(fixed.flange, damper.flange_a);
+  connect(spring.flange_b, inertia.flange_a);
+  connect(damper.flange_b, inertia.flange_a);
+end SpringDamperInertia;
+";
+    for (name, text, column) in [
+        ("sdm", translational, "mass.s"),
+        ("sdi", rotational, "inertia.phi"),
+    ] {
+        let path = model_file(name, text);
+        let file = path.to_str().unwrap();
+        let json = mocca_json(&["check", file, "--format", "json"]);
+        assert_eq!(json["index"], 2, "{name}");
+        assert_eq!(json["states"], 2, "{name}");
+        for method in ["bdf", "trapezoidal"] {
+            let (csv, err, code) = simulate_csv(
+                name,
+                &[
+                    "simulate", file, "--method", method, "--tol", "1e-10", "--stop", "3",
+                    "--step", "0.001",
+                ],
+            );
+            assert_eq!(code, 0, "{name} {method}: {err}");
+            let c = csv_columns(&csv);
+            let tol = if method == "bdf" { 1e-6 } else { 1e-5 };
+            for (k, &t) in c["time"].iter().enumerate() {
+                let exact = oscillator(2.0, 0.5, 4.0, t);
+                let got = c[column][k];
+                assert!(
+                    (got - exact).abs() < tol,
+                    "{name} {method} at {t}: {got} vs {exact}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_capacitors_in_parallel_share_their_charge_and_prefer_the_chosen_state() {
+    let model = |c1: &str, c2: &str| {
+        format!(
+            "
+model TwoCaps
+  Mocca.Electrical.Ground ground;
+  Mocca.Electrical.Resistor r(R = 1);
+  Mocca.Electrical.Capacitor c1(C = 1{c1});
+  Mocca.Electrical.Capacitor c2(C = 2{c2});
+equation
+  connect(r.p, c1.p);
+  connect(c1.p, c2.p);
+  connect(r.n, ground.p);
+  connect(c1.n, ground.p);
+  connect(c2.n, ground.p);
+end TwoCaps;
+"
+        )
+    };
+    let fixed = ", v(start = 1, fixed = true)";
+    let preferred = ", v(start = 1, fixed = true, stateSelect = StateSelect.prefer)";
+    for (text, state) in [
+        (model(fixed, ""), "c1.v"),
+        (
+            model(fixed, ", v(stateSelect = StateSelect.prefer)"),
+            "c2.v",
+        ),
+        (model("", preferred), "c2.v"),
+    ] {
+        let path = model_file("two_caps", &text);
+        let file = path.to_str().unwrap();
+        let json = mocca_json(&["check", file, "--format", "json"]);
+        assert_eq!(json["state_names"], serde_json::json!([state]), "{text}");
+        let (csv, err, code) = simulate_csv(
+            "two_caps",
+            &[
+                "simulate",
+                file,
+                "--method",
+                "bdf",
+                "--tol",
+                "1e-10",
+                "--stop",
+                "2",
+                "--vars",
+                "c1.v,c2.v",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let c = csv_columns(&csv);
+        // Both discharge through R with the time constant R·(C1 + C2) = 3.
+        for (k, &t) in c["time"].iter().enumerate() {
+            let exact = (-t / 3.0).exp();
+            assert!((c["c1.v"][k] - exact).abs() < 1e-6, "c1.v at {t}");
+            assert!((c["c2.v"][k] - exact).abs() < 1e-6, "c2.v at {t}");
+        }
+    }
+}
+
+/// `n` masses in a row, joined by rigid rods, the first pulled by a constant force.
+fn rod_chain(n: usize) -> String {
+    let mut text = String::from("model RodChain\n");
+    text.push_str("  Mocca.Translational.ConstantForce push(f_constant = 6);\n");
+    text.push_str(&format!(
+        "  Mocca.Translational.Mass mass[{n}](each m = 1);\n  Mocca.Translational.Rod rod[{}](each L = 0.5);\n",
+        n - 1
+    ));
+    text.push_str("  initial equation\n    mass[1].s = 0;\n    mass[1].v = 0;\nequation\n");
+    text.push_str("  connect(push.flange, mass[1].flange_a);\n");
+    text.push_str(&format!(
+        "  for i in 1:{} loop\n    connect(mass[i].flange_b, rod[i].flange_a);\n    connect(rod[i].flange_b, mass[i + 1].flange_a);\n  end for;\n",
+        n - 1
+    ));
+    text.push_str("end RodChain;\n");
+    text
+}
+
+#[test]
+fn masses_joined_by_rigid_rods_move_as_one_body() {
+    let n = 4;
+    let path = model_file("rod_chain", &rod_chain(n));
+    let file = path.to_str().unwrap();
+    let json = mocca_json(&["check", file, "--format", "json"]);
+    assert_eq!(json["index"], 3);
+    assert_eq!(json["states"], 2, "{}", json["state_names"]);
+    let (csv, err, code) = simulate_csv(
+        "rod_chain",
+        &[
+            "simulate", file, "--method", "bdf", "--tol", "1e-10", "--stop", "1", "--vars", "all",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    // The 6 N force accelerates 4 kg: s = 0.75 t², every mass 0.5 m behind the one before.
+    for (k, &t) in c["time"].iter().enumerate() {
+        for i in 1..=n {
+            let exact = 0.75 * t * t + 0.5 * (i - 1) as f64;
+            let got = c[&format!("mass[{i}].s")][k];
+            assert!(
+                (got - exact).abs() < 1e-6,
+                "mass[{i}] at {t}: {got} vs {exact}"
+            );
+        }
+    }
+}
+
+#[test]
+fn models_that_need_no_reduction_keep_their_states() {
+    for example in [
+        "examples/power_shaft.mo",
+        "examples/half_car.mo",
+        "examples/dc_motor.mo",
+    ] {
+        let (text, err, code) = mocca(&["check", example]);
+        assert_eq!(code, 0, "{err}");
+        assert!(text.contains("index                     1"), "{text}");
+        assert!(!text.contains("index reduction"), "{text}");
+    }
+}
+
+#[test]
+fn a_constraint_reading_an_input_is_refused_by_name() {
+    let path = model_file(
+        "input_constraint",
+        "model InputConstraint\n  input Real u;\n  Real x;\n  Real y;\n  Real z;\nequation\n  der(x) = -x + z;\n  der(y) = -y;\n  x + y = u;\nend InputConstraint;\n",
+    );
+    let (_, err, code) = mocca(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the input `u`"), "{err}");
+}
