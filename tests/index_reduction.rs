@@ -327,3 +327,16 @@ fn a_constraint_reading_an_input_is_refused_by_name() {
     assert_eq!(code, 1);
     assert!(err.contains("the input `u`"), "{err}");
 }
+
+#[test]
+fn fixing_both_coordinates_of_the_pendulum_names_the_conflict() {
+    let text =
+        pendulum(0.6, -0.8).replace("Real y(start = -0.8)", "Real y(start = -0.8, fixed = true)");
+    let path = model_file("pendulum_over", &text);
+    let (_, err, code) = mocca(&["simulate", path.to_str().unwrap(), "--stop", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("over-determined"), "{err}");
+    assert!(err.contains("surplus fixed = true"), "{err}");
+    assert!(err.contains("conflicting with this condition"), "{err}");
+    assert!(err.contains("x^2 + y^2 = L^2"), "{err}");
+}

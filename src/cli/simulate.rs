@@ -597,6 +597,44 @@ fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
     }
 }
 
+/// An over-determined start after index reduction: the constraints it differentiated tie
+/// the variables, so conditions given on all of them conflict. Points at the other
+/// conditions and at the constraints.
+fn with_reduced_constraints(
+    dae: &Dae,
+    mut d: Diagnostic,
+    surplus: &[InitialResidual],
+) -> Diagnostic {
+    let mut constraints: Vec<crate::source::Span> = dae
+        .equations
+        .iter()
+        .filter(|eq| eq.origin == crate::dae::EquationOrigin::Differentiated)
+        .map(|eq| eq.span)
+        .collect();
+    if constraints.is_empty() {
+        return d;
+    }
+    constraints.sort_by_key(|s| (s.file, s.start));
+    constraints.dedup();
+    const SHOWN: usize = 4;
+    for &span in constraints.iter().take(SHOWN) {
+        d = d.with_secondary(span, "a constraint index reduction differentiated");
+    }
+    let fixed = dae.var_ids().filter(|&v| {
+        let var = dae.var(v);
+        var.kind.is_unknown()
+            && var.fixed == Some(true)
+            && !surplus.contains(&InitialResidual::Fixed(v))
+    });
+    for v in fixed.take(SHOWN) {
+        d = d.with_secondary(dae.var(v).span, "conflicting with this condition");
+    }
+    d.with_note(format!(
+        "the constraints leave {} states free to start; fix those (`check` names them) and let the constraints give the others",
+        dae.count(crate::dae::VarKind::State)
+    ))
+}
+
 /// The states index reduction chose at the start no longer determine the others well.
 fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnostic {
     let choice = &dae.state_choices[v.assertion];
@@ -670,7 +708,7 @@ pub(super) fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagn
                     d.with_secondary(s, format!("surplus {what}"))
                 };
             }
-            d
+            with_reduced_constraints(dae, d, surplus)
         }
         InitFailure::NoConvergence { worst } => {
             let mut d = Diagnostic::error("Newton on the initial system did not converge");
