@@ -2,12 +2,15 @@
 # Emitted solvers (SPEC §12) against `mocca simulate`, through the binaries:
 #
 #   cargo build --release && benches/emit.sh speed     # heat exchangers at N = 1000
+#   benches/emit.sh threads 1000 1400 2000            # one thread against two, by size
 #   benches/emit.sh build 111 1111 11111               # emit + build of RC chains (10³–10⁵ eqs)
 #
 # speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
 # --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
 # `simulate` (its `integration_time_s`, nothing recorded) and of the emitted binary (its
 # `integration_time_s`), best of RUNS, as steps per second, the real-time factor and the ratio.
+# threads: the nonlinear heat exchanger with N cells, implicit Euler, --stop 20: steps per
+# second of `simulate` and of the emitted binary with `--threads 1` and `--threads 2`.
 # build: per chain (written to target/tmp/emit/), the wall time of `mocca emit` and of
 # `cargo build --release --offline` of the crate (a fresh target directory), and the build's
 # peak resident memory (/usr/bin/time).
@@ -26,31 +29,64 @@ best() { # the smallest of the numbers on stdin
     sort -g | head -1
 }
 
-speed() {
-    local example=$1 method=$2
+# Emits examples/$1.mo with the remaining arguments into $OUT/$name, builds it and keeps the
+# binary as $OUT/$name.bin; prints the binary's path.
+emitted_binary() {
+    local example=$1 name=$2
     shift 2
-    local args=(-p N=1000 --method "$method" --step 0.01 --stop 2 "$@")
-    local dir=$OUT/${example}_$method
-    "$MOCCA" emit "$ROOT/examples/$example.mo" "${args[@]}" --out "$dir" --force >/dev/null
+    local dir=$OUT/$name
+    "$MOCCA" emit "$ROOT/examples/$example.mo" "$@" --out "$dir" --force >/dev/null
     (cd "$dir" && CARGO_TARGET_DIR=$OUT/target cargo build --release --offline -q)
     local bin
     bin=$(grep -A1 '\[\[bin\]\]' "$dir/Cargo.toml" | sed -n 's/name = "\(.*\)"/\1/p')
     cp "$OUT/target/release/$bin" "$dir.bin"
-    local sim emitted
-    sim=$(for _ in $(seq "$RUNS"); do
-        "$MOCCA" simulate "$ROOT/examples/$example.mo" "${args[@]}" --format json |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["integration_time_s"])'
-    done | best)
-    emitted=$(for _ in $(seq "$RUNS"); do
-        "$dir.bin" --format json |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["integration_time_s"])'
-    done | best)
+    echo "$dir.bin"
+}
+
+# The best of RUNS integration times of a command printing JSON (`$1`: the key's path).
+best_time() {
+    local key=$1
+    shift
+    for _ in $(seq "$RUNS"); do
+        "$@" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)$key)"
+    done | best
+}
+
+speed() {
+    local example=$1 method=$2
+    shift 2
+    local args=(-p N=1000 --method "$method" --step 0.01 --stop 2 "$@")
+    local bin sim emitted
+    bin=$(emitted_binary "$example" "${example}_$method" "${args[@]}")
+    sim=$(best_time '["stats"]["integration_time_s"]' \
+        "$MOCCA" simulate "$ROOT/examples/$example.mo" "${args[@]}")
+    emitted=$(best_time '["integration_time_s"]' "$bin")
     python3 - "$example" "$method $*" "$sim" "$emitted" <<'PY'
 import sys
 name, method, sim, emitted = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 steps = 200
 print("%-26s %-34s %12.0f %12.0f %8.1f %8.1f %6.2f" % (name, method, steps / sim, steps / emitted,
       2 / sim, 2 / emitted, sim / emitted))
+PY
+}
+
+# The nonlinear heat exchanger with N cells, implicit Euler, --stop 20: simulate, and the
+# emitted binary on one thread and on two (its Newton matrix in pieces from 4 096 states).
+threads() {
+    local n=$1
+    local args=(-p "N=$n" --method implicit-euler --step 0.01 --stop 20)
+    local bin sim one two
+    bin=$(emitted_binary heat_exchanger_nonlinear "threads_$n" "${args[@]}")
+    sim=$(best_time '["stats"]["integration_time_s"]' \
+        "$MOCCA" simulate "$ROOT/examples/heat_exchanger_nonlinear.mo" "${args[@]}")
+    one=$(best_time '["integration_time_s"]' "$bin" --threads 1)
+    two=$(best_time '["integration_time_s"]' "$bin" --threads 2)
+    python3 - "$n" "$sim" "$one" "$two" <<'PY'
+import sys
+n, sim, one, two = int(sys.argv[1]), *map(float, sys.argv[2:])
+steps = 2000
+print("%-8d %8d %12.0f %12.0f %12.0f %8.2f %8.2f" % (n, 3 * n, steps / sim, steps / one,
+      steps / two, one / two, sim / two))
 PY
 }
 
@@ -79,6 +115,13 @@ speed)
         speed "$example" mixed-euler --partition auto
     done
     ;;
+threads)
+    SIZES=("$@")
+    [ ${#SIZES[@]} -eq 0 ] && SIZES=(1000 1400 2000)
+    printf '%-8s %8s %12s %12s %12s %8s %8s\n' N states "sim steps/s" "1 thread" "2 threads" \
+        "2 vs 1" "2 vs sim"
+    for n in "${SIZES[@]}"; do threads "$n"; done
+    ;;
 build)
     SIZES=("$@")
     [ ${#SIZES[@]} -eq 0 ] && SIZES=(111 1111 11111)
@@ -86,7 +129,7 @@ build)
     for n in "${SIZES[@]}"; do build "$n"; done
     ;;
 *)
-    echo "usage: benches/emit.sh speed | build [stages...]" >&2
+    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...]" >&2
     exit 2
     ;;
 esac

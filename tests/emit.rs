@@ -142,6 +142,43 @@ fn a_large_model_uses_the_written_sparse_factorization() {
     assert_eq!(emitted, simulated);
 }
 
+/// 4 200 states in a Newton matrix factored every step: its ordering has two pieces and a
+/// separator (SPEC §9's set of shared nodes), written as the pieces' own solves, which the
+/// binary factors and solves at once on two threads. One thread or two, it writes what
+/// `simulate` writes, bit for bit; a thread count that is no whole number from 1 is refused.
+#[test]
+fn a_newton_matrix_in_pieces_runs_on_two_threads_as_simulate_runs_it() {
+    let args = [
+        "-p",
+        "N=1400",
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.01",
+        "--stop",
+        "0.2",
+    ];
+    let name = "heat_exchanger_pieces";
+    let model = "examples/heat_exchanger_nonlinear.mo";
+    let binary = emit_and_build(name, model, &args);
+    let written =
+        std::fs::read_to_string(crates_dir().join(name).join("src/model.rs")).expect("model.rs");
+    assert!(written.contains("solve: Solve::Pieces(&WHOLE_PIECES)"));
+    let mut sim = vec!["simulate", model];
+    sim.extend(args);
+    let (simulated, err, code) = simulate_csv(&format!("{name}_simulated"), &sim);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(simulated.lines().count(), 22);
+    for threads in ["1", "2"] {
+        let (emitted, err, code) = run_binary(&binary, name, &["--threads", threads]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(emitted, simulated, "{threads} threads");
+    }
+    let (_, err, code) = run_binary(&binary, name, &["--threads", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`--threads 0`"), "{err}");
+}
+
 /// Mixed methods, multirate levels and both interpolations, and weak subsystems stepped apart
 /// (Gauss–Seidel, Jacobi, each with a mixed method): the partition chosen at emit time (by
 /// `--fast` or by cycle analysis) steps in the crate as in `simulate`, bit for bit.

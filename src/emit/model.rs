@@ -44,7 +44,7 @@ pub fn model_rs(input: &Input<'_>) -> String {
     );
     code.line("#![allow(clippy::all, unused_imports, unused_mut, unused_parens, unused_variables, non_upper_case_globals)]");
     code.blank();
-    code.line("use crate::runtime::{Implicit, Level, Loop, Method, Part, Program, SparseTables, Subsystem, SystemCode, Weak, Work, loop_tangent, newton_loop, newton_scalar, sign, truth};");
+    code.line("use crate::runtime::{Implicit, Level, Loop, Method, Part, Pieces, Program, Solve, SparseTables, Subsystem, SystemCode, Weak, Work, loop_tangent, newton_loop, newton_scalar, sign, truth};");
     code.blank();
     about(&mut code, input);
     parameters(&mut code, input.dae);

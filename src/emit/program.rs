@@ -300,11 +300,32 @@ fn sparse_tables(
     }
     code.table(&format!("{prefix}SLOTS"), "usize", &lu.slots(&entries));
     let solve = format!("{}solve", prefix.to_lowercase());
-    straight_solve(code, &solve, lu.tables());
+    let solve_value = match lu.threaded_pieces() {
+        None => {
+            straight_solve(code, &solve, lu.tables());
+            format!("Solve::Whole({solve})")
+        }
+        Some(starts) => {
+            solve_in_pieces(code, &solve, lu.tables(), starts);
+            format!("Solve::Pieces(&{}PIECES)", prefix)
+        }
+    };
+    if let Some([a, b]) = lu.threaded_pieces() {
+        code.open(format_args!("pub const {prefix}PIECES: Pieces = Pieces"));
+        code.line(format_args!("starts: [{a}, {b}],"));
+        code.line(format_args!(
+            "forward: [{solve}_forward_first, {solve}_forward_second],"
+        ));
+        code.line(format_args!("separator: {solve}_separator,"));
+        code.line(format_args!(
+            "backward: [{solve}_backward_first, {solve}_backward_second],"
+        ));
+        code.close_with(";").blank();
+    }
     code.open(format_args!(
         "pub const {prefix}SPARSE: Option<&SparseTables> = Some(&SparseTables"
     ));
-    code.line(format_args!("solve: {solve},"));
+    code.line(format_args!("solve: {solve_value},"));
     for (field, name) in [
         ("perm", "PERM"),
         ("l_ptr", "L_PTR"),
@@ -398,7 +419,6 @@ fn straight_solve(
     let n = perm.len();
     let u_start = l_col.len();
     let diag_start = u_start + u_col.len();
-    let values = diag_start + n;
     let forward = (0..n).map(|i| {
         let mut line = format!("y[{i}] = b[{}]", perm[i]);
         let row = l_ptr[i]..l_ptr[i + 1];
@@ -417,29 +437,124 @@ fn straight_solve(
         line.push_str(&format!("; y[{i}] = s; b[{}] = s;", perm[i]));
         line
     });
-    let lines: Vec<String> = forward.chain(backward).collect();
-    let chunks: Vec<&[String]> = lines.chunks(CHUNK).collect();
-    code.open(format_args!(
-        "pub fn {name}(v: &[f64], b: &mut [f64], y: &mut [f64])"
-    ));
-    for k in 0..chunks.len() {
-        code.line(format_args!("{name}_{k}::run(v, b, y);"));
+    let vectors = [("b", true, n), ("y", true, n)];
+    straight_over_factors(
+        code,
+        name,
+        diag_start + n,
+        &vectors,
+        forward.chain(backward).collect(),
+    );
+}
+
+/// The triangular solves of a static LU ordered piece, piece, separator (`starts`: where the
+/// second piece and the separator start) as five straight-line functions over the permuted
+/// right-hand side, split at the starts (`first`, `second`, `separator`): each piece's
+/// forward rows, the separator's forward and backward rows, each piece's backward rows. The
+/// pieces' functions read only their own piece (and, backward, the separator), so the two of
+/// each pair can run at once; the operations are those of [`straight_solve`], row by row.
+fn solve_in_pieces(
+    code: &mut Code,
+    name: &str,
+    [perm, l_ptr, l_col, u_ptr, u_col, _]: [&[usize]; 6],
+    [a, b]: [usize; 2],
+) {
+    let n = perm.len();
+    let u_start = l_col.len();
+    let diag_start = u_start + u_col.len();
+    let values = diag_start + n;
+    // Row `i`'s entry in the vector of its part.
+    let at = |i: usize| match i {
+        i if i < a => format!("first[{i}]"),
+        i if i < b => format!("second[{}]", i - a),
+        i => format!("separator[{}]", i - b),
+    };
+    let forward = |rows: std::ops::Range<usize>| -> Vec<String> {
+        rows.map(|i| {
+            let mut line = format!("{0} = {0}", at(i));
+            let row = l_ptr[i]..l_ptr[i + 1];
+            for (p, &col) in row.clone().zip(&l_col[row]) {
+                line.push_str(&format!(" - v[{p}] * {}", at(col)));
+            }
+            line.push(';');
+            line
+        })
+        .collect()
+    };
+    let backward = |rows: std::ops::Range<usize>| -> Vec<String> {
+        rows.rev()
+            .map(|i| {
+                let mut line = format!("{} = {} * v[{}]", at(i), at(i), diag_start + i);
+                let row = u_ptr[i]..u_ptr[i + 1];
+                for (p, &col) in row.clone().zip(&u_col[row]).rev() {
+                    line.push_str(&format!(" - v[{}] * {}", u_start + p, at(col)));
+                }
+                line.push(';');
+                line
+            })
+            .collect()
+    };
+    let (first, second, separator) = (("first", a), ("second", b - a), ("separator", n - b));
+    let mutable = |(name, size): (&'static str, usize)| (name, true, size);
+    let shared = |(name, size): (&'static str, usize)| (name, false, size);
+    let parts: [(&str, Vec<_>, Vec<String>); 5] = [
+        ("forward_first", vec![mutable(first)], forward(0..a)),
+        ("forward_second", vec![mutable(second)], forward(a..b)),
+        (
+            "separator",
+            vec![shared(first), shared(second), mutable(separator)],
+            [forward(b..n), backward(b..n)].concat(),
+        ),
+        (
+            "backward_first",
+            vec![shared(separator), mutable(first)],
+            backward(0..a),
+        ),
+        (
+            "backward_second",
+            vec![shared(separator), mutable(second)],
+            backward(a..b),
+        ),
+    ];
+    for (part, vectors, lines) in parts {
+        straight_over_factors(code, &format!("{name}_{part}"), values, &vectors, lines);
+    }
+}
+
+/// `pub fn NAME(v, VECTORS...)` running `lines` in chunk modules of [`CHUNK`] lines, each
+/// viewing the factors `v` (`values` of them) and the vectors, `(name, mutable, size)`, as
+/// fixed-size arrays, so every index is checked when the crate builds.
+fn straight_over_factors(
+    code: &mut Code,
+    name: &str,
+    values: usize,
+    vectors: &[(&str, bool, usize)],
+    lines: Vec<String>,
+) {
+    let params: String = vectors
+        .iter()
+        .map(|&(v, mutable, _)| format!(", {v}: &{}[f64]", if mutable { "mut " } else { "" }))
+        .collect();
+    let args: String = vectors.iter().map(|&(v, _, _)| format!(", {v}")).collect();
+    code.open(format_args!("pub fn {name}(v: &[f64]{params})"));
+    for k in 0..lines.len().div_ceil(CHUNK) {
+        code.line(format_args!("{name}_{k}::run(v{args});"));
     }
     code.close().blank();
-    for (k, chunk) in chunks.iter().enumerate() {
+    for (k, chunk) in lines.chunks(CHUNK).enumerate() {
         code.open(format_args!("mod {name}_{k}"));
         code.line("#[inline(never)]");
-        code.open("pub(super) fn run(v: &[f64], b: &mut [f64], y: &mut [f64])");
+        code.open(format_args!("pub(super) fn run(v: &[f64]{params})"));
         code.line(format_args!(
             "let v: &[f64; {values}] = v.try_into().expect(\"the factors\");"
         ));
-        code.line(format_args!(
-            "let b: &mut [f64; {n}] = b.try_into().expect(\"a right-hand side\");"
-        ));
-        code.line(format_args!(
-            "let y: &mut [f64; {n}] = y.try_into().expect(\"a work vector\");"
-        ));
-        for line in chunk.iter() {
+        for &(v, mutable, size) in vectors {
+            let m = if mutable { "mut " } else { "" };
+            code.line(format_args!(
+                "let {v}: &{m}[f64; {size}] = {v}.try_into().expect(\"a vector of {size}\");"
+            ));
+        }
+        for line in chunk {
             code.line(line);
         }
         code.close().close().blank();

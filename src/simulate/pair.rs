@@ -16,6 +16,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// Spins before each yield to the scheduler while waiting.
 const SPINS: u32 = 1 << 16;
 
+/// Yields (each after [`SPINS`] spins, about a tenth of a second in all) before a waiting
+/// thread naps instead.
+const YIELDS_BEFORE_NAPS: u32 = 1024;
+
 /// A helper thread and the slot it takes work from.
 pub struct Pair {
     slot: Slot,
@@ -43,6 +47,9 @@ struct Slot {
 // posted job and marking it done; `posted`, `claimed` and `done` (release/acquire) order
 // the two. The job behind the pointer is `Send`.
 unsafe impl Sync for Slot {}
+// SAFETY: the only field that is not `Send` is the job pointer, which is dereferenced only
+// under the protocol above, wherever the slot lives; between joins it points at nothing live.
+unsafe impl Send for Slot {}
 
 impl Slot {
     /// Takes on job `number` unless another thread did.
@@ -157,6 +164,46 @@ impl Pair {
     }
 }
 
+/// A pair whose helper serves until the value is dropped: for an owner that outlives any one
+/// call, such as an emitted solver's integrator that a rig steps one call at a time.
+pub struct HeldPair {
+    pair: std::sync::Arc<Pair>,
+    helper: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HeldPair {
+    /// A pair with its helper started; `None` on one processor or when no thread starts.
+    pub fn start() -> Option<HeldPair> {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return None;
+        }
+        let pair = std::sync::Arc::new(Pair::unserved());
+        let served = std::sync::Arc::clone(&pair);
+        let helper = std::thread::Builder::new()
+            .name("pair helper".into())
+            .spawn(move || served.serve())
+            .ok()?;
+        Some(HeldPair {
+            pair,
+            helper: Some(helper),
+        })
+    }
+
+    pub fn pair(&self) -> &Pair {
+        &self.pair
+    }
+}
+
+impl Drop for HeldPair {
+    fn drop(&mut self) {
+        self.pair.slot.stop.store(true, Ordering::Release);
+        if let Some(helper) = self.helper.take() {
+            // A helper's panic was caught job by job; its loop itself does not panic.
+            let _ = helper.join();
+        }
+    }
+}
+
 /// Settles a posted job before [`Pair::join`]'s frame ends, however it ends: takes it back
 /// if the helper has not started it, else waits until the helper is done with it.
 struct Settle<'a> {
@@ -250,9 +297,12 @@ pub fn share<T>(v: &mut [T]) -> &[Shared<T>] {
     unsafe { &*(std::ptr::from_mut(v) as *const [Shared<T>]) }
 }
 
-/// Spins, then spins and yields, until `ready` gives a value.
+/// Spins, then spins and yields, until `ready` gives a value; after [`YIELDS_BEFORE_NAPS`]
+/// yields, naps between rounds, so that a helper idle between a rig's calls does not keep a
+/// processor busy (a job posted meanwhile is taken back by its poster, never waited for).
 fn wait_until<T>(mut ready: impl FnMut() -> Option<T>) -> T {
     let mut spins = 0u32;
+    let mut yields = 0u32;
     loop {
         if let Some(value) = ready() {
             return value;
@@ -263,7 +313,12 @@ fn wait_until<T>(mut ready: impl FnMut() -> Option<T>) -> T {
         spins += 1;
         if spins >= SPINS {
             spins = 0;
-            std::thread::yield_now();
+            if yields < YIELDS_BEFORE_NAPS {
+                yields += 1;
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
         }
     }
 }
@@ -321,6 +376,34 @@ mod tests {
             counted += a + b;
         }
         assert_eq!(counted, 33);
+    }
+
+    #[test]
+    fn a_held_pair_serves_across_calls_and_stops_when_dropped() {
+        let Some(held) = HeldPair::start() else {
+            return eprintln!("one processor: no helper to test");
+        };
+        let mut v: Vec<u64> = (0..1000).collect();
+        for k in 0..100u64 {
+            let (left, right) = v.split_at_mut(500);
+            let (a, b) = held.pair().join(
+                || {
+                    left.iter_mut()
+                        .map(|x| std::mem::replace(x, *x + 1))
+                        .sum::<u64>()
+                },
+                || {
+                    right
+                        .iter_mut()
+                        .map(|x| std::mem::replace(x, *x + 1))
+                        .sum::<u64>()
+                },
+            );
+            assert_eq!(a, (0..500).sum::<u64>() + 500 * k);
+            assert_eq!(b, (500..1000).sum::<u64>() + 500 * k);
+        }
+        // Returns only once the helper has stopped.
+        drop(held);
     }
 
     #[test]

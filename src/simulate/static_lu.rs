@@ -252,14 +252,17 @@ impl StaticLu {
         self.solve_fused(&mut InPlace(share(b)));
     }
 
+    /// Where the second piece and the separator start (permuted rows), when the order has
+    /// pieces and is large enough for two threads to pay ([`MIN_THREADED_ROWS`]).
+    pub fn threaded_pieces(&self) -> Option<[usize; 2]> {
+        self.pieces.filter(|_| self.n() >= MIN_THREADED_ROWS)
+    }
+
     /// With pieces, the entries (unpermuted, as ascending runs) each thread of
     /// [`StaticLu::solve_pieces`] solves: the first piece's and the separator's, and the
     /// second piece's.
     pub fn owners(&self) -> Option<[Vec<Range<usize>>; 2]> {
-        let [a, b] = self.pieces?;
-        if self.n() < MIN_THREADED_ROWS {
-            return None;
-        }
+        let [a, b] = self.threaded_pieces()?;
         let first = self.perm[..a].iter().chain(&self.perm[b..]).copied();
         Some([runs(first.collect()), runs(self.perm[a..b].to_vec())])
     }

@@ -1,5 +1,6 @@
 //! Runs the emitted model: `--stop T`, `--start T`, `--step H`, `--param NAME=VALUE`
-//! (repeatable), `--out FILE.csv` (time and the states), `--format text|json` (the statistics).
+//! (repeatable), `--out FILE.csv` (time and the states), `--format text|json` (the statistics),
+//! `--threads N` (at most N threads step the model; the results do not depend on it).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,12 +14,13 @@ struct Args {
     params: Vec<(String, f64)>,
     out: Option<String>,
     json: bool,
+    threads: usize,
 }
 
 fn usage(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     eprintln!(
-        "usage: {} [--start T] [--stop T] [--step H] [--param NAME=VALUE]... [--out FILE.csv] [--format text|json]",
+        "usage: {} [--start T] [--stop T] [--step H] [--param NAME=VALUE]... [--out FILE.csv] [--format text|json] [--threads N]",
         model::MODEL
     );
     ExitCode::from(2)
@@ -30,6 +32,7 @@ fn parse() -> Result<Args, String> {
         params: Vec::new(),
         out: None,
         json: false,
+        threads: 2,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -52,6 +55,14 @@ fn parse() -> Result<Args, String> {
                 args.params.push((name.to_string(), number(x.to_string())?));
             }
             "--out" => args.out = Some(value()?),
+            "--threads" => {
+                let text = value()?;
+                args.threads = text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or(format!("`--threads {text}`: expected a whole number from 1"))?;
+            }
             "--format" => match value()?.as_str() {
                 "text" => args.json = false,
                 "json" => args.json = true,
@@ -73,6 +84,7 @@ fn main() -> ExitCode {
         Err(m) => return usage(&m),
     };
     let mut model = Model::new();
+    model.set_threads(args.threads);
     for (name, x) in &args.params {
         if let Err(e) = model.set_parameter(name, *x) {
             return usage(&e.to_string());

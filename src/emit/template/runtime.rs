@@ -6,6 +6,7 @@
 use crate::dense_lu::DenseLu;
 use crate::model;
 use crate::newton;
+use crate::pair::{HeldPair, Pair, SharedF64, both, share};
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq)]
@@ -214,9 +215,25 @@ pub struct SparseTables {
     pub u_col: &'static [usize],
     pub update_slots: &'static [usize],
     pub slots: &'static [usize],
-    /// The solve as straight-line code: factors, right-hand side (the solution on return),
-    /// work space.
-    pub solve: fn(&[f64], &mut [f64], &mut [f64]),
+    pub solve: Solve,
+}
+
+/// The triangular solves as straight-line code.
+pub enum Solve {
+    /// Factors, right-hand side (the solution on return), work space.
+    Whole(fn(&[f64], &mut [f64], &mut [f64])),
+    /// The rows ordered piece, piece, separator, no row of one piece reading the other's.
+    Pieces(&'static Pieces),
+}
+
+/// The solves of a matrix in pieces over the permuted right-hand side, split where the second
+/// piece and the separator start: each piece's forward rows, the separator's rows forward and
+/// backward (reading both pieces), each piece's backward rows (reading the separator).
+pub struct Pieces {
+    pub starts: [usize; 2],
+    pub forward: [fn(&[f64], &mut [f64]); 2],
+    pub separator: fn(&[f64], &[f64], &[f64], &mut [f64]),
+    pub backward: [fn(&[f64], &[f64], &mut [f64]); 2],
 }
 
 const MAX_GROWTH: f64 = 1e3;
@@ -232,19 +249,30 @@ struct StaticLu {
     t: &'static SparseTables,
     values: Vec<f64>,
     work: Vec<f64>,
+    /// With pieces, where the second piece's rows and the separator's start in
+    /// `t.update_slots` (checked to keep the pieces apart).
+    update_starts: Option<[usize; 2]>,
 }
 
 impl StaticLu {
     fn new(t: &'static SparseTables) -> StaticLu {
         let n = t.perm.len();
+        let update_starts = match t.solve {
+            Solve::Pieces(p) => kept_apart(t, p.starts),
+            Solve::Whole(_) => None,
+        };
         StaticLu {
             t,
             values: vec![0.0; t.l_col.len() + t.u_col.len() + n],
             work: vec![0.0; n],
+            update_starts,
         }
     }
 
-    fn factor(&mut self, value: impl Fn(usize) -> f64) -> Result<(), Refactor> {
+    /// Factors the matrix whose `k`-th entry (by `t.slots`) is `value(k)`: with pieces, the
+    /// two pieces' rows at once on `pair`'s two threads, then the separator's (the same
+    /// operations, row by row, as in one pass).
+    fn factor(&mut self, value: impl Fn(usize) -> f64, pair: Option<&Pair>) -> Result<(), Refactor> {
         let t = self.t;
         self.values.fill(0.0);
         for (k, &slot) in t.slots.iter().enumerate() {
@@ -253,69 +281,173 @@ impl StaticLu {
         if self.values.iter().any(|v| !v.is_finite()) {
             return Err(Refactor::Singular);
         }
-        let u_start = t.l_col.len();
-        let diag_start = u_start + t.u_col.len();
-        let values = &mut self.values;
-        let mut targets = t.update_slots;
-        for i in 0..t.perm.len() {
-            let lr = t.l_ptr[i]..t.l_ptr[i + 1];
-            let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
-            let pivot = diag_start + i;
-            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()])).fold(
-                values[pivot].abs(),
-                |m, v| if v.abs() > m { v.abs() } else { m },
-            );
-            let limit = MAX_GROWTH * row_max;
-            let mut exceeded = false;
-            for p in lr.clone() {
-                let j = t.l_col[p];
-                let xj = values[p];
-                let l = xj * values[diag_start + j];
-                if !l.is_finite() {
-                    return Err(Refactor::Singular);
-                }
-                values[p] = l;
-                let sources = u_start + t.u_ptr[j]..u_start + t.u_ptr[j + 1];
-                let (row_targets, rest) = targets.split_at(sources.len());
-                targets = rest;
-                if xj != 0.0 {
-                    for (source, &target) in sources.zip(row_targets) {
-                        values[target] -= xj * values[source];
-                        exceeded |= values[target].abs() > limit;
-                    }
-                }
-            }
-            if exceeded {
-                let mut row = values[lr]
-                    .iter()
-                    .chain(&values[ur.clone()])
-                    .chain([&values[pivot]]);
-                let finite = row.all(|v| v.is_finite());
-                return Err(if finite {
-                    Refactor::Unstable
-                } else {
-                    Refactor::Singular
-                });
-            }
-            let x = values[pivot];
-            if x == 0.0 || !x.is_finite() {
+        let n = t.perm.len();
+        let values = share(&mut self.values);
+        let (Some([ua, ub]), Solve::Pieces(p)) = (self.update_starts, &t.solve) else {
+            // SAFETY: one thread.
+            return unsafe { factor_rows(t, values, 0..n, t.update_slots) };
+        };
+        let [a, b] = p.starts;
+        let (first, second) = both(
+            pair,
+            // SAFETY: each piece's rows read and write only their own slots (`kept_apart`).
+            || unsafe { factor_rows(t, values, 0..a, &t.update_slots[..ua]) },
+            || unsafe { factor_rows(t, values, a..b, &t.update_slots[ua..ub]) },
+        );
+        // The first failure in row order, as one pass reports.
+        first.and(second)?;
+        // SAFETY: one thread again.
+        unsafe { factor_rows(t, values, b..n, &t.update_slots[ub..]) }
+    }
+
+    /// Solves in place; with pieces, the two pieces at once on `pair`'s two threads (safe
+    /// code: each piece's function has its own part of the vector).
+    fn solve(&mut self, rhs: &mut [f64], pair: Option<&Pair>) {
+        let t = self.t;
+        let p = match t.solve {
+            Solve::Pieces(p) => p,
+            Solve::Whole(solve) => return solve(&self.values, rhs, &mut self.work),
+        };
+        let y = &mut self.work;
+        for (yi, &old) in y.iter_mut().zip(t.perm) {
+            *yi = rhs[old];
+        }
+        let [a, b] = p.starts;
+        let (first, rest) = y.split_at_mut(a);
+        let (second, separator) = rest.split_at_mut(b - a);
+        let v = &self.values[..];
+        both(pair, || (p.forward[0])(v, first), || (p.forward[1])(v, second));
+        (p.separator)(v, first, second, separator);
+        let separator = &*separator;
+        both(
+            pair,
+            || (p.backward[0])(v, separator, first),
+            || (p.backward[1])(v, separator, second),
+        );
+        for (&yi, &old) in y.iter().zip(t.perm) {
+            rhs[old] = yi;
+        }
+    }
+}
+
+/// Factors `rows` (in order) of the values laid out as [`SparseTables`] says, each `L` entry's
+/// updates landing in the next of `targets`; the pivots' reciprocals and `U` divided by them.
+///
+/// # Safety
+/// No other thread touches the slots of `rows`, nor writes those of the rows they read (the
+/// earlier rows their `L` names) meanwhile.
+unsafe fn factor_rows(
+    t: &SparseTables,
+    values: &[SharedF64],
+    rows: std::ops::Range<usize>,
+    mut targets: &[usize],
+) -> Result<(), Refactor> {
+    let u_start = t.l_col.len();
+    let diag_start = u_start + t.u_col.len();
+    // SAFETY (every `get` and `set` below): the slots of `rows` and of the rows they read,
+    // by the caller's promise.
+    let get = |k: usize| unsafe { values[k].get() };
+    let set = |k: usize, x: f64| unsafe { values[k].set(x) };
+    for i in rows {
+        let lr = t.l_ptr[i]..t.l_ptr[i + 1];
+        let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
+        let pivot = diag_start + i;
+        let row_max = (lr.clone().chain(ur.clone())).fold(get(pivot).abs(), |m, k| {
+            let v = get(k).abs();
+            if v > m { v } else { m }
+        });
+        let limit = MAX_GROWTH * row_max;
+        let mut exceeded = false;
+        for p in lr.clone() {
+            let j = t.l_col[p];
+            let xj = get(p);
+            let l = xj * get(diag_start + j);
+            if !l.is_finite() {
                 return Err(Refactor::Singular);
             }
-            let inverse = 1.0 / x;
-            values[pivot] = inverse;
-            for u in &mut values[ur] {
-                *u *= inverse;
-                if !u.is_finite() {
-                    return Err(Refactor::Singular);
+            set(p, l);
+            let sources = u_start + t.u_ptr[j]..u_start + t.u_ptr[j + 1];
+            let (row_targets, rest) = targets.split_at(sources.len());
+            targets = rest;
+            if xj != 0.0 {
+                for (source, &target) in sources.zip(row_targets) {
+                    let updated = get(target) - xj * get(source);
+                    set(target, updated);
+                    exceeded |= updated.abs() > limit;
                 }
             }
         }
-        Ok(())
+        if exceeded {
+            let finite = lr.chain(ur.clone()).chain([pivot]).all(|k| get(k).is_finite());
+            return Err(if finite {
+                Refactor::Unstable
+            } else {
+                Refactor::Singular
+            });
+        }
+        let x = get(pivot);
+        if x == 0.0 || !x.is_finite() {
+            return Err(Refactor::Singular);
+        }
+        let inverse = 1.0 / x;
+        set(pivot, inverse);
+        for k in ur {
+            let u = get(k) * inverse;
+            set(k, u);
+            if !u.is_finite() {
+                return Err(Refactor::Singular);
+            }
+        }
     }
+    Ok(())
+}
 
-    fn solve(&mut self, b: &mut [f64]) {
-        (self.t.solve)(&self.values, b, &mut self.work);
+/// Where the second piece's and the separator's updates start in `t.update_slots`, when the
+/// rows of each piece (`[a, b]`: where the second piece and the separator start) read only
+/// their own piece's rows (`L`) and write only their own slots (the updates, and `U`'s columns
+/// their own piece's or the separator's): what factoring and solving the two at once relies
+/// on, checked once here rather than trusted.
+fn kept_apart(t: &SparseTables, [a, b]: [usize; 2]) -> Option<[usize; 2]> {
+    let n = t.perm.len();
+    let u_start = t.l_col.len();
+    let diag_start = u_start + t.u_col.len();
+    if !(a <= b && b <= n) {
+        return None;
     }
+    let piece = |i: usize| usize::from(i >= a) + usize::from(i >= b);
+    let mut owner = vec![usize::MAX; diag_start + n];
+    for i in 0..n {
+        let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
+        for k in (t.l_ptr[i]..t.l_ptr[i + 1]).chain(ur).chain([diag_start + i]) {
+            owner[k] = i;
+        }
+    }
+    let mut next = 0;
+    let mut starts = [0; 2];
+    for i in 0..b {
+        if i == a {
+            starts[0] = next;
+        }
+        let own = piece(i);
+        let upper = &t.u_col[t.u_ptr[i]..t.u_ptr[i + 1]];
+        if !upper.iter().all(|&k| k < n && (piece(k) == own || piece(k) == 2)) {
+            return None;
+        }
+        for p in t.l_ptr[i]..t.l_ptr[i + 1] {
+            let j = t.l_col[p];
+            if j >= i || piece(j) != own {
+                return None;
+            }
+            let updates = t.u_ptr[j + 1] - t.u_ptr[j];
+            let lands = t.update_slots.get(next..next + updates)?;
+            if !lands.iter().all(|&k| owner.get(k) == Some(&i)) {
+                return None;
+            }
+            next += updates;
+        }
+    }
+    starts[1] = next;
+    Some(starts)
 }
 
 /// `M = I − γJ` on a fixed pattern, factored for Newton: dense with partial pivoting up to 64
@@ -352,7 +484,7 @@ impl NewtonMatrix {
         }
     }
 
-    pub fn factor(&mut self, gamma: f64, jac: &[f64], pattern: &[(usize, usize)]) -> bool {
+    pub fn factor(&mut self, gamma: f64, jac: &[f64], pattern: &[(usize, usize)], pair: Option<&Pair>) -> bool {
         self.contraction = None;
         let n = self.n;
         match &mut self.kind {
@@ -369,7 +501,7 @@ impl NewtonMatrix {
             Kind::Sparse(lu, fallback) => {
                 let value = |k: usize| jac.get(k).map_or(1.0, |&x| -gamma * x);
                 if fallback.is_none() {
-                    match lu.factor(value) {
+                    match lu.factor(value, pair) {
                         Ok(()) => return true,
                         Err(Refactor::Singular) => return false,
                         Err(Refactor::Unstable) => *fallback = Some(DenseLu::new(n)),
@@ -395,10 +527,10 @@ impl NewtonMatrix {
         observed.or(self.contraction)
     }
 
-    pub fn solve(&mut self, b: &mut [f64]) {
+    pub fn solve(&mut self, b: &mut [f64], pair: Option<&Pair>) {
         match &mut self.kind {
             Kind::Dense(lu, _) => lu.solve(b),
-            Kind::Sparse(lu, None) => lu.solve(b),
+            Kind::Sparse(lu, None) => lu.solve(b, pair),
             Kind::Sparse(_, Some(dense)) => dense.solve(b),
         }
     }
@@ -606,6 +738,8 @@ pub struct System<'a> {
     pub regs: &'a mut Registers,
     pub code: &'static SystemCode,
     pub stats: &'a mut Stats,
+    /// A second thread for the Newton matrix's pieces.
+    pub pair: Option<&'a Pair>,
 }
 
 impl System<'_> {
@@ -687,6 +821,8 @@ pub struct Model {
     /// Per parameter (in `model::PARAMETERS` order), the value given at run time.
     given: Vec<Option<f64>>,
     pub stats: Stats,
+    /// At most this many threads step it (see [`Model::set_threads`]).
+    threads: usize,
 }
 
 impl Default for Model {
@@ -702,9 +838,18 @@ impl Model {
             regs: Registers::new(&model::PROGRAM),
             given: vec![None; model::PARAMETERS.len()],
             stats: Stats::default(),
+            threads: 2,
         };
         model.load(0.0);
         model
+    }
+
+    /// At most `threads` threads (at least one) step the model: with two (the default) and two
+    /// processors, a Newton matrix written in pieces has them factored and solved at once,
+    /// and Jacobi subsystems step at once. The results are the same, bit for bit, whatever
+    /// the number. Takes effect for the integrators made after it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// The parameters settable at run time, in declaration order.
@@ -759,10 +904,16 @@ impl Model {
 
     /// The model as one system.
     pub fn system(&mut self) -> System<'_> {
+        self.system_with(None)
+    }
+
+    /// The model as one system, its Newton matrix's pieces on `pair`'s two threads.
+    fn system_with<'a>(&'a mut self, pair: Option<&'a Pair>) -> System<'a> {
         System {
             regs: &mut self.regs,
             code: &model::WHOLE,
             stats: &mut self.stats,
+            pair,
         }
     }
 
@@ -957,7 +1108,7 @@ impl BlockNewton {
                     sys.jacobian_block(self.rows, self.entries, &mut self.jac);
                 }
                 sys.stats.factorizations += 1;
-                if self.matrix.factor(gamma, &self.jac, self.pattern) {
+                if self.matrix.factor(gamma, &self.jac, self.pattern, sys.pair) {
                     self.constant_factored = sys.code.jacobian_constant.then_some(gamma);
                 } else {
                     self.constant_factored = None;
@@ -973,7 +1124,7 @@ impl BlockNewton {
                     *d = base[i] + gamma * fx[i] - stage[i];
                 }
             }
-            self.matrix.solve(&mut self.delta);
+            self.matrix.solve(&mut self.delta, sys.pair);
             let size = match self.whole {
                 true => correct_whole(stage, &self.delta, tol),
                 false => correct(stage, &self.delta, &self.block, tol),
@@ -1406,7 +1557,8 @@ impl WeakStepper {
             .map(|s| MixedStepper::new(s.system, model::TOL))
             .collect();
         let states: usize = weak.subsystems.iter().map(|s| s.states.len()).sum();
-        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        let two = model.threads >= 2
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
         let threaded = weak.jacobi && weak.subsystems.len() > 1 && states >= THREADED_STATES && two;
         let helper = threaded.then(|| Helper {
             first: halfway(weak.subsystems),
@@ -1441,6 +1593,7 @@ impl WeakStepper {
             regs,
             code: sub.system,
             stats,
+            pair: None,
         };
         stepper.step(&mut sys, t, h, &mut xs)?;
         let mut dx = vec![0.0; xs.len()];
@@ -1558,7 +1711,8 @@ fn halfway(subsystems: &[Subsystem]) -> usize {
 /// The model as one system (a single method or a partition's levels), or its weak subsystems
 /// apart.
 pub enum Integrator {
-    Whole(Box<dyn FixedStep>),
+    /// With a helper thread when its Newton matrix is in pieces and two threads may run.
+    Whole(Box<dyn FixedStep>, Option<HeldPair>),
     Weak(Box<WeakStepper>),
 }
 
@@ -1567,25 +1721,32 @@ impl Integrator {
     pub fn new(model: &Model) -> Integrator {
         match model::WEAK {
             Some(weak) => Integrator::Weak(Box::new(WeakStepper::new(weak, model))),
-            None if model::WHOLE.levels.is_empty() => Integrator::Whole(Box::new(Stepper::new(
-                &model::WHOLE,
-                model::METHOD,
-                model::TOL,
-            ))),
-            None => Integrator::Whole(Box::new(MixedStepper::new(&model::WHOLE, model::TOL))),
+            None => {
+                let code = &model::WHOLE;
+                let stepper: Box<dyn FixedStep> = if code.levels.is_empty() {
+                    Box::new(Stepper::new(code, model::METHOD, model::TOL))
+                } else {
+                    Box::new(MixedStepper::new(code, model::TOL))
+                };
+                let in_pieces = [code.sparse, code.fast_sparse]
+                    .iter()
+                    .any(|t| t.is_some_and(|t| matches!(t.solve, Solve::Pieces(_))));
+                let helper = (in_pieces && model.threads >= 2).then(HeldPair::start).flatten();
+                Integrator::Whole(stepper, helper)
+            }
         }
     }
 
     fn breakpoints(&self, model: &Model) -> Vec<f64> {
         match self {
-            Integrator::Whole(_) => model.regs.breakpoints.clone(),
+            Integrator::Whole(..) => model.regs.breakpoints.clone(),
             Integrator::Weak(w) => w.regs.breakpoints.clone(),
         }
     }
 
     fn enter_interval(&mut self, model: &mut Model, from: f64, to: f64) {
         match self {
-            Integrator::Whole(_) => model.regs.enter_interval(from, to),
+            Integrator::Whole(..) => model.regs.enter_interval(from, to),
             Integrator::Weak(w) => w.enter_interval(from, to),
         }
     }
@@ -1593,7 +1754,10 @@ impl Integrator {
     /// Advances `x` from `t` to `t + h`.
     pub fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
         match self {
-            Integrator::Whole(stepper) => stepper.step(&mut model.system(), t, h, x),
+            Integrator::Whole(stepper, helper) => {
+                let pair = helper.as_ref().map(HeldPair::pair);
+                stepper.step(&mut model.system_with(pair), t, h, x)
+            }
             Integrator::Weak(w) => w.step(&mut model.stats, t, h, x),
         }
     }
@@ -1719,7 +1883,7 @@ impl Simulation {
         };
         match &self.integrator {
             // The registers hold the last evaluation, a stage's: evaluate at the state.
-            Integrator::Whole(_) => {
+            Integrator::Whole(..) => {
                 let mut dx = vec![0.0; self.x.len()];
                 self.model.rhs(self.t, &self.x, &mut dx)?;
                 Ok(Some(self.model.regs.r[reg]))
