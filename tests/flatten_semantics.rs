@@ -885,3 +885,170 @@ fn a_builtin_with_the_wrong_number_of_arguments_says_how_many_it_takes() {
         assert_rejected(&model(call), call, &[message, "test.mo:2:12"]);
     }
 }
+
+/// The equations of the variables whose names start with `prefix`, as `lhs = rhs` text.
+fn equations_of(dae: &Dae, prefix: &str) -> Vec<String> {
+    equations(dae)
+        .into_iter()
+        .filter(|e| e.trim_start_matches('\'').starts_with(prefix))
+        .collect()
+}
+
+/// The right sides of [`equations_of`].
+fn right_sides(dae: &Dae, prefix: &str) -> Vec<String> {
+    equations_of(dae, prefix)
+        .iter()
+        .map(|e| e.rsplit(" = ").next().expect("an equation").to_string())
+        .collect()
+}
+
+/// Modelica 10.3 and 10.6: each array function against the result worked out by hand (the
+/// specification's own examples where it gives them).
+#[test]
+fn array_functions_give_the_specifications_results() {
+    let dae = flatten(
+        "model M
+           Real t[3,2] = transpose([1, 2, 3; 4, 5, 6]);
+           Real c[3] = cross({1, 2, 3}, {4, 5, 6});
+           Real k[3,3] = skew({1, 2, 3});
+           Real l[5] = linspace(0, 2, 5);
+           Real d[2,2] = diagonal({7, 8});
+           Real o[2,3] = outerProduct({1, 2}, {3, 4, 5});
+           Real s[2,2] = symmetric([1, 2; 3, 4]);
+           Real v[3] = vector([1; 2; 3]);
+           Real m[2,1] = matrix({5, 6});
+           Real a[2,2] = array({1, 2}, {3, 4});
+           Real x = scalar([[9]]);
+           Real n = ndims(fill(1, 2, 3, 4));
+           Real mx = max([1, 7; 3, 2]);
+           Real p = product({2, 3, 4});
+         end M;",
+        &[],
+    )
+    .expect("flattens");
+    let expect = |prefix: &str, values: &[&str]| {
+        assert_eq!(right_sides(&dae, prefix), values, "{prefix}");
+    };
+    expect("t[", &["1.0", "4.0", "2.0", "5.0", "3.0", "6.0"]);
+    // {2·6 − 3·5, 3·4 − 1·6, 1·5 − 2·4}
+    expect("c[", &["-3.0", "6.0", "-3.0"]);
+    expect(
+        "k[",
+        &[
+            "0.0", "-3.0", "2.0", "3.0", "0.0", "-1.0", "-2.0", "1.0", "0.0",
+        ],
+    );
+    expect("l[", &["0.0", "0.5", "1.0", "1.5", "2.0"]);
+    expect("d[", &["7.0", "0.0", "0.0", "8.0"]);
+    expect("o[", &["3.0", "4.0", "5.0", "6.0", "8.0", "10.0"]);
+    expect("s[", &["1.0", "2.0", "2.0", "4.0"]);
+    expect("v[", &["1.0", "2.0", "3.0"]);
+    expect("m[", &["5.0", "6.0"]);
+    expect("a[", &["1.0", "2.0", "3.0", "4.0"]);
+    expect("x ", &["9.0"]);
+    expect("n ", &["3.0"]);
+    expect("mx ", &["7.0"]);
+    expect("p ", &["24.0"]);
+}
+
+/// Array constructors with iterators and reductions (Modelica 10.3.4, 10.4.1): the last
+/// iterator is the outermost dimension (`{i - j for i in 1:3, j in 1:2}` is
+/// `{{i - j for i in 1:3} for j in 1:2}`, 2 × 3), ranges of any step and vectors, iterators
+/// shadowing a for-loop's, and the dimensions of `[:]` from the constructor.
+#[test]
+fn comprehensions_and_reductions_unroll_at_translation_time() {
+    let dae = flatten(
+        "model M
+           parameter Integer n = 3;
+           Real t[:, :] = {i - j for i in 1:3, j in 1:2};
+           Real h[n, n] = {1/(i + j - 1) for i in 1:n, j in 1:n};
+           Real sq[:] = {i^2 for i in {1, 3, 7, 6}};
+           Real r[:] = {r for r in 1.0:1.5:5.5};
+           Real s = sum(i*i for i in 1:4);
+           Real q = product(i for i in 2:4);
+           Real m = max(i*j for i in 1:2, j in 1:3);
+           Real w[3](each start = 1, each fixed = true);
+           Real total = sum(w[i] for i in 1:3);
+           Real z[2];
+         equation
+           der(w) = -w;
+           for i in 1:2 loop
+             z[i] = sum(i for i in 1:4) + i;
+           end for;
+         end M;",
+        &[],
+    )
+    .expect("flattens");
+    let rhs = |prefix: &str| right_sides(&dae, prefix);
+    assert_eq!(rhs("t["), ["0.0", "1.0", "2.0", "-1.0", "0.0", "1.0"]);
+    let h: Vec<f64> = rhs("h[")
+        .iter()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    let hilbert: Vec<f64> = (1..=3)
+        .flat_map(|j| (1..=3).map(move |i| 1.0 / f64::from(i + j - 1)))
+        .collect();
+    assert_eq!(h, hilbert);
+    assert_eq!(rhs("sq["), ["1.0", "9.0", "49.0", "36.0"]);
+    assert_eq!(rhs("r["), ["1.0", "2.5", "4.0", "5.5"]);
+    assert_eq!(rhs("s "), ["30.0"]);
+    assert_eq!(rhs("q "), ["24.0"]);
+    assert_eq!(rhs("m "), ["6.0"]);
+    assert_eq!(rhs("total "), ["'w[1]' + 'w[2]' + 'w[3]'"]);
+    assert_eq!(equations_of(&dae, "z["), ["'z[1]' = 11.0", "'z[2]' = 12.0"]);
+}
+
+/// `A^k` of a square matrix is `A·…·A` (the identity for k = 0), against the products worked
+/// out by hand; a non-square matrix, a negative or a fractional exponent is refused.
+#[test]
+fn matrix_powers_multiply_out() {
+    let dae = flatten(
+        "model M
+           Real a[2,2] = [1, 2; 3, 4]^2;
+           Real b[2,2] = [1, 1; 0, 1]^3;
+           Real c[2,2] = [5, 6; 7, 8]^0;
+         end M;",
+        &[],
+    )
+    .expect("flattens");
+    let rhs = |prefix: &str| right_sides(&dae, prefix);
+    assert_eq!(rhs("a["), ["7.0", "10.0", "15.0", "22.0"]);
+    assert_eq!(rhs("b["), ["1.0", "3.0", "0.0", "1.0"]);
+    assert_eq!(rhs("c["), ["1.0", "0.0", "0.0", "1.0"]);
+    for (power, why) in [
+        ("[1, 2, 3; 4, 5, 6]^2", "not square"),
+        ("[1, 2; 3, 4]^(-1)", "at least 0"),
+        ("[1, 2; 3, 4]^1.5", "integer exponent"),
+    ] {
+        let err = flatten(&format!("model M Real a[2,2] = {power}; end M;"), &[]).expect_err(why);
+        assert!(err.contains(why), "{power}: {err}");
+    }
+}
+
+/// Array functions given what they cannot take are errors at the call, not panics.
+#[test]
+fn array_functions_refuse_what_they_cannot_take() {
+    for (call, why) in [
+        (
+            "Real v[4] = vector([1, 2; 3, 4])",
+            "at most one dimension larger than 1",
+        ),
+        (
+            "Real c[2] = cross({1, 2}, {3, 4})",
+            "two vectors of 3 elements",
+        ),
+        ("Real x = scalar({1, 2})", "an array of one element"),
+        ("Real l[1] = linspace(0, 1, 1)", "at least 2 points"),
+        (
+            "Real s[2,2] = symmetric([1, 2, 3; 4, 5, 6])",
+            "a square matrix",
+        ),
+        ("Real t[2] = transpose({1, 2})", "at least two dimensions"),
+        ("Real a[2,2] = array({1, 2}, {3})", "arguments of one size"),
+        ("Real y[3] = {i for i}", "needs its range"),
+        ("Real y[2] = {fill(1, i) for i in 1:2}", "different sizes"),
+    ] {
+        let err = flatten(&format!("model M {call}; end M;"), &[]).expect_err(why);
+        assert!(err.contains(why), "{call}: {err}");
+    }
+}

@@ -108,6 +108,16 @@ fn grouped(e: &Expr) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        ExprKind::Comprehension { body, indices } => {
+            let indices: Vec<String> = indices
+                .iter()
+                .map(|i| match &i.range {
+                    Some(r) => format!("{} in {}", i.name.name, grouped(r)),
+                    None => i.name.name.clone(),
+                })
+                .collect();
+            format!("{{{} for {}}}", grouped(body), indices.join(", "))
+        }
         ExprKind::Unsupported => "<unsupported>".to_string(),
     }
 }
@@ -139,6 +149,8 @@ fn expression_precedence_and_associativity() {
         "\"s\" + 'q x'",
         "(a, , b)",
         "weak + 1",
+        "{i - j for i in 1:3, j in 1:2}",
+        "sum(x[i]^2 for i in 1:n)",
     ];
     let mut out = String::new();
     for input in inputs {

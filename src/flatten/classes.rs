@@ -1,9 +1,11 @@
 //! The class tree: every class of every loaded file, placed by its `within` clause, and name
 //! lookup through nested classes, enclosing packages and base classes.
 
+use std::cell::{Cell, RefCell};
+
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
-use crate::expr::hash::FxIndexMap;
+use crate::expr::hash::{FxHashMap, FxIndexMap};
 use crate::syntax::ast::{
     ClassBody, ClassDef, ClassKind, ElementKind, Import, Name, StoredDefinition, Variability,
     Visibility,
@@ -30,6 +32,18 @@ pub struct ClassNode<'a> {
 
 pub struct ClassTree<'a> {
     nodes: Vec<ClassNode<'a>>,
+    /// The searches for a member class through bases and short definitions under way, as
+    /// `(class, name)`: one that needs itself again is a cycle of definitions (`type Env =
+    /// Env.Env;`), and fails instead of recursing without end.
+    searching: RefCell<Vec<(ClassId, String)>>,
+    /// The classes of the last cycle a search met, for the message of a lookup that fails.
+    cycle: RefCell<Option<Vec<ClassId>>>,
+    /// How many cycles searches have met: a search that met none has a result that does not
+    /// depend on the searches around it.
+    cycles_met: Cell<u64>,
+    /// Those results, per class and name: bases shared along many paths (diamonds of
+    /// `extends`) are searched once, not once per path.
+    found: RefCell<FxHashMap<ClassId, FxHashMap<String, Option<ClassId>>>>,
 }
 
 /// What a type name denotes.
@@ -54,7 +68,13 @@ impl<'a> ClassTree<'a> {
             imports: Vec::new(),
             protected: false,
         };
-        let mut tree = ClassTree { nodes: vec![root] };
+        let mut tree = ClassTree {
+            nodes: vec![root],
+            searching: RefCell::default(),
+            cycle: RefCell::default(),
+            cycles_met: Cell::default(),
+            found: RefCell::default(),
+        };
         let mut diags = Vec::new();
         for file in files {
             let mut at = ROOT;
@@ -184,8 +204,32 @@ impl<'a> ClassTree<'a> {
         self.resolve_checked(name, scope).ok()
     }
 
-    /// Like [`ClassTree::resolve`], with the reason when the name does not resolve.
+    /// Like [`ClassTree::resolve`], with the reason when the name does not resolve (a cycle
+    /// of definitions it went through, when it met one).
     pub fn resolve_checked(&self, name: &Name, scope: ClassId) -> Result<TypeRef, String> {
+        let outermost = self.searching.borrow().is_empty();
+        if outermost {
+            self.cycle.take();
+        }
+        let found = self.resolve_unguarded(name, scope);
+        match (found, outermost.then(|| self.cycle.take()).flatten()) {
+            (Err(_), Some(cycle)) => Err(self.cycle_message(name, &cycle)),
+            (found, _) => found,
+        }
+    }
+
+    /// "`A.B` is defined through itself: A → C → A".
+    fn cycle_message(&self, name: &Name, cycle: &[ClassId]) -> String {
+        let mut path: Vec<&str> = cycle.iter().map(|&c| self.node(c).path.as_str()).collect();
+        path.push(path[0]);
+        format!(
+            "`{}` is defined through itself: {}",
+            name.dotted(),
+            path.join(" → ")
+        )
+    }
+
+    fn resolve_unguarded(&self, name: &Name, scope: ClassId) -> Result<TypeRef, String> {
         let first = &name.parts[0].name;
         let found = if name.global {
             self.node(ROOT).children.get(first).copied()
@@ -219,7 +263,7 @@ impl<'a> ClassTree<'a> {
                 ));
             }
             let next = self
-                .member_class(found, &part.name, 0)
+                .member_class(found, &part.name)
                 .ok_or_else(|| format!("type `{}` not found", name.dotted()))?;
             if self.node(next).protected {
                 return Err(format!(
@@ -261,7 +305,7 @@ impl<'a> ClassTree<'a> {
     fn lookup_first(&self, name: &str, scope: ClassId) -> Option<ClassId> {
         let mut at = Some(scope);
         while let Some(s) = at {
-            if let Some(found) = self.member_class(s, name, 0) {
+            if let Some(found) = self.member_class(s, name) {
                 return Some(found);
             }
             if let Some(found) = self.imported(s, name) {
@@ -284,9 +328,9 @@ impl<'a> ClassTree<'a> {
                     self.global(target)
                 }
                 Import::Multiple { package, names } if names.iter().any(|n| n.name == name) => {
-                    self.member_class(self.global(package)?, name, 0)
+                    self.member_class(self.global(package)?, name)
                 }
-                Import::Unqualified(package) => self.member_class(self.global(package)?, name, 0),
+                Import::Unqualified(package) => self.member_class(self.global(package)?, name),
                 _ => None,
             })
     }
@@ -312,28 +356,62 @@ impl<'a> ClassTree<'a> {
             .any(|d| super::instance::strip_quotes(&d.name.name) == name)
     }
 
-    /// A class named `name` inside `class`, directly or through its base classes.
-    pub fn member_class(&self, class: ClassId, name: &str, depth: usize) -> Option<ClassId> {
+    /// A class named `name` inside `class`, directly or through its base classes (or the
+    /// class a short definition names). A search that needs itself again fails: the
+    /// definitions it went through form a cycle, noted for the failing lookup's message.
+    /// (Failing there is also what Modelica 5.6.1 asks of a class's own `extends` names,
+    /// which are looked up without the elements those clauses inherit: `model D = A;
+    /// extends D.B;` finds `A` outside.)
+    pub fn member_class(&self, class: ClassId, name: &str) -> Option<ClassId> {
         if let Some(&c) = self.node(class).children.get(name) {
             return Some(c);
         }
-        if depth > 32 {
+        let def = self.node(class).def?;
+        if matches!(def.body, ClassBody::Long(_)) && self.node(class).extends.is_empty() {
             return None;
         }
-        let def = self.node(class).def?;
+        if let Some(&known) = self.found.borrow().get(&class).and_then(|m| m.get(name)) {
+            return known;
+        }
+        {
+            let mut searching = self.searching.borrow_mut();
+            if let Some(k) = searching.iter().position(|(c, n)| *c == class && n == name) {
+                let cycle = searching[k..].iter().map(|&(c, _)| c).collect();
+                *self.cycle.borrow_mut() = Some(cycle);
+                self.cycles_met.set(self.cycles_met.get() + 1);
+                return None;
+            }
+            searching.push((class, name.to_string()));
+        }
+        let cycles_before = self.cycles_met.get();
+        let found = self.member_class_inherited(class, def, name);
+        self.searching.borrow_mut().pop();
+        if self.cycles_met.get() == cycles_before {
+            let mut memo = self.found.borrow_mut();
+            memo.entry(class)
+                .or_default()
+                .insert(name.to_string(), found);
+        }
+        found
+    }
+
+    fn member_class_inherited(
+        &self,
+        class: ClassId,
+        def: &ClassDef,
+        name: &str,
+    ) -> Option<ClassId> {
         if let ClassBody::Short(short) = &def.body {
             let parent = self.node(class).parent?;
             return match self.resolve(&short.base, parent) {
-                Some(TypeRef::Class(base)) => self.member_class(base, name, depth + 1),
+                Some(TypeRef::Class(base)) => self.member_class(base, name),
                 _ => None,
             };
         }
         let parent = self.node(class).parent.unwrap_or(ROOT);
         self.node(class).extends.iter().find_map(|base| {
             match self.resolve_excluding(base, class, parent) {
-                Some(TypeRef::Class(base)) if base != class => {
-                    self.member_class(base, name, depth + 1)
-                }
+                Some(TypeRef::Class(base)) if base != class => self.member_class(base, name),
                 _ => None,
             }
         })

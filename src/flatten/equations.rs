@@ -225,7 +225,11 @@ impl<'a> Flattener<'a> {
     }
 
     /// The values of an explicit for-loop range, known at translation time.
-    fn range_values(&mut self, range: &'a Expr, ctx: &Ctx<'_>) -> Result<Vec<f64>, Diagnostic> {
+    pub(crate) fn range_values(
+        &mut self,
+        range: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<f64>, Diagnostic> {
         match self.flatten_expr(
             range,
             &Ctx {

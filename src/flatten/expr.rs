@@ -133,6 +133,9 @@ impl<'a> Flattener<'a> {
                 }
                 Tree::Node(out)
             }
+            ExprKind::Comprehension { body, indices } => {
+                self.comprehension(body, indices, e.span, ctx)?
+            }
             ExprKind::Tuple(_) => {
                 return Err(err(
                     e.span,
@@ -709,10 +712,11 @@ impl<'a> Flattener<'a> {
             BinOp::Pow if scalar_only(&a, &b) => {
                 self.zip(a, b, span, mismatch, &mut |p, x, y| p.pow(x, y))
             }
+            BinOp::Pow if matches!(b, Tree::Leaf(_)) => self.matrix_power(a, &b, span),
             BinOp::Pow => Err(err(
                 span,
-                "`^` of arrays (matrix power) is not supported",
-                "use `.^`",
+                "`^` needs a scalar exponent (`.^` raises element by element)",
+                "an array exponent",
             )),
             BinOp::And
             | BinOp::Or
@@ -769,7 +773,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// Scalar × array, vector · vector, matrix × vector, vector × matrix, matrix × matrix.
-    fn multiply(&mut self, a: Val, b: Val, span: Span) -> Result<Val, Diagnostic> {
+    pub(crate) fn multiply(&mut self, a: Val, b: Val, span: Span) -> Result<Val, Diagnostic> {
         let (sa, sb) = (a.shape(), b.shape());
         let mismatch = || {
             err(
@@ -1136,6 +1140,12 @@ impl<'a> Flattener<'a> {
                 format!("`{name}` is not supported"),
                 "outside mocca's subset",
             )),
+            n if Self::is_array_function(n) => {
+                if positional.len() != args.len() {
+                    return Err(err(span, format!("`{n}` takes no named arguments"), "here"));
+                }
+                self.array_function(n, &positional, span, ctx)
+            }
             _ => Err(err(
                 func.span,
                 format!("unknown function `{name}` (user functions are not supported)"),

@@ -137,6 +137,16 @@ fn expr_uses<'a>(e: &'a Expr, index: &str, out: &mut Vec<Use<'a>>) {
             expr_uses(stop, index, out);
         }
         ExprKind::Array(items) => items.iter().for_each(|i| expr_uses(i, index, out)),
+        ExprKind::Comprehension { body, indices } => {
+            indices
+                .iter()
+                .filter_map(|i| i.range.as_ref())
+                .for_each(|r| expr_uses(r, index, out));
+            // An iterator of the same name hides the loop's inside the body.
+            if indices.iter().all(|i| strip_quotes(&i.name.name) != index) {
+                expr_uses(body, index, out);
+            }
+        }
         ExprKind::Matrix(rows) => rows.iter().flatten().for_each(|i| expr_uses(i, index, out)),
         ExprKind::Tuple(items) => items
             .iter()

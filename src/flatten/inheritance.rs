@@ -39,8 +39,10 @@ pub(crate) fn check_extends(
     let TypeRef::Class(mut class) = base else {
         return alone(derived_def, "a builtin type");
     };
-    // Follow short definitions to the long class, noting arrays and prefixes on the way.
-    for _ in 0..32 {
+    // Follow short definitions to the long class, noting arrays and prefixes on the way (a
+    // chain that goes round is reported where the class is used).
+    let mut seen = vec![class];
+    loop {
         let Some(def) = tree.node(class).def else {
             return Ok(());
         };
@@ -66,12 +68,15 @@ pub(crate) fn check_extends(
         }
         let parent = tree.node(class).parent.unwrap_or(ROOT);
         match tree.resolve(&short.base, parent) {
-            Some(TypeRef::Class(next)) => class = next,
+            Some(TypeRef::Class(next)) if seen.contains(&next) => return Ok(()),
+            Some(TypeRef::Class(next)) => {
+                seen.push(next);
+                class = next;
+            }
             Some(TypeRef::Builtin(_)) => return alone(derived_def, "a builtin type"),
             None => return Ok(()),
         }
     }
-    Ok(())
 }
 
 /// Some bases may be inherited only by a class that declares nothing else (Modelica 7.1.1):

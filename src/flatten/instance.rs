@@ -60,6 +60,10 @@ struct Collected<'a> {
     /// Local classes of the class and its bases, by name: two of one name must be identical
     /// (Modelica 7.1).
     local_classes: FxIndexMap<Cow<'a, str>, &'a ast::ClassDef>,
+    /// The bases collected, with their modification and protection: the same base met again
+    /// the same way (a diamond of `extends`) brings identical elements and syntactically
+    /// equal equations, of which Modelica 7.1 keeps one, so it is not collected again.
+    bases: Vec<(ClassId, Mod<'a>, bool)>,
 }
 
 pub struct Elem<'a> {
@@ -105,8 +109,6 @@ struct Level<'m, 'a> {
     inst: InstId,
     /// The modification of the instance itself, written outside its class.
     instance_mod: &'m Mod<'a>,
-    /// How many `extends` deep.
-    depth: usize,
     /// Reached through a protected `extends`.
     protected: bool,
 }
@@ -167,7 +169,6 @@ impl<'a> Flattener<'a> {
         let level = Level {
             inst: id,
             instance_mod: &outer,
-            depth: 0,
             protected: false,
         };
         self.collect(class, &outer, &mut collected, level);
@@ -238,7 +239,7 @@ impl<'a> Flattener<'a> {
         let mut reported = HashSet::new();
         for (class, name, span) in &collected.modified {
             let known = collected.specs.contains_key(name.as_str())
-                || self.tree.member_class(*class, name, 0).is_some();
+                || self.tree.member_class(*class, name).is_some();
             if known || !reported.insert((name, *span)) {
                 continue;
             }
@@ -259,7 +260,6 @@ impl<'a> Flattener<'a> {
         collected: &mut Collected<'a>,
         level: Level<'_, 'a>,
     ) {
-        let inst = level.inst;
         self.used_classes.insert(class);
         for (name, m) in &outer.children {
             collected.modified.push((class, name.clone(), m.span));
@@ -270,18 +270,24 @@ impl<'a> Flattener<'a> {
         let ClassBody::Long(comp) = &def.body else {
             return;
         };
-        if level.depth > 64 {
-            self.diags.push(
-                Diagnostic::error("`extends` nests too deeply (a cycle of base classes?)")
-                    .at(def.name.span, "in this class"),
-            );
-            return;
-        }
+        self.extending.push(class);
+        self.collect_elements(class, comp, outer, collected, level);
+        self.extending.pop();
+    }
+
+    fn collect_elements(
+        &mut self,
+        class: ClassId,
+        comp: &'a ast::Composition,
+        outer: &Mod<'a>,
+        collected: &mut Collected<'a>,
+        level: Level<'_, 'a>,
+    ) {
+        let inst = level.inst;
         for element in &comp.elements {
             match &element.kind {
                 ElementKind::Extends(ext) => {
                     let base_level = Level {
-                        depth: level.depth + 1,
                         protected: level.protected || element.visibility == Visibility::Protected,
                         ..level
                     };
@@ -395,7 +401,7 @@ impl<'a> Flattener<'a> {
             if collected.specs.contains_key(name.as_str()) {
                 continue;
             }
-            let Some(local) = self.tree.member_class(class, name, 0) else {
+            let Some(local) = self.tree.member_class(class, name) else {
                 continue;
             };
             // As for components: an `extends` may modify a protected class, a component's
@@ -441,6 +447,18 @@ impl<'a> Flattener<'a> {
         match resolved {
             Some(TypeRef::Class(base)) if base != class => {
                 let base = self.long_class(base);
+                if let Some(k) = self.extending.iter().position(|&c| c == base) {
+                    let cycle: Vec<ClassId> = self.extending[k..].to_vec();
+                    self.diags.push(
+                        Diagnostic::error(format!(
+                            "`{}` extends itself: {}",
+                            self.tree.node(base).path,
+                            self.cycle_text(&cycle)
+                        ))
+                        .at(ext.base.span, "this base class is one of its own bases"),
+                    );
+                    return;
+                }
                 let bases = self.bases.entry(class).or_default();
                 if !bases.contains(&base) {
                     bases.push(base);
@@ -451,6 +469,15 @@ impl<'a> Flattener<'a> {
                     .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
                     .unwrap_or_default();
                 let merged = merge(outer.clone(), ext_mod, &mut self.diags);
+                let met = |&(b, ref m, protected): &(ClassId, Mod<'_>, bool)| {
+                    b == base && protected == level.protected && m.same_as(&merged)
+                };
+                if collected.bases.iter().any(met) {
+                    return;
+                }
+                collected
+                    .bases
+                    .push((base, merged.clone(), level.protected));
                 self.collect(base, &merged, collected, level);
             }
             Some(TypeRef::Builtin(_)) => {}
@@ -465,31 +492,50 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// Follows `connector B = A;` style aliases to the long class.
+    /// "A → B → A": the classes of a cycle by their paths, back to the first.
+    fn cycle_text(&self, cycle: &[ClassId]) -> String {
+        let mut path: Vec<&str> = cycle
+            .iter()
+            .map(|&c| self.tree.node(c).path.as_str())
+            .collect();
+        path.extend(path.first().copied());
+        path.join(" → ")
+    }
+
+    /// Follows `connector B = A;` style aliases to the long class (stopping where they go
+    /// round: [`Flattener::resolve_type`] reports such a cycle).
     fn long_class(&self, mut class: ClassId) -> ClassId {
-        for _ in 0..32 {
-            let Some(def) = self.tree.node(class).def else {
-                break;
-            };
+        let mut seen = vec![class];
+        while let Some(def) = self.tree.node(class).def {
             let ClassBody::Short(short) = &def.body else {
                 break;
             };
             let parent = self.tree.node(class).parent.unwrap_or(super::classes::ROOT);
             match self.tree.resolve(&short.base, parent) {
-                Some(TypeRef::Class(base)) => class = base,
+                Some(TypeRef::Class(base)) if !seen.contains(&base) => {
+                    seen.push(base);
+                    class = base;
+                }
                 _ => break,
             }
         }
         class
     }
 
+    /// "type `X` not found", or why not (a cycle of definitions it went through).
+    fn unresolved(&self, name: &ast::Name, scope: ClassId) -> Diagnostic {
+        let message = match self.tree.resolve_checked(name, scope) {
+            Err(message) => message,
+            Ok(_) => format!("type `{}` not found", name.dotted()),
+        };
+        Diagnostic::error(message).at(name.span, "unknown type")
+    }
+
     fn resolve_type(&mut self, spec: &ElemSpec<'a>, inst: InstId) -> Option<ResolvedType<'a>> {
         let name = &spec.clause.type_name;
         let Some(mut target) = self.tree.resolve(name, spec.scope) else {
-            self.diags.push(
-                Diagnostic::error(format!("type `{}` not found", name.dotted()))
-                    .at(name.span, "unknown type"),
-            );
+            let diagnostic = self.unresolved(name, spec.scope);
+            self.diags.push(diagnostic);
             return None;
         };
         let mut resolved = ResolvedType {
@@ -499,8 +545,20 @@ impl<'a> Flattener<'a> {
             prefixes: TypePrefixes::default(),
             connector: false,
         };
-        for _ in 0..32 {
-            let TypeRef::Class(c) = target else { break };
+        let mut seen: Vec<ClassId> = Vec::new();
+        while let TypeRef::Class(c) = target {
+            if let Some(k) = seen.iter().position(|&s| s == c) {
+                let text = self.cycle_text(&seen[k..]);
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "type `{}` is defined through itself: {text}",
+                        self.tree.node(c).path
+                    ))
+                    .at(name.span, "this type"),
+                );
+                return None;
+            }
+            seen.push(c);
             let Some(def) = self.tree.node(c).def else {
                 break;
             };
@@ -553,13 +611,8 @@ impl<'a> Flattener<'a> {
                     match self.tree.resolve(&short.base, parent) {
                         Some(t) => target = t,
                         None => {
-                            self.diags.push(
-                                Diagnostic::error(format!(
-                                    "type `{}` not found",
-                                    short.base.dotted()
-                                ))
-                                .at(short.base.span, "unknown type"),
-                            );
+                            let diagnostic = self.unresolved(&short.base, parent);
+                            self.diags.push(diagnostic);
                             return None;
                         }
                     }

@@ -2,6 +2,7 @@
 //! modifier merging, parameter evaluation where sizes and conditions need it, scalarisation of
 //! arrays and for-equations, and connection semantics including `weak` (SPEC §2.1).
 
+mod array_functions;
 #[cfg(test)]
 mod array_scaling;
 mod classes;
@@ -82,6 +83,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         diags,
         connections: Vec::new(),
         instantiating: Vec::new(),
+        extending: Vec::new(),
         causality: Vec::new(),
         checked_classes: FxHashSet::default(),
         used_classes: FxHashSet::default(),
@@ -197,6 +199,9 @@ pub(crate) struct Flattener<'a> {
     pub connections: Vec<connect::Connection<'a>>,
     /// The classes being instantiated, outermost first (a class inside itself is an error).
     pub instantiating: Vec<ClassId>,
+    /// The classes whose elements are being collected, a class before its bases (a base
+    /// among them is a cycle of `extends`).
+    pub extending: Vec<ClassId>,
     /// `input`/`output` of each flat variable, by `VarId` (checked in connection sets).
     pub causality: Vec<Causality>,
     /// Classes whose kind restrictions were checked (once each, however often instantiated).

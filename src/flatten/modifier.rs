@@ -45,6 +45,34 @@ pub struct Mod<'a> {
 }
 
 impl<'a> Mod<'a> {
+    /// Whether `self` and `other` are the same modification: the same written expressions
+    /// bound in the same scopes, the same elements modified the same way, in the same order.
+    pub fn same_as(&self, other: &Mod<'_>) -> bool {
+        let same_binding = match (&self.binding, &other.binding) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                std::ptr::eq(a.expr, b.expr)
+                    && a.scope == b.scope
+                    && a.class_scope == b.class_scope
+                    && a.select == b.select
+            }
+            _ => false,
+        };
+        same_binding
+            && self.each == other.each
+            && self.is_final == other.is_final
+            && self.span == other.span
+            && self.weak.len() == other.weak.len()
+            && self
+                .weak
+                .iter()
+                .zip(&other.weak)
+                .all(|(a, b)| std::ptr::eq(*a, *b))
+            && self.children.len() == other.children.len()
+            && (self.children.iter().zip(&other.children))
+                .all(|((n, a), (m, b))| n == m && a.same_as(b))
+    }
+
     /// Builds the tree of an AST modification whose expressions live in `scope`.
     pub fn from_ast(
         m: &'a ast::Modification,

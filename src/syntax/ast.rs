@@ -438,8 +438,13 @@ pub enum ExprKind {
     Matrix(Vec<Vec<Expr>>),
     /// `(a, b)` or `(a, , c)`: only meaningful as the left side of a call equation.
     Tuple(Vec<Option<Expr>>),
-    /// Array comprehensions, reductions with `for`, `function` partial application, …
-    /// (reported as not supported).
+    /// `{e for i in r, j in s}` (and the argument of a reduction `sum(e for i in r)`): the
+    /// last iterator is the outermost dimension (Modelica 10.4.1.2).
+    Comprehension {
+        body: Box<Expr>,
+        indices: Vec<ForIndex>,
+    },
+    /// `function` partial application, … (reported as not supported).
     Unsupported,
 }
 

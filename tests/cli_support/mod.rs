@@ -5,17 +5,22 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Runs mocca in the repository's folder: stdout, stderr, exit code.
+/// Runs mocca in the repository's folder: stdout, stderr, exit code. A process that dies by a
+/// signal (a stack overflow aborts) fails the test whatever it expected.
 pub fn mocca(args: &[&str]) -> (String, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("mocca runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let Some(code) = out.status.code() else {
+        panic!("mocca {args:?} died by a signal ({}): {stderr}", out.status);
+    };
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
+        stderr,
+        code,
     )
 }
 
