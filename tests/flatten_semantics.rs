@@ -1052,3 +1052,63 @@ fn array_functions_refuse_what_they_cannot_take() {
         assert!(err.contains(why), "{call}: {err}");
     }
 }
+
+/// Modelica 4.4.5: a conditional component whose condition is false is not in the model, and
+/// the `connect` equations naming it (or one of its connectors) vanish with it; with the
+/// condition true it is an ordinary component. The condition is a Boolean parameter
+/// expression, and nothing but `connect` may name the component.
+#[test]
+fn conditional_components_vanish_with_their_connections() {
+    let text = format!(
+        "{PIN_LIB}
+model M
+  parameter Boolean useR2 = false;
+  Capacitor C1(v(fixed = true, start = 1));
+  Resistor R1, R2 if useR2;
+  Ground g;
+equation
+  connect(C1.p, R1.p); connect(R1.n, g.p); connect(C1.n, g.p);
+  connect(C1.p, R2.p); connect(R2.n, g.p);
+end M;"
+    );
+    let without = flatten(&text, &[]).expect("flattens");
+    assert!(without.variables.iter().all(|v| !v.name.starts_with("R2.")));
+    let with = flatten(&text, &[("useR2", "true")]).expect("flattens");
+    let r2: Vec<&str> = with
+        .variables
+        .iter()
+        .map(|v| v.name.as_str())
+        .filter(|n| n.starts_with("R2."))
+        .collect();
+    assert_eq!(
+        r2,
+        [
+            "R2.p.v", "R2.p.i", "R2.n.v", "R2.n.i", "R2.v", "R2.i", "R2.R"
+        ]
+    );
+    // R2's four equations (three of its one-port, Ohm's law) and, in each of the two node
+    // sets it joins, the equality of its potential with the others' (the sets' flow balances
+    // are there either way).
+    assert_eq!(with.equations.len(), without.equations.len() + 4 + 2);
+    for (model, why) in [
+        (
+            "model M parameter Boolean on = false; Real x if on; Real y = x; end M;",
+            "only `connect` may name it",
+        ),
+        (
+            "model M parameter Boolean on = true; Real x = 1 if on; Real y = x; end M;",
+            "only `connect` may name it",
+        ),
+        (
+            "model M parameter Real k = 1; Real x if k; end M;",
+            "must be a Boolean, not Real",
+        ),
+        (
+            "model M Real x if time > 1; end M;",
+            "known at translation time",
+        ),
+    ] {
+        let err = flatten(model, &[]).expect_err(why);
+        assert!(err.contains(why), "{model}: {err}");
+    }
+}

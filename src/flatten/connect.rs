@@ -234,7 +234,7 @@ impl<'a> Flattener<'a> {
             .at(span, "not a connector")
         };
         match self.element_content(inst, slot).select(&dims, &picks) {
-            Selected::Pending => Err(not_connector(&name)),
+            Selected::Pending | Selected::Disabled => Err(not_connector(&name)),
             Selected::Vars(selected) => {
                 if parts.len() > 1 || !is_connector {
                     return Err(not_connector(&name));
@@ -312,7 +312,7 @@ impl<'a> Flattener<'a> {
                         known: known(v),
                     })),
                     Content::Insts(children) => stack.extend(children.iter().rev()),
-                    Content::Pending => {}
+                    Content::Pending | Content::Disabled => {}
                 }
             }
         }

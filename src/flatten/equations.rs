@@ -64,6 +64,10 @@ impl<'a> Flattener<'a> {
                     .at(eq.span, "here"));
                 }
                 let inst = ctx.inst.expect("equations belong to an instance");
+                // A connection to a disabled conditional component vanishes with it.
+                if self.names_disabled(inst, &a.cref) || self.names_disabled(inst, &b.cref) {
+                    return Ok(());
+                }
                 let a = self.connect_side(inst, a, ctx)?;
                 let b = self.connect_side(inst, b, ctx)?;
                 if a.shape() != b.shape() {

@@ -398,6 +398,15 @@ impl<'a> Flattener<'a> {
                 "protected element",
             ));
         }
+        if elem.decl.condition.is_some() {
+            return Err(err(
+                part.ident.span,
+                format!(
+                    "`{name}` is a conditional component: only `connect` may name it (Modelica 4.4.5)"
+                ),
+                "a conditional component",
+            ));
+        }
         let dims = elem.dims.clone();
         let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
         match self.element_content(inst, slot).select(&dims, &picks) {
@@ -408,6 +417,7 @@ impl<'a> Flattener<'a> {
                 ),
                 "declare it earlier",
             )),
+            Selected::Disabled => unreachable!("a conditional component is refused above"),
             Selected::Vars(selected) => {
                 if parts.len() > 1 {
                     return Err(err(
@@ -1239,6 +1249,7 @@ pub(crate) fn select<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> T
 /// reference allocates nothing.
 pub(crate) enum Selected {
     Pending,
+    Disabled,
     Vars(Tree<VarId>),
     Insts(Tree<InstId>),
 }
@@ -1247,6 +1258,7 @@ impl Content {
     pub(crate) fn select(&self, dims: &[usize], picks: &[Pick]) -> Selected {
         match self {
             Content::Pending => Selected::Pending,
+            Content::Disabled => Selected::Disabled,
             Content::Vars(vars) => Selected::Vars(select(vars, dims, picks)),
             Content::Insts(ids) => Selected::Insts(select(ids, dims, picks)),
         }

@@ -91,6 +91,9 @@ pub enum Content {
     Vars(Ids<VarId>),
     /// Row-major child instances of a class-typed element.
     Insts(Ids<InstId>),
+    /// A conditional component whose condition is false: not part of the model, named only by
+    /// `connect` equations, which vanish with it (Modelica 4.4.5).
+    Disabled,
 }
 
 /// An element as collected from a class and its bases, before instantiation.
@@ -190,13 +193,17 @@ impl<'a> Flattener<'a> {
             elements.push(spec.name.clone(), placeholder);
         }
         self.insts[id.0 as usize].elements = elements;
-        // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`.
-        // Each element keeps its slot: the placeholders went in in the same order.
-        let (scalars, rest): (Vec<_>, Vec<_>) = specs
+        // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`, and
+        // conditional components last, so that their conditions can. Each element keeps its
+        // slot: the placeholders went in in the same order.
+        let (conditional, unconditional): (Vec<_>, Vec<_>) = specs
             .into_values()
             .enumerate()
+            .partition(|(_, s)| s.decl.condition.is_some());
+        let (scalars, rest): (Vec<_>, Vec<_>) = unconditional
+            .into_iter()
             .partition(|(_, s)| s.decl.dims.is_empty() && s.clause.dims.is_empty());
-        for (slot, spec) in scalars.into_iter().chain(rest) {
+        for (slot, spec) in scalars.into_iter().chain(rest).chain(conditional) {
             self.instantiate_element(id, slot, spec);
         }
         self.instantiating.pop();
@@ -674,6 +681,20 @@ impl<'a> Flattener<'a> {
     }
 
     fn instantiate_element(&mut self, inst: InstId, slot: usize, mut spec: ElemSpec<'a>) {
+        if let Some(condition) = &spec.decl.condition {
+            match self.condition_holds(condition, inst, spec.scope) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.insts[inst.0 as usize].elements[slot].content = Content::Disabled;
+                    return;
+                }
+                Err(d) => {
+                    self.diags.push(d);
+                    self.insts[inst.0 as usize].elements[slot].content = Content::Disabled;
+                    return;
+                }
+            }
+        }
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };
@@ -763,6 +784,62 @@ impl<'a> Flattener<'a> {
         elem.dims = dims;
         elem.connector = ty.connector;
         elem.content = content;
+    }
+
+    /// The value of a conditional component's condition: a Boolean expression known at
+    /// translation time (Modelica 4.4.5).
+    fn condition_holds(
+        &mut self,
+        condition: &'a ast::Expr,
+        inst: InstId,
+        class: ClassId,
+    ) -> Result<bool, Diagnostic> {
+        let ctx = super::expr::Ctx {
+            inst: Some(inst),
+            class,
+            loops: &[],
+            mode: super::expr::Mode::Constant,
+            end: None,
+        };
+        let symbolic = super::expr::Ctx {
+            mode: super::expr::Mode::Symbolic,
+            ..ctx
+        };
+        if let Some(ty) = self.static_type(condition, &symbolic)
+            && ty != ScalarType::Boolean
+        {
+            return Err(Diagnostic::error(format!(
+                "the condition of a conditional component must be a Boolean, not {}",
+                ty.name()
+            ))
+            .at(condition.span, "not a Boolean"));
+        }
+        let value = self.eval_scalar(condition, &ctx).map_err(|d| {
+            Diagnostic::error(format!(
+                "the condition of a conditional component must be known at translation time: {}",
+                d.message
+            ))
+            .at(condition.span, "not a parameter expression")
+        })?;
+        Ok(value != 0.0)
+    }
+
+    /// Whether `cref`, written in `inst`, names a disabled conditional component or reaches
+    /// through one (`m.c` with `m` or its `c` disabled).
+    pub(crate) fn names_disabled(&self, inst: InstId, cref: &ast::ComponentRef) -> bool {
+        let mut at = inst;
+        for part in &cref.parts {
+            let name = strip_quotes(&part.ident.name);
+            let Some(elem) = self.insts[at.0 as usize].elements.get(name.as_ref()) else {
+                return false;
+            };
+            match &elem.content {
+                Content::Disabled => return true,
+                Content::Insts(ids) if !ids.is_empty() => at = ids[0],
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// A declaration's scalars (or instances) are counted before they are made: more than
@@ -1017,7 +1094,7 @@ impl<'a> Flattener<'a> {
                         stack.extend(elements.map(|e| e.content.clone()));
                     }
                 }
-                Content::Pending => {}
+                Content::Pending | Content::Disabled => {}
             }
         }
         scalars

@@ -213,7 +213,7 @@ pub struct ComponentDecl {
     pub name: Ident,
     pub dims: Vec<Subscript>,
     pub modification: Option<Box<Modification>>,
-    /// `if cond` conditional component: recognised, not supported.
+    /// `if cond`: a conditional component (Modelica 4.4.5).
     pub condition: Option<Box<Expr>>,
     pub description: Option<String>,
     pub annotation: Option<Box<Modification>>,
