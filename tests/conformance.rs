@@ -30,8 +30,8 @@ use omc_counts::Counts;
 const FLOORS: Floors = Floors {
     core_decision: 0.97,
     core_decision_in_subset: 0.98,
-    arrays_decision: 0.92,
-    arrays_decision_in_subset: 0.96,
+    arrays_decision: 0.97,
+    arrays_decision_in_subset: 0.97,
     core_counts: 0.95,
 };
 

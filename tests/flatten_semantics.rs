@@ -1112,3 +1112,77 @@ end M;"
         assert!(err.contains(why), "{model}: {err}");
     }
 }
+
+/// Dimensions over `Boolean` (Modelica 10.1: `Real x[Boolean]` is indexed by `false` and
+/// `true`), through a short type too; ranges `false:true`, the type `Boolean` and an implicit
+/// iterator over such a dimension take the values false and true. A number indexing a Boolean
+/// dimension, or a Boolean an Integer one, is an error.
+#[test]
+fn boolean_dimensions_are_indexed_by_false_and_true() {
+    let dae = flatten(
+        "model M
+           type B = Boolean;
+           Boolean a[B] = {true, false};
+           Boolean r[Boolean], t[Boolean], u[Boolean];
+           Real y = if a[false] then 1 else 2;
+         equation
+           for i in false:true loop
+             r[i] = not i;
+           end for;
+           for i in Boolean loop
+             t[i] = i;
+           end for;
+           for i loop
+             u[i] = i and a[i];
+           end for;
+         end M;",
+        &[],
+    )
+    .expect("flattens");
+    // Equations show Boolean constants as 0 and 1 (`flatten` prints them as false and true).
+    assert_eq!(right_sides(&dae, "a["), ["1.0", "0.0"]);
+    assert_eq!(right_sides(&dae, "r["), ["1.0", "0.0"]);
+    assert_eq!(right_sides(&dae, "t["), ["0.0", "1.0"]);
+    // u[false] = false and a[false]; u[true] = true and a[true]
+    assert_eq!(right_sides(&dae, "u["), ["0.0", "'a[2]'"]);
+    assert_eq!(right_sides(&dae, "y "), ["if 'a[1]' then 1.0 else 2.0"]);
+    for (model, why) in [
+        (
+            "model M type B = Boolean; Real x[B]; equation x[1] = 0; x[2] = 1; end M;",
+            "indexed by `false` and `true`",
+        ),
+        (
+            "model M Real x[2]; equation x[true] = 0; x[1] = 1; end M;",
+            "a Boolean subscript indexes only",
+        ),
+    ] {
+        let err = flatten(model, &[]).expect_err(why);
+        assert!(err.contains(why), "{model}: {err}");
+    }
+}
+
+/// `fill`, `zeros` and `ones` with a zero dimension give empty arrays whose later dimensions
+/// still size a declaration with `:` (`fill(0.0, 0, 1)` is 0 × 1).
+#[test]
+fn empty_filled_arrays_size_their_declarations() {
+    let dae = flatten(
+        "model M
+           Real A[:, :] = fill(0.0, 0, 1);
+           Boolean B[:, :, :] = fill(false, 0, 1, 0);
+           Real C[:, :] = zeros(2, 3);
+           Real D[:] = ones(0);
+         end M;",
+        &[],
+    )
+    .expect("flattens");
+    let names: Vec<&str> = dae.variables.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["C[1,1]", "C[1,2]", "C[1,3]", "C[2,1]", "C[2,2]", "C[2,3]"]
+    );
+    let err = flatten("model M Real A[:, 2] = fill(0.0, 0, 1); end M;", &[]).expect_err("0 × 1");
+    assert!(
+        err.contains("the binding has size [0, 1] but the declaration [0, 2]"),
+        "{err}"
+    );
+}

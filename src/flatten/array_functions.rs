@@ -5,7 +5,7 @@
 //! element an expression of the pool.
 
 use super::Flattener;
-use super::expr::{Ctx, Val};
+use super::expr::{Ctx, LoopIndex, Val};
 use super::tree::Tree;
 use crate::diagnostics::Diagnostic;
 use crate::expr::ExprId;
@@ -264,9 +264,9 @@ impl<'a> Flattener<'a> {
                     "no range",
                 ));
             };
-            let values = self.range_values(range, ctx)?;
-            count *= values.len() as f64;
-            ranges.push(values);
+            let range = self.range_values(range, ctx)?;
+            count *= range.0.len() as f64;
+            ranges.push(range);
         }
         if count > self.max_size as f64 {
             return Err(error(
@@ -303,11 +303,11 @@ impl<'a> Flattener<'a> {
     fn comprehension_level(
         &mut self,
         body: &'a Expr,
-        (names, ranges): (&[String], &[Vec<f64>]),
-        loops: &mut Vec<(String, f64)>,
+        (names, ranges): (&[String], &[(Vec<f64>, bool)]),
+        loops: &mut Vec<LoopIndex>,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
-        let Some((outer, inner)) = ranges.split_last() else {
+        let Some(((outer, boolean), inner)) = ranges.split_last() else {
             let inner_ctx = Ctx {
                 loops: loops.as_slice(),
                 ..*ctx
@@ -316,8 +316,12 @@ impl<'a> Flattener<'a> {
         };
         let name = &names[inner.len()];
         let mut items = Vec::with_capacity(outer.len());
-        for &v in outer {
-            loops.push((name.clone(), v));
+        for &value in outer {
+            loops.push(LoopIndex {
+                name: name.clone(),
+                value,
+                boolean: *boolean,
+            });
             let item = self.comprehension_level(body, (names, inner), loops, ctx);
             loops.pop();
             items.push(item?);

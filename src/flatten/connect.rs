@@ -226,7 +226,8 @@ impl<'a> Flattener<'a> {
                 .at(part.ident.span, "not declared"));
         };
         let (dims, is_connector) = (elem.dims.clone(), elem.connector);
-        let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
+        let boolean = elem.boolean_dims.clone();
+        let picks = self.picks(&part.subscripts, (&dims, &boolean), span, ctx)?;
         let not_connector = |what: &str| {
             Diagnostic::error(format!(
                 "`connect` needs connectors, but `{what}` is not a connector"

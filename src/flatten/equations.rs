@@ -7,10 +7,10 @@ use smallvec::SmallVec;
 use super::Flattener;
 use super::classes::ClassId;
 use super::connect::Connection;
-use super::expr::{Ctx, Mode, Val};
+use super::expr::{Ctx, LoopIndex, Mode, Val};
 use super::instance::InstId;
 use super::tree::Tree;
-use crate::dae::{Assertion, Equation, EquationOrigin, Term};
+use crate::dae::{Assertion, Equation, EquationOrigin, ScalarType, Term};
 use crate::diagnostics::Diagnostic;
 use crate::expr::ExprId;
 use crate::source::Span;
@@ -211,14 +211,18 @@ impl<'a> Flattener<'a> {
             }
             return Ok(());
         };
-        let values = match &first.range {
+        let (values, boolean) = match &first.range {
             Some(range) => self.range_values(range, ctx)?,
             None => self.implicit_range(first, body, ctx)?,
         };
         let name = super::instance::strip_quotes(&first.name.name);
-        for v in values {
+        for value in values {
             let mut loops = ctx.loops.to_vec();
-            loops.push((name.to_string(), v));
+            loops.push(LoopIndex {
+                name: name.to_string(),
+                value,
+                boolean,
+            });
             let inner = Ctx {
                 loops: &loops,
                 ..*ctx
@@ -228,13 +232,28 @@ impl<'a> Flattener<'a> {
         Ok(())
     }
 
-    /// The values of an explicit for-loop range, known at translation time.
+    /// The values of an explicit for-loop range, known at translation time, and whether they
+    /// are Booleans (`false:true`, `{true, false}`, the type `Boolean` itself).
     pub(crate) fn range_values(
         &mut self,
         range: &'a Expr,
         ctx: &Ctx<'_>,
-    ) -> Result<Vec<f64>, Diagnostic> {
-        match self.flatten_expr(
+    ) -> Result<(Vec<f64>, bool), Diagnostic> {
+        if self.names_boolean_type(range, ctx.class) {
+            return Ok((vec![0.0, 1.0], true));
+        }
+        let first = match &range.kind {
+            ExprKind::Range { start, .. } => Some(&**start),
+            ExprKind::Array(items) => items.first(),
+            _ => None,
+        };
+        let symbolic = Ctx {
+            mode: Mode::Symbolic,
+            ..*ctx
+        };
+        let boolean =
+            first.is_some_and(|e| self.static_type(e, &symbolic) == Some(ScalarType::Boolean));
+        let values = match self.flatten_expr(
             range,
             &Ctx {
                 mode: Mode::Constant,
@@ -253,7 +272,8 @@ impl<'a> Flattener<'a> {
         .ok_or_else(|| {
             Diagnostic::error("a for-loop range must be a vector known at translation time")
                 .at(range.span, "not a constant vector")
-        })
+        })?;
+        Ok((values, boolean))
     }
 
     fn if_equation(

@@ -35,10 +35,19 @@ pub struct Ctx<'l> {
     pub inst: Option<InstId>,
     /// The class in which the expression was written (for package constants).
     pub class: ClassId,
-    pub loops: &'l [(String, f64)],
+    pub loops: &'l [LoopIndex],
     pub mode: Mode,
     /// The size of the dimension being subscripted (value of `end`).
     pub end: Option<usize>,
+}
+
+/// A `for` index (of an equation, an array constructor or a reduction) bound to one of its
+/// values; a Boolean index's are false and true, as 0 and 1.
+#[derive(Clone, Debug)]
+pub struct LoopIndex {
+    pub name: String,
+    pub value: f64,
+    pub boolean: bool,
 }
 
 /// How one subscript selects along its dimension.
@@ -216,8 +225,36 @@ impl<'a> Flattener<'a> {
             mode: Mode::Constant,
             end: None,
         };
+        if b.select.is_empty()
+            && let Some(shape) = self.filled_shape(b.expr, &ctx)
+        {
+            return Some(shape);
+        }
         let v = self.flatten_expr(b.expr, &ctx).ok()?;
         Some(v.select(&b.select)?.shape())
+    }
+
+    /// The shape of `zeros(n, …)`, `ones(n, …)` or `fill(v, n, …)` from its arguments: an
+    /// empty array's value keeps no dimension after its first zero (`fill(0.0, 0, 1)` is
+    /// 0 × 1), so the value alone cannot tell the declaration `A[:, :]` its size.
+    fn filled_shape(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<Vec<usize>> {
+        let ExprKind::Call { func, args } = &e.kind else {
+            return None;
+        };
+        let (value, dims) = match func.dotted().as_str() {
+            "zeros" | "ones" => (None, &args[..]),
+            "fill" => (Some(&args.first()?.value), args.get(1..)?),
+            _ => return None,
+        };
+        let mut shape = Vec::with_capacity(dims.len());
+        for d in dims {
+            let n = self.eval_scalar(&d.value, ctx).ok()?;
+            shape.push(n.max(0.0) as usize);
+        }
+        if let Some(value) = value {
+            shape.extend(self.flatten_expr(value, ctx).ok()?.shape());
+        }
+        Some(shape)
     }
 
     /// The value of a parameter or constant (memoised; cycles are reported).
@@ -308,8 +345,8 @@ impl<'a> Flattener<'a> {
     fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
         let first = strip_quotes(&cref.parts[0].ident.name);
         let plain = cref.parts.len() == 1 && cref.parts[0].subscripts.is_empty();
-        if plain && let Some((_, v)) = ctx.loops.iter().rev().find(|(n, _)| *n == first) {
-            return Ok(Tree::Leaf(self.dae.pool.constant(*v)));
+        if plain && let Some(index) = ctx.loops.iter().rev().find(|i| i.name == first) {
+            return Ok(Tree::Leaf(self.dae.pool.constant(index.value)));
         }
         // The class declaring `first`, when the instance has it.
         let mut hidden_in = None;
@@ -407,8 +444,8 @@ impl<'a> Flattener<'a> {
                 "a conditional component",
             ));
         }
-        let dims = elem.dims.clone();
-        let picks = self.picks(&part.subscripts, &dims, span, ctx)?;
+        let (dims, boolean) = (elem.dims.clone(), elem.boolean_dims.clone());
+        let picks = self.picks(&part.subscripts, (&dims, &boolean), span, ctx)?;
         match self.element_content(inst, slot).select(&dims, &picks) {
             Selected::Pending => Err(err(
                 part.ident.span,
@@ -463,10 +500,12 @@ impl<'a> Flattener<'a> {
         }
     }
 
+    /// What each subscript selects along `dims`; `boolean[k]` says dimension k is indexed by
+    /// `false` and `true` (`Real x[Boolean]`), a shorter `boolean` that the rest are not.
     pub(crate) fn picks(
         &mut self,
         subs: &'a [Subscript],
-        dims: &[usize],
+        (dims, boolean): (&[usize], &[bool]),
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Pick>, Diagnostic> {
@@ -482,6 +521,23 @@ impl<'a> Flattener<'a> {
             let pick = match subs.get(k) {
                 None | Some(Subscript::Colon(_)) => Pick::Many((0..n).collect()),
                 Some(Subscript::Expr(e)) => {
+                    let by_boolean = boolean.get(k).copied().unwrap_or(false);
+                    let symbolic = Ctx {
+                        mode: Mode::Symbolic,
+                        ..*ctx
+                    };
+                    let is_boolean = (by_boolean || may_be_boolean(e))
+                        && self.static_type(e, &symbolic) == Some(ScalarType::Boolean);
+                    if by_boolean != is_boolean {
+                        let message = if by_boolean {
+                            "this dimension is indexed by `false` and `true`, not by numbers"
+                        } else {
+                            "a Boolean subscript indexes only a dimension declared by `Boolean`"
+                        };
+                        return Err(err(e.span, message, "wrong kind of subscript"));
+                    }
+                    // false and true are 0 and 1: as indices, 1 and 2.
+                    let shift = if by_boolean { 1.0 } else { 0.0 };
                     let sctx = Ctx {
                         mode: Mode::Constant,
                         end: Some(n),
@@ -490,7 +546,7 @@ impl<'a> Flattener<'a> {
                     let value = self.flatten_expr(e, &sctx)?;
                     let as_index =
                         |id: ExprId, pool: &crate::expr::ExprPool| -> Result<usize, Diagnostic> {
-                            match pool.as_const(id) {
+                            match pool.as_const(id).map(|i| i + shift) {
                                 Some(i) if i.fract() == 0.0 && i >= 1.0 && (i as usize) <= n => {
                                     Ok(i as usize - 1)
                                 }
@@ -616,7 +672,8 @@ impl<'a> Flattener<'a> {
                     };
                     let value = self.flatten_expr(binding, &cctx)?;
                     let dims = value.shape();
-                    let picks = self.picks(&cref.parts[k].subscripts, &dims, cref.span, ctx)?;
+                    let picks =
+                        self.picks(&cref.parts[k].subscripts, (&dims, &[]), cref.span, ctx)?;
                     let leaves = value.leaves();
                     return Ok(select(&leaves, &dims, &picks));
                 }
@@ -1204,6 +1261,27 @@ impl Flattener<'_> {
 }
 
 /// An array of `count` elements where at most `max_size` are allowed.
+/// Whether `e` is of a form a Boolean can take (a literal, a name, `not`, a relation, `and`,
+/// `or`, `if`): only those need their type found to tell a Boolean subscript.
+fn may_be_boolean(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Bool(_) | ExprKind::Ref(_) | ExprKind::If { .. } => true,
+        ExprKind::Unary { op, .. } => *op == UnOp::Not,
+        ExprKind::Binary { op, .. } => matches!(
+            op,
+            BinOp::And
+                | BinOp::Or
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        ),
+        _ => false,
+    }
+}
+
 fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
     err(
         span,

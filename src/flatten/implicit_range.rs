@@ -26,13 +26,13 @@ impl<'a> Flattener<'a> {
         index: &'a ForIndex,
         body: &'a [Equation],
         ctx: &Ctx<'_>,
-    ) -> Result<Vec<f64>, Diagnostic> {
+    ) -> Result<(Vec<f64>, bool), Diagnostic> {
         let name = strip_quotes(&index.name.name);
         let mut uses = Vec::new();
         for eq in body {
             equation_uses(eq, &name, &mut uses);
         }
-        let mut size: Option<(usize, Span)> = None;
+        let mut size: Option<((usize, bool), Span)> = None;
         for u in &uses {
             let Some(n) = ctx.inst.and_then(|inst| self.dimension(inst, u)) else {
                 continue;
@@ -40,6 +40,7 @@ impl<'a> Flattener<'a> {
             match size {
                 None => size = Some((n, u.cref.span)),
                 Some((m, first)) if m != n => {
+                    let ((m, _), (n, _)) = (m, n);
                     return Err(Diagnostic::error(format!(
                         "the range of `{name}` is ambiguous: it subscripts dimensions of size {m} and {n}"
                     ))
@@ -55,18 +56,23 @@ impl<'a> Flattener<'a> {
             ))
             .at(index.name.span, "give it a range: `in 1:n`")
         })?;
-        Ok((1..=n).map(|i| i as f64).collect())
+        Ok(match n {
+            (_, true) => (vec![0.0, 1.0], true),
+            (n, false) => ((1..=n).map(|i| i as f64).collect(), false),
+        })
     }
 
-    /// The size of the dimension a use subscripts, following the reference's parts through
-    /// instances (elements of an array of instances share their shapes).
-    fn dimension(&self, mut inst: InstId, u: &Use<'_>) -> Option<usize> {
+    /// The size of the dimension a use subscripts and whether `false` and `true` index it,
+    /// following the reference's parts through instances (elements of an array of instances
+    /// share their shapes).
+    fn dimension(&self, mut inst: InstId, u: &Use<'_>) -> Option<(usize, bool)> {
         for (k, part) in u.cref.parts.iter().enumerate() {
             let elem = self.insts[inst.0 as usize]
                 .elements
                 .get(strip_quotes(&part.ident.name).as_ref())?;
             if k == u.part {
-                return elem.dims.get(u.position).copied();
+                let boolean = elem.boolean_dims.get(u.position).copied().unwrap_or(false);
+                return elem.dims.get(u.position).map(|&n| (n, boolean));
             }
             match &elem.content {
                 Content::Insts(children) => inst = *children.first()?,

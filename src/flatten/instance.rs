@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -63,7 +64,7 @@ struct Collected<'a> {
     /// The bases collected, with their modification and protection: the same base met again
     /// the same way (a diamond of `extends`) brings identical elements and syntactically
     /// equal equations, of which Modelica 7.1 keeps one, so it is not collected again.
-    bases: Vec<(ClassId, Mod<'a>, bool)>,
+    bases: Vec<(ClassId, Rc<Mod<'a>>, bool)>,
 }
 
 pub struct Elem<'a> {
@@ -75,6 +76,9 @@ pub struct Elem<'a> {
     /// Declared protected, or inherited through a protected `extends` (Modelica 4.1).
     pub protected: bool,
     pub dims: Vec<usize>,
+    /// Per dimension, whether it is indexed by `false` and `true` (`Real x[Boolean]`); empty
+    /// when none is.
+    pub boolean_dims: Vec<bool>,
     /// The element's type is (or is a short class of) a `connector`.
     pub connector: bool,
     pub content: Content,
@@ -187,6 +191,7 @@ impl<'a> Flattener<'a> {
                 declared_in: spec.scope,
                 protected: spec.protected,
                 dims: Vec::new(),
+                boolean_dims: Vec::new(),
                 connector: false,
                 content: Content::Pending,
             };
@@ -475,16 +480,15 @@ impl<'a> Flattener<'a> {
                     .as_ref()
                     .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
                     .unwrap_or_default();
-                let merged = merge(outer.clone(), ext_mod, &mut self.diags);
-                let met = |&(b, ref m, protected): &(ClassId, Mod<'_>, bool)| {
-                    b == base && protected == level.protected && m.same_as(&merged)
+                let merged = Rc::new(merge(outer.clone(), ext_mod, &mut self.diags));
+                let met = |(b, m, protected): &(ClassId, Rc<Mod<'_>>, bool)| {
+                    *b == base && *protected == level.protected && m.same_as(&merged)
                 };
                 if collected.bases.iter().any(met) {
                     return;
                 }
-                collected
-                    .bases
-                    .push((base, merged.clone(), level.protected));
+                let kept = Rc::clone(&merged);
+                collected.bases.push((base, kept, level.protected));
                 self.collect(base, &merged, collected, level);
             }
             Some(TypeRef::Builtin(_)) => {}
@@ -719,7 +723,9 @@ impl<'a> Flattener<'a> {
             .chain(spec.clause.dims.iter())
             .chain(ty.dims.iter().copied())
             .collect();
-        let Some(dims) = self.eval_dims(&dim_exprs, inst, spec.scope, &modification) else {
+        let Some((dims, boolean_dims)) =
+            self.eval_dims(&dim_exprs, inst, spec.scope, &modification)
+        else {
             return;
         };
         let prefix = &self.insts[inst.0 as usize].prefix;
@@ -782,6 +788,7 @@ impl<'a> Flattener<'a> {
         }
         let elem = &mut self.insts[inst.0 as usize].elements[slot];
         elem.dims = dims;
+        elem.boolean_dims = boolean_dims;
         elem.connector = ty.connector;
         elem.content = content;
     }
@@ -911,10 +918,16 @@ impl<'a> Flattener<'a> {
         inst: InstId,
         scope: ClassId,
         modification: &Mod<'a>,
-    ) -> Option<Vec<usize>> {
+    ) -> Option<(Vec<usize>, Vec<bool>)> {
         let mut out = Vec::new();
+        let mut boolean = Vec::new();
         for (k, sub) in dims.iter().enumerate() {
             match sub {
+                Subscript::Expr(e) if self.names_boolean_type(e, scope) => {
+                    boolean.resize(k, false);
+                    boolean.push(true);
+                    out.push(2);
+                }
                 Subscript::Expr(e) if names_builtin_type(e) => {
                     let mut d = Diagnostic::error(
                         "an array dimension given by a type (`Boolean`, an enumeration) is not supported",
@@ -957,7 +970,44 @@ impl<'a> Flattener<'a> {
             );
             return None;
         }
-        Some(out)
+        Some((out, boolean))
+    }
+
+    /// Whether `e` names the type `Boolean`, directly or through short definitions (`type B =
+    /// Boolean;`), as seen from `scope`: a dimension or a range of `false` and `true`.
+    pub(crate) fn names_boolean_type(&self, e: &ast::Expr, scope: ClassId) -> bool {
+        let ast::ExprKind::Ref(r) = &e.kind else {
+            return false;
+        };
+        if r.parts.iter().any(|p| !p.subscripts.is_empty()) {
+            return false;
+        }
+        let name = ast::Name {
+            global: r.global,
+            parts: r.parts.iter().map(|p| p.ident.clone()).collect(),
+            span: r.span,
+        };
+        let mut target = self.tree.resolve(&name, scope);
+        let mut seen = Vec::new();
+        while let Some(TypeRef::Class(c)) = target {
+            if seen.contains(&c) {
+                return false;
+            }
+            seen.push(c);
+            let Some(ast::ClassDef {
+                body: ClassBody::Short(short),
+                ..
+            }) = self.tree.node(c).def
+            else {
+                return false;
+            };
+            if !short.dims.is_empty() {
+                return false;
+            }
+            let parent = self.tree.node(c).parent.unwrap_or(super::classes::ROOT);
+            target = self.tree.resolve(&short.base, parent);
+        }
+        target == Some(TypeRef::Builtin(ScalarType::Boolean))
     }
 
     fn create_vars(

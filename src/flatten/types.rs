@@ -38,6 +38,18 @@ impl<'a> Flattener<'a> {
             ExprKind::Real(_) => Some(Real),
             ExprKind::Bool(_) => Some(Boolean),
             ExprKind::Str(_) => Some(String),
+            ExprKind::Ref(r)
+                if r.parts.len() == 1
+                    && r.parts[0].subscripts.is_empty()
+                    && ctx
+                        .loops
+                        .iter()
+                        .rev()
+                        .find(|i| i.name == r.parts[0].ident.name)
+                        .is_some_and(|i| i.boolean) =>
+            {
+                Some(Boolean)
+            }
             ExprKind::Ref(_) => match self.flatten_expr(e, ctx).ok()? {
                 Tree::Leaf(id) => match self.dae.pool.node(id) {
                     Node::Var(v) => Some(self.dae.var(v).ty),
