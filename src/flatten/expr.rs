@@ -1260,28 +1260,18 @@ impl Flattener<'_> {
     }
 }
 
-/// An array of `count` elements where at most `max_size` are allowed.
 /// Whether `e` is of a form a Boolean can take (a literal, a name, `not`, a relation, `and`,
 /// `or`, `if`): only those need their type found to tell a Boolean subscript.
 fn may_be_boolean(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Bool(_) | ExprKind::Ref(_) | ExprKind::If { .. } => true,
         ExprKind::Unary { op, .. } => *op == UnOp::Not,
-        ExprKind::Binary { op, .. } => matches!(
-            op,
-            BinOp::And
-                | BinOp::Or
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-        ),
+        ExprKind::Binary { op, .. } => op.gives_boolean(),
         _ => false,
     }
 }
 
+/// An array of `count` elements where at most `max_size` are allowed.
 fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
     err(
         span,

@@ -369,6 +369,21 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// `and`, `or` and the relations: the operators whose result is a Boolean.
+    pub fn gives_boolean(self) -> bool {
+        matches!(
+            self,
+            BinOp::And
+                | BinOp::Or
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        )
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::Add => "+",
