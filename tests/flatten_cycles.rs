@@ -122,6 +122,37 @@ fn diamonds_of_extends_keep_one_copy_and_take_linear_time() {
     assert!(err.contains("type `Q` not found"), "{err}");
 }
 
+/// The same declaration reached along two paths with different modifications gives two
+/// different elements of one name: an error (Modelica 7.1), not one of the two values.
+#[test]
+fn a_diamond_with_different_modifications_is_an_error() {
+    let text = "package P
+  model L1
+    parameter Real p = 1;
+  end L1;
+  model La
+    extends L1(p = 2);
+  end La;
+  model Lb
+    extends L1;
+  end Lb;
+  model L0
+    extends La;
+    extends Lb;
+  end L0;
+end P;";
+    let err = flatten(text, Some("P.L0")).expect_err("p is 2 along one path and 1 along the other");
+    assert!(
+        err.contains("`p` is inherited along two paths with different modifications"),
+        "{err}"
+    );
+    assert!(err.contains("test.mo:3:20"), "{err}");
+    // The same modification written on both paths gives identical elements: one is kept.
+    let same = text.replace("extends L1;\n  end Lb;", "extends L1(p = 2);\n  end Lb;");
+    let dae = flatten(&same, Some("P.L0")).expect("identical elements");
+    assert_eq!(dae.variables.len(), 1);
+}
+
 /// The command line: a cycle is a diagnostic with exit code 1, not a signal.
 #[test]
 fn the_command_line_reports_a_cycle_with_exit_code_one() {

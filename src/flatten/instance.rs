@@ -327,6 +327,14 @@ impl<'a> Flattener<'a> {
                                     .at(decl.span, "this declaration")
                                     .with_secondary(first.decl.span, "differs from this one"),
                                 );
+                            } else if std::ptr::eq(first.decl, decl)
+                                && let Some(d) = self.differently_modified(
+                                    first,
+                                    (outer, element.prefixes.is_final),
+                                    level,
+                                )
+                            {
+                                self.diags.push(d);
                             }
                             continue;
                         }
@@ -379,6 +387,43 @@ impl<'a> Flattener<'a> {
         inst_mut
             .initial_equations
             .extend(comp.initial_equations.iter().map(|e| (e, class)));
+    }
+
+    /// The one declaration `first` reached again along another path of `extends` (a diamond)
+    /// must come with the same modification, or the two elements differ (Modelica 7.1).
+    fn differently_modified(
+        &mut self,
+        first: &ElemSpec<'a>,
+        (outer, is_final): (&Mod<'a>, bool),
+        level: Level<'_, 'a>,
+    ) -> Option<Diagnostic> {
+        let mut own = first
+            .decl
+            .modification
+            .as_ref()
+            .map(|m| Mod::from_ast(m, level.inst, first.scope, &mut self.diags))
+            .unwrap_or_default();
+        own.is_final |= is_final;
+        let from_outside = outer.child(&first.name).cloned().unwrap_or_default();
+        let modification = merge(from_outside, own, &mut self.diags);
+        if modification.same_as(&first.modification) {
+            return None;
+        }
+        let at = |m: &Mod<'_>| m.span.or(m.binding.as_ref().map(|b| b.expr.span));
+        let mut d = Diagnostic::error(format!(
+            "`{}` is inherited along two paths with different modifications (Modelica 7.1: they must be identical)",
+            first.name
+        ))
+        .at(first.decl.span, "declared here");
+        for m in [&modification, &first.modification] {
+            let decl = first.decl.span;
+            let outside =
+                |s: &Span| s.file != decl.file || s.end <= decl.start || s.start >= decl.end;
+            if let Some(span) = at(m).filter(outside) {
+                d = d.with_secondary(span, "modified here");
+            }
+        }
+        Some(d)
     }
 
     /// Records a local class; one of the same name met before (through another base) must be
