@@ -278,7 +278,7 @@ fn user_errors_are_diagnostics_at_the_source() {
         ),
         (
             "model M Integer i = 7 / 2; end M;",
-            "a Real value cannot be given to a Integer",
+            "a Real value cannot be given to an Integer",
         ),
         (
             "model M parameter Real p = q; parameter Real q = p; end M;",
@@ -1185,4 +1185,55 @@ fn empty_filled_arrays_size_their_declarations() {
         err.contains("the binding has size [0, 1] but the declaration [0, 2]"),
         "{err}"
     );
+}
+
+/// Values of the wrong type are errors at the value (Modelica 4.8, 3.6.5, 8.3.1): a Boolean
+/// bound to a Real or given as its `start`, a number as `fixed`, a number as `unit`, a
+/// Boolean equated with a number, if-branches of a Boolean and a number. The right types
+/// flatten.
+#[test]
+fn values_of_the_wrong_type_are_refused() {
+    for (model, why) in [
+        (
+            "model M Real x = true; end M;",
+            "a Boolean value cannot be given to a Real variable",
+        ),
+        (
+            "model M Real x(start = true); equation der(x) = -x; end M;",
+            "a Boolean value cannot be given to a Real",
+        ),
+        (
+            "model M parameter Real p(fixed = 1) = 2; end M;",
+            "an Integer value cannot be given to a Boolean",
+        ),
+        (
+            "model M Real x(unit = 1) = 1; end M;",
+            "where a String is required",
+        ),
+        (
+            "model M Real x; Boolean b = true; equation x = b; end M;",
+            "the two sides of this equation are a Boolean and a number",
+        ),
+        (
+            "model M Real x = if true then 1 else false; end M;",
+            "a Boolean and a number",
+        ),
+    ] {
+        let err = flatten(model, &[]).expect_err(why);
+        assert!(err.contains(why), "{model}: {err}");
+    }
+    flatten(
+        "model M
+           parameter Real p = 2;
+           parameter Boolean f = true;
+           Real x(start = p, fixed = f, unit = \"m\", nominal = 2*p, min = -1);
+           Boolean b = if x > 1 then true else false;
+           Boolean c;
+         equation
+           c = x > 0.5;
+           der(x) = -x;
+         end M;",
+        &[],
+    )
+    .expect("types that fit");
 }

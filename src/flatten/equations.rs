@@ -12,7 +12,7 @@ use super::instance::InstId;
 use super::tree::Tree;
 use crate::dae::{Assertion, Equation, EquationOrigin, ScalarType, Term};
 use crate::diagnostics::Diagnostic;
-use crate::expr::ExprId;
+use crate::expr::{ExprId, Node};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, EquationKind, Expr, ExprKind, UnOp};
 
@@ -104,6 +104,33 @@ impl<'a> Flattener<'a> {
         }
     }
 
+    /// A Boolean side equated with a number is an error (Modelica 8.3.1: the two sides of an
+    /// equation have compatible types), told from the flattened sides: a Boolean variable,
+    /// a relation or `and`/`or`/`not` is a Boolean; a Real or Integer variable, `der`,
+    /// `time` or arithmetic a number; a constant or an `if` either.
+    fn check_equation_types(&self, lhs: &Val, rhs: &Val, span: Span) -> Result<(), Diagnostic> {
+        let kind = |v: &Val| -> Option<bool> {
+            let Tree::Leaf(id) = v else { return None };
+            match self.dae.pool.node(*id) {
+                Node::Var(v) => match self.dae.var(v).ty {
+                    ScalarType::Boolean => Some(true),
+                    ScalarType::Real | ScalarType::Integer => Some(false),
+                    ScalarType::String => None,
+                },
+                Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => Some(true),
+                Node::Const(_) | Node::If(..) => None,
+                _ => Some(false),
+            }
+        };
+        match (kind(lhs), kind(rhs)) {
+            (Some(a), Some(b)) if a != b => Err(Diagnostic::error(
+                "the two sides of this equation are a Boolean and a number",
+            )
+            .at(span, "sides of different types")),
+            _ => Ok(()),
+        }
+    }
+
     fn simple(
         &mut self,
         eq: &'a ast::Equation,
@@ -119,6 +146,11 @@ impl<'a> Flattener<'a> {
         let mut flat: SmallVec<[(f64, Span, Val); 4]> = SmallVec::new();
         for (sign, term) in lhs_terms.iter().chain(&rhs_terms) {
             flat.push((*sign, term.span, self.flatten_expr(term, ctx)?));
+        }
+        if let [(_, _, a), (_, _, b)] = flat.as_slice()
+            && lhs_terms.len() == 1
+        {
+            self.check_equation_types(a, b, eq.span)?;
         }
         let shape = flat[0].2.shape();
         let lhs_shape = flat

@@ -522,12 +522,7 @@ impl<'a> Flattener<'a> {
                 None | Some(Subscript::Colon(_)) => Pick::Many((0..n).collect()),
                 Some(Subscript::Expr(e)) => {
                     let by_boolean = boolean.get(k).copied().unwrap_or(false);
-                    let symbolic = Ctx {
-                        mode: Mode::Symbolic,
-                        ..*ctx
-                    };
-                    let is_boolean = (by_boolean || may_be_boolean(e))
-                        && self.static_type(e, &symbolic) == Some(ScalarType::Boolean);
+                    let is_boolean = self.subscript_is_boolean(e, ctx);
                     if by_boolean != is_boolean {
                         let message = if by_boolean {
                             "this dimension is indexed by `false` and `true`, not by numbers"
@@ -576,6 +571,33 @@ impl<'a> Flattener<'a> {
             picks.push(pick);
         }
         Ok(picks)
+    }
+
+    /// Whether a subscript is a Boolean: a literal, `not`, a relation, `and`, `or`, a Boolean
+    /// `for` index, or a name or `if` whose type says so (only those are looked up).
+    fn subscript_is_boolean(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
+        match &e.kind {
+            ExprKind::Bool(_) => true,
+            ExprKind::Unary { op, .. } => *op == UnOp::Not,
+            ExprKind::Binary { op, .. } => op.gives_boolean(),
+            ExprKind::Ref(r) if r.parts.len() == 1 && r.parts[0].subscripts.is_empty() => {
+                let name = strip_quotes(&r.parts[0].ident.name);
+                match ctx.loops.iter().rev().find(|i| i.name == name) {
+                    Some(index) => index.boolean,
+                    None => self.has_boolean_type(e, ctx),
+                }
+            }
+            ExprKind::Ref(_) | ExprKind::If { .. } => self.has_boolean_type(e, ctx),
+            _ => false,
+        }
+    }
+
+    fn has_boolean_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
+        let symbolic = Ctx {
+            mode: Mode::Symbolic,
+            ..*ctx
+        };
+        self.static_type(e, &symbolic) == Some(ScalarType::Boolean)
     }
 
     /// A constant or parameter declared in an enclosing class or package (`pi`,
@@ -682,6 +704,52 @@ impl<'a> Flattener<'a> {
         Err(unknown())
     }
 
+    /// The branches of an if-expression are all Booleans or all numbers (Modelica 3.6.5),
+    /// whichever is taken. Only branches that may be no number have their type found.
+    fn check_branch_types(
+        &mut self,
+        branches: &'a [(Expr, Expr)],
+        else_branch: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<(), Diagnostic> {
+        let values: Vec<&'a Expr> = branches
+            .iter()
+            .map(|(_, v)| v)
+            .chain([else_branch])
+            .collect();
+        if !values
+            .iter()
+            .any(|v| super::types::may_be_other_than_number(v))
+        {
+            return Ok(());
+        }
+        let symbolic = Ctx {
+            mode: Mode::Symbolic,
+            ..*ctx
+        };
+        let mut seen: Option<(bool, &'a Expr)> = None;
+        for value in values {
+            let boolean = match self.static_type(value, &symbolic) {
+                Some(ScalarType::Boolean) => true,
+                Some(ScalarType::Real | ScalarType::Integer) => false,
+                _ => continue,
+            };
+            match seen {
+                None => seen = Some((boolean, value)),
+                Some((first, other)) if first != boolean => {
+                    return Err(err(
+                        value.span,
+                        "the branches of this if-expression are a Boolean and a number",
+                        "of another type than the first branch",
+                    )
+                    .with_secondary(other.span, "this branch"));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     fn flatten_if(
         &mut self,
         branches: &'a [(Expr, Expr)],
@@ -689,6 +757,7 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
+        self.check_branch_types(branches, else_branch, ctx)?;
         // Conditions known at translation time pick a branch without flattening the others.
         let mut pending: Vec<(ExprId, &'a Expr)> = Vec::new();
         for (cond, value) in branches {
@@ -1257,17 +1326,6 @@ impl Flattener<'_> {
             total = self.dae.pool.add(total, term);
         }
         Ok(total)
-    }
-}
-
-/// Whether `e` is of a form a Boolean can take (a literal, a name, `not`, a relation, `and`,
-/// `or`, `if`): only those need their type found to tell a Boolean subscript.
-fn may_be_boolean(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Bool(_) | ExprKind::Ref(_) | ExprKind::If { .. } => true,
-        ExprKind::Unary { op, .. } => *op == UnOp::Not,
-        ExprKind::Binary { op, .. } => op.gives_boolean(),
-        _ => false,
     }
 }
 

@@ -201,13 +201,17 @@ impl<'a> Flattener<'a> {
         // Scalars first, so that sizes like `Real x[N]` can refer to a later `parameter N`, and
         // conditional components last, so that their conditions can. Each element keeps its
         // slot: the placeholders went in in the same order.
-        let (conditional, unconditional): (Vec<_>, Vec<_>) = specs
-            .into_values()
-            .enumerate()
-            .partition(|(_, s)| s.decl.condition.is_some());
-        let (scalars, rest): (Vec<_>, Vec<_>) = unconditional
-            .into_iter()
-            .partition(|(_, s)| s.decl.dims.is_empty() && s.clause.dims.is_empty());
+        let (mut scalars, mut rest, mut conditional) = (Vec::new(), Vec::new(), Vec::new());
+        for (slot, spec) in specs.into_values().enumerate() {
+            let group = if spec.decl.condition.is_some() {
+                &mut conditional
+            } else if spec.decl.dims.is_empty() && spec.clause.dims.is_empty() {
+                &mut scalars
+            } else {
+                &mut rest
+            };
+            group.push((slot, spec));
+        }
         for (slot, spec) in scalars.into_iter().chain(rest).chain(conditional) {
             self.instantiate_element(id, slot, spec);
         }

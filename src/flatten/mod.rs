@@ -227,14 +227,13 @@ impl<'a> Flattener<'a> {
                     Ok(value) => self.apply_binding(v, value),
                     Err(d) => self.diags.push(d),
                 }
-                let ty = self.dae.variables[i].ty;
-                // An array's binding is typed once, at its first element.
-                if ty != ScalarType::Real
-                    && b.select.iter().all(|&k| k == 0)
-                    && let Err(d) = self.expect_assignable(ty, b.expr, &b.ctx())
-                {
-                    self.diags.push(d);
-                }
+            }
+            // An array's binding and attributes are typed once, at its first element.
+            if m.binding
+                .as_ref()
+                .is_none_or(|b| b.select.iter().all(|&k| k == 0))
+            {
+                self.check_value_types(i, &m);
             }
             if let Some(b) = m.child("start").and_then(|s| s.binding.as_ref()) {
                 match self.bound_scalar(b) {
@@ -271,6 +270,41 @@ impl<'a> Flattener<'a> {
                     Ok(choice) => self.dae.variables[i].state_select = choice,
                     Err(d) => self.diags.push(d),
                 }
+            }
+        }
+    }
+
+    /// The types of a variable's binding and attributes (Modelica 4.8): the binding and `start`,
+    /// `min`, `max`, `nominal` of the variable's type, `fixed` a Boolean, `unit`,
+    /// `displayUnit` and `quantity` strings. A Real target is checked only where the value
+    /// may be something else than a number (most are numbers: their type is not looked up).
+    fn check_value_types(&mut self, i: usize, m: &Mod<'a>) {
+        let ty = self.dae.variables[i].ty;
+        let attributes = m.children.iter().filter_map(|(name, child)| {
+            let target = match name.as_str() {
+                "start" | "min" | "max" | "nominal" => ty,
+                "fixed" => ScalarType::Boolean,
+                "unit" | "displayUnit" | "quantity" => ScalarType::String,
+                _ => return None,
+            };
+            Some((child.binding.as_ref()?, target))
+        });
+        let bound: Vec<(&Bound<'a>, ScalarType)> = m
+            .binding
+            .iter()
+            .map(|b| (b, ty))
+            .chain(attributes)
+            .collect();
+        for (b, target) in bound {
+            if target == ScalarType::Real && !types::may_be_other_than_number(b.expr) {
+                continue;
+            }
+            let result = match target {
+                ScalarType::String => self.expect_string(b.expr, &b.ctx()),
+                _ => self.expect_assignable(target, b.expr, &b.ctx()),
+            };
+            if let Err(d) = result {
+                self.diags.push(d);
             }
         }
     }

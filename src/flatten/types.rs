@@ -205,6 +205,19 @@ impl<'a> Flattener<'a> {
 
     /// An error if a value of `e`'s type cannot be assigned to a variable of type `target`
     /// (Integer to Real is the one implicit conversion).
+    /// A string is required (`unit = "m"`).
+    pub(crate) fn expect_string(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<(), Diagnostic> {
+        match self.static_type(e, ctx) {
+            Some(ScalarType::String) | None => Ok(()),
+            Some(t) => Err(Diagnostic::error(format!(
+                "{} {} value cannot be given where a String is required",
+                article(t),
+                t.name()
+            ))
+            .at(e.span, format!("a {} expression", t.name()))),
+        }
+    }
+
     pub(crate) fn expect_assignable(
         &mut self,
         target: ScalarType,
@@ -218,10 +231,32 @@ impl<'a> Flattener<'a> {
             return Ok(());
         }
         Err(Diagnostic::error(format!(
-            "a {} value cannot be given to a {} variable",
+            "{} {} value cannot be given to {} {} variable",
+            article(t),
             t.name(),
+            article(target),
             target.name()
         ))
         .at(e.span, format!("a {} expression", t.name())))
+    }
+}
+
+/// Whether `e` may be of another type than a number: a Boolean or String literal, a name,
+/// `not`, a relation, `and`, `or`, an `if`. Only those need their type looked up where a
+/// number is expected.
+pub(crate) fn may_be_other_than_number(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Ref(_) | ExprKind::If { .. } => true,
+        ExprKind::Unary { op, .. } => *op == UnOp::Not,
+        ExprKind::Binary { op, .. } => op.gives_boolean(),
+        _ => false,
+    }
+}
+
+/// "a" or "an", as the type's name needs.
+fn article(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Integer => "an",
+        _ => "a",
     }
 }
