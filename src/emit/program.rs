@@ -305,23 +305,21 @@ fn sparse_tables(
             straight_solve(code, &solve, lu.tables());
             format!("Solve::Whole({solve})")
         }
-        Some(starts) => {
-            solve_in_pieces(code, &solve, lu.tables(), starts);
-            format!("Solve::Pieces(&{}PIECES)", prefix)
+        Some([a, b]) => {
+            solve_in_pieces(code, &solve, lu.tables(), [a, b]);
+            code.open(format_args!("pub const {prefix}PIECES: Pieces = Pieces"));
+            code.line(format_args!("starts: [{a}, {b}],"));
+            code.line(format_args!(
+                "forward: [{solve}_forward_first, {solve}_forward_second],"
+            ));
+            code.line(format_args!("separator: {solve}_separator,"));
+            code.line(format_args!(
+                "backward: [{solve}_backward_first, {solve}_backward_second],"
+            ));
+            code.close_with(";").blank();
+            format!("Solve::Pieces(&{prefix}PIECES)")
         }
     };
-    if let Some([a, b]) = lu.threaded_pieces() {
-        code.open(format_args!("pub const {prefix}PIECES: Pieces = Pieces"));
-        code.line(format_args!("starts: [{a}, {b}],"));
-        code.line(format_args!(
-            "forward: [{solve}_forward_first, {solve}_forward_second],"
-        ));
-        code.line(format_args!("separator: {solve}_separator,"));
-        code.line(format_args!(
-            "backward: [{solve}_backward_first, {solve}_backward_second],"
-        ));
-        code.close_with(";").blank();
-    }
     code.open(format_args!(
         "pub const {prefix}SPARSE: Option<&SparseTables> = Some(&SparseTables"
     ));

@@ -5,7 +5,7 @@
 //! element an expression of the pool.
 
 use super::Flattener;
-use super::expr::{Ctx, LoopIndex, Val};
+use super::expr::{Ctx, LoopIndex, Val, too_large};
 use super::tree::Tree;
 use crate::diagnostics::Diagnostic;
 use crate::expr::ExprId;
@@ -228,7 +228,7 @@ impl<'a> Flattener<'a> {
             ));
         }
         if n > self.max_size as f64 {
-            return Err(error(span, "`linspace` asks for too many points", "here"));
+            return Err(too_large(n, self.max_size, span));
         }
         let bounds = [args[0], args[1]].map(|a| self.flatten_expr(a, ctx));
         let [Ok(Tree::Leaf(x1)), Ok(Tree::Leaf(x2))] = bounds else {
@@ -269,14 +269,7 @@ impl<'a> Flattener<'a> {
             ranges.push(range);
         }
         if count > self.max_size as f64 {
-            return Err(error(
-                span,
-                format!(
-                    "the array constructor has {count} elements, more than --max-size {}",
-                    self.max_size
-                ),
-                "too large",
-            ));
+            return Err(too_large(count, self.max_size, span));
         }
         let names: Vec<String> = indices
             .iter()

@@ -220,13 +220,18 @@ impl<'a> ClassTree<'a> {
 
     /// "`A.B` is defined through itself: A → C → A".
     fn cycle_message(&self, name: &Name, cycle: &[ClassId]) -> String {
-        let mut path: Vec<&str> = cycle.iter().map(|&c| self.node(c).path.as_str()).collect();
-        path.push(path[0]);
         format!(
             "`{}` is defined through itself: {}",
             name.dotted(),
-            path.join(" → ")
+            self.cycle_text(cycle)
         )
+    }
+
+    /// "A → B → A": the classes of a cycle by their paths, back to the first.
+    pub fn cycle_text(&self, cycle: &[ClassId]) -> String {
+        let mut path: Vec<&str> = cycle.iter().map(|&c| self.node(c).path.as_str()).collect();
+        path.extend(path.first().copied());
+        path.join(" → ")
     }
 
     fn resolve_unguarded(&self, name: &Name, scope: ClassId) -> Result<TypeRef, String> {

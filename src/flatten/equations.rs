@@ -279,12 +279,8 @@ impl<'a> Flattener<'a> {
             ExprKind::Array(items) => items.first(),
             _ => None,
         };
-        let symbolic = Ctx {
-            mode: Mode::Symbolic,
-            ..*ctx
-        };
         let boolean =
-            first.is_some_and(|e| self.static_type(e, &symbolic) == Some(ScalarType::Boolean));
+            first.is_some_and(|e| self.symbolic_type(e, ctx) == Some(ScalarType::Boolean));
         let values = match self.flatten_expr(
             range,
             &Ctx {

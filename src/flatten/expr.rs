@@ -50,6 +50,13 @@ pub struct LoopIndex {
     pub boolean: bool,
 }
 
+impl Ctx<'_> {
+    /// The innermost `for` index of this name, when one is bound.
+    pub fn loop_index(&self, name: &str) -> Option<&LoopIndex> {
+        self.loops.iter().rev().find(|i| i.name == name)
+    }
+}
+
 /// How one subscript selects along its dimension.
 pub(crate) enum Pick {
     One(usize),
@@ -345,7 +352,7 @@ impl<'a> Flattener<'a> {
     fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
         let first = strip_quotes(&cref.parts[0].ident.name);
         let plain = cref.parts.len() == 1 && cref.parts[0].subscripts.is_empty();
-        if plain && let Some(index) = ctx.loops.iter().rev().find(|i| i.name == first) {
+        if plain && let Some(index) = ctx.loop_index(&first) {
             return Ok(Tree::Leaf(self.dae.pool.constant(index.value)));
         }
         // The class declaring `first`, when the instance has it.
@@ -581,23 +588,16 @@ impl<'a> Flattener<'a> {
             ExprKind::Unary { op, .. } => *op == UnOp::Not,
             ExprKind::Binary { op, .. } => op.gives_boolean(),
             ExprKind::Ref(r) if r.parts.len() == 1 && r.parts[0].subscripts.is_empty() => {
-                let name = strip_quotes(&r.parts[0].ident.name);
-                match ctx.loops.iter().rev().find(|i| i.name == name) {
+                match ctx.loop_index(&strip_quotes(&r.parts[0].ident.name)) {
                     Some(index) => index.boolean,
-                    None => self.has_boolean_type(e, ctx),
+                    None => self.symbolic_type(e, ctx) == Some(ScalarType::Boolean),
                 }
             }
-            ExprKind::Ref(_) | ExprKind::If { .. } => self.has_boolean_type(e, ctx),
+            ExprKind::Ref(_) | ExprKind::If { .. } => {
+                self.symbolic_type(e, ctx) == Some(ScalarType::Boolean)
+            }
             _ => false,
         }
-    }
-
-    fn has_boolean_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
-        let symbolic = Ctx {
-            mode: Mode::Symbolic,
-            ..*ctx
-        };
-        self.static_type(e, &symbolic) == Some(ScalarType::Boolean)
     }
 
     /// A constant or parameter declared in an enclosing class or package (`pi`,
@@ -723,13 +723,9 @@ impl<'a> Flattener<'a> {
         {
             return Ok(());
         }
-        let symbolic = Ctx {
-            mode: Mode::Symbolic,
-            ..*ctx
-        };
         let mut seen: Option<(bool, &'a Expr)> = None;
         for value in values {
-            let boolean = match self.static_type(value, &symbolic) {
+            let boolean = match self.symbolic_type(value, ctx) {
                 Some(ScalarType::Boolean) => true,
                 Some(ScalarType::Real | ScalarType::Integer) => false,
                 _ => continue,
@@ -1330,7 +1326,7 @@ impl Flattener<'_> {
 }
 
 /// An array of `count` elements where at most `max_size` are allowed.
-fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
+pub(crate) fn too_large(count: f64, max_size: usize, span: Span) -> Diagnostic {
     err(
         span,
         format!("this array would have {count} elements, more than the limit of {max_size}"),

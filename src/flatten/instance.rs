@@ -342,13 +342,8 @@ impl<'a> Flattener<'a> {
                             }
                             continue;
                         }
-                        let mut own = decl
-                            .modification
-                            .as_ref()
-                            .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
-                            .unwrap_or_default();
-                        // `final Real a = 1;` makes the declaration's own binding final.
-                        own.is_final |= element.prefixes.is_final;
+                        let own =
+                            self.own_modification(decl, element.prefixes.is_final, inst, class);
                         let protected =
                             level.protected || element.visibility == Visibility::Protected;
                         let from_outside = outer.child(&name).cloned().unwrap_or_default();
@@ -393,6 +388,24 @@ impl<'a> Flattener<'a> {
             .extend(comp.initial_equations.iter().map(|e| (e, class)));
     }
 
+    /// The modification a declaration written in `class` carries itself; `final Real a = 1;`
+    /// makes its own binding final.
+    fn own_modification(
+        &mut self,
+        decl: &'a ComponentDecl,
+        is_final: bool,
+        inst: InstId,
+        class: ClassId,
+    ) -> Mod<'a> {
+        let mut own = decl
+            .modification
+            .as_ref()
+            .map(|m| Mod::from_ast(m, inst, class, &mut self.diags))
+            .unwrap_or_default();
+        own.is_final |= is_final;
+        own
+    }
+
     /// The one declaration `first` reached again along another path of `extends` (a diamond)
     /// must come with the same modification, or the two elements differ (Modelica 7.1).
     fn differently_modified(
@@ -401,13 +414,7 @@ impl<'a> Flattener<'a> {
         (outer, is_final): (&Mod<'a>, bool),
         level: Level<'_, 'a>,
     ) -> Option<Diagnostic> {
-        let mut own = first
-            .decl
-            .modification
-            .as_ref()
-            .map(|m| Mod::from_ast(m, level.inst, first.scope, &mut self.diags))
-            .unwrap_or_default();
-        own.is_final |= is_final;
+        let own = self.own_modification(first.decl, is_final, level.inst, first.scope);
         let from_outside = outer.child(&first.name).cloned().unwrap_or_default();
         let modification = merge(from_outside, own, &mut self.diags);
         if modification.same_as(&first.modification) {
@@ -514,7 +521,7 @@ impl<'a> Flattener<'a> {
                         Diagnostic::error(format!(
                             "`{}` extends itself: {}",
                             self.tree.node(base).path,
-                            self.cycle_text(&cycle)
+                            self.tree.cycle_text(&cycle)
                         ))
                         .at(ext.base.span, "this base class is one of its own bases"),
                     );
@@ -550,16 +557,6 @@ impl<'a> Flattener<'a> {
                     .at(ext.base.span, "not found"),
             ),
         }
-    }
-
-    /// "A → B → A": the classes of a cycle by their paths, back to the first.
-    fn cycle_text(&self, cycle: &[ClassId]) -> String {
-        let mut path: Vec<&str> = cycle
-            .iter()
-            .map(|&c| self.tree.node(c).path.as_str())
-            .collect();
-        path.extend(path.first().copied());
-        path.join(" → ")
     }
 
     /// Follows `connector B = A;` style aliases to the long class (stopping where they go
@@ -608,7 +605,7 @@ impl<'a> Flattener<'a> {
         let mut seen: Vec<ClassId> = Vec::new();
         while let TypeRef::Class(c) = target {
             if let Some(k) = seen.iter().position(|&s| s == c) {
-                let text = self.cycle_text(&seen[k..]);
+                let text = self.tree.cycle_text(&seen[k..]);
                 self.diags.push(
                     Diagnostic::error(format!(
                         "type `{}` is defined through itself: {text}",
@@ -735,17 +732,16 @@ impl<'a> Flattener<'a> {
 
     fn instantiate_element(&mut self, inst: InstId, slot: usize, mut spec: ElemSpec<'a>) {
         if let Some(condition) = &spec.decl.condition {
-            match self.condition_holds(condition, inst, spec.scope) {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.insts[inst.0 as usize].elements[slot].content = Content::Disabled;
-                    return;
-                }
-                Err(d) => {
+            // A condition in error is reported, and the component left out.
+            let holds = self
+                .condition_holds(condition, inst, spec.scope)
+                .unwrap_or_else(|d| {
                     self.diags.push(d);
-                    self.insts[inst.0 as usize].elements[slot].content = Content::Disabled;
-                    return;
-                }
+                    false
+                });
+            if !holds {
+                self.insts[inst.0 as usize].elements[slot].content = Content::Disabled;
+                return;
             }
         }
         let Some(ty) = self.resolve_type(&spec, inst) else {
@@ -857,11 +853,7 @@ impl<'a> Flattener<'a> {
             mode: super::expr::Mode::Constant,
             end: None,
         };
-        let symbolic = super::expr::Ctx {
-            mode: super::expr::Mode::Symbolic,
-            ..ctx
-        };
-        if let Some(ty) = self.static_type(condition, &symbolic)
+        if let Some(ty) = self.symbolic_type(condition, &ctx)
             && ty != ScalarType::Boolean
         {
             return Err(Diagnostic::error(format!(

@@ -42,10 +42,7 @@ impl<'a> Flattener<'a> {
                 if r.parts.len() == 1
                     && r.parts[0].subscripts.is_empty()
                     && ctx
-                        .loops
-                        .iter()
-                        .rev()
-                        .find(|i| i.name == r.parts[0].ident.name)
+                        .loop_index(&r.parts[0].ident.name)
                         .is_some_and(|i| i.boolean) =>
             {
                 Some(Boolean)
@@ -205,6 +202,16 @@ impl<'a> Flattener<'a> {
 
     /// An error if a value of `e`'s type cannot be assigned to a variable of type `target`
     /// (Integer to Real is the one implicit conversion).
+    /// [`Flattener::static_type`] with parameters kept as names, whatever `ctx`'s mode: their
+    /// declared type is what counts.
+    pub(crate) fn symbolic_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<ScalarType> {
+        let symbolic = Ctx {
+            mode: super::expr::Mode::Symbolic,
+            ..*ctx
+        };
+        self.static_type(e, &symbolic)
+    }
+
     /// A string is required (`unit = "m"`).
     pub(crate) fn expect_string(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<(), Diagnostic> {
         match self.static_type(e, ctx) {
