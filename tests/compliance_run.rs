@@ -7,6 +7,8 @@
 //! time, as the suite intends for `Equations/Assert`.
 //! Prints a table per folder; `cargo test --release --test compliance_run -- --nocapture`.
 
+#[path = "conformance/compliance_sim.rs"]
+mod compliance_sim;
 #[path = "conformance/compliance_text.rs"]
 mod compliance_text;
 
@@ -14,108 +16,11 @@ use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use mocca::causal::{causal_form, initial_point};
-use mocca::diagnostics::render_plain;
-use mocca::frontend::flatten_sources;
-use mocca::jacobian::ode_jacobian;
-use mocca::simulate::fixed_step::Method;
-use mocca::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
-use mocca::source::SourceMap;
-use mocca::structure;
+use compliance_sim::{Outcome, run_one};
 
 fn suite() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/compliance");
     dir.join("MANIFEST.json").exists().then_some(dir)
-}
-
-/// How far one test got.
-#[derive(Clone, Debug, PartialEq)]
-enum Outcome {
-    /// Not translated (outside the subset, or rejected): the checks were not run.
-    NotTranslated(String),
-    /// Translated, but the simulation stopped before StopTime for another reason.
-    NotSimulated(String),
-    /// Simulated; an assert failed.
-    CheckFailed(String),
-    /// Simulated to StopTime with every assert holding at every output point.
-    Passed,
-}
-
-/// `StopTime = 0.01` → 0.01 (the suite's default experiment is 0 → 1).
-fn experiment(text: &str, key: &str) -> Option<f64> {
-    let at = text.find(key)? + key.len();
-    let rest = text[at..].trim_start().strip_prefix('=')?.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
-}
-
-fn run_one(
-    name: &str,
-    text: String,
-    model: &str,
-    experiment_text: &str,
-    expect_checks: bool,
-) -> Outcome {
-    let mut sources = SourceMap::new();
-    let id = sources.add(name.to_string(), text);
-    let flat = match flatten_sources(sources, &[id], Some(model), &[]) {
-        Ok(flat) => flat,
-        Err((s, d)) => return Outcome::NotTranslated(first_line(&render_plain(&s, &d))),
-    };
-    if flat.dae.equations.len() != flat.dae.unknowns() {
-        return Outcome::NotTranslated("unbalanced".to_string());
-    }
-    let asserts = flat.dae.assertions.len();
-    let mut dae = match structure::prepare(flat.dae) {
-        Ok((dae, _)) => dae,
-        Err(d) => return Outcome::NotTranslated(first_line(&render_plain(&flat.sources, &d))),
-    };
-    let structure = match structure::analyse(&dae) {
-        Ok(s) => s,
-        Err(d) => return Outcome::NotTranslated(first_line(&render_plain(&flat.sources, &d))),
-    };
-    let causal = causal_form(&mut dae, &structure);
-    let jac = ode_jacobian(&mut dae, &causal);
-    let start = match initial_point(&dae) {
-        Ok(p) => p,
-        Err(f) => return Outcome::NotTranslated(format!("parameters: {f:?}")),
-    };
-    let t0 = experiment(experiment_text, "StartTime").unwrap_or(0.0);
-    let t1 = experiment(experiment_text, "StopTime").unwrap_or(1.0);
-    let options = Options {
-        method: Method::ImplicitEuler,
-        start: t0,
-        stop: t1,
-        steps: 100,
-        tol: 1e-10,
-        partition: Partition::None,
-        exchange: Exchange::GaussSeidel,
-        max_step: f64::INFINITY,
-    };
-    let model = Model {
-        dae: &dae,
-        structure: &structure,
-        causal: &causal,
-        jac: &jac,
-    };
-    assert!(
-        asserts > 0 || !expect_checks,
-        "{name}: the checks were lost in translation"
-    );
-    match run::simulate_bdf(model, &start, &options, &[]) {
-        Ok(_) => Outcome::Passed,
-        Err(Failure::Assertion(v)) => {
-            let a = &dae.assertions[v.assertion];
-            Outcome::CheckFailed(format!("t = {}: {}", v.time, a.message))
-        }
-        Err(other) => Outcome::NotSimulated(format!("{other:?}")),
-    }
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().to_string()
 }
 
 #[derive(Default)]
@@ -146,7 +51,7 @@ fn run_selected(
             continue;
         }
         let path = test["path"].as_str().expect("path");
-        let model = test["model"].as_str().expect("model");
+        let model = test["qualified_name"].as_str().expect("qualified_name");
         let source = std::fs::read_to_string(dir.join(path)).expect("readable test");
         let (prepared, _) = compliance_text::prepare(&source);
         let experiment_text = test["experiment"].as_str().unwrap_or_default();

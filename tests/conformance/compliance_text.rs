@@ -1,7 +1,9 @@
 //! Runs one file of the Modelica compliance suite without its package: the text is rewritten
 //! in memory (the file itself is never touched).
 //!
-//! - the leading `within …;` goes (the test is flattened as a top-level class);
+//! - the leading `within A.B;` becomes `package A package B` on the same line, closed after the
+//!   text, so the test sits in its package as in the suite (global names such as
+//!   `.A.B.M.x` resolve) and is flattened by its qualified name;
 //! - `extends Icons.TestCase;` goes (an icon and documentation only);
 //! - `assert(Util.compareReal(a, b), msg);` calls a user function of the suite, which mocca
 //!   does not support; it becomes the same check written with builtins,
@@ -12,34 +14,40 @@
 /// The rewritten text and the number of `compareReal` checks rewritten.
 pub fn prepare(text: &str) -> (String, usize) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let text = blank_within(text);
+    let text = wrap_in_within_packages(text);
     let text = blank_all(&text, "extends Icons.TestCase;");
     rewrite_compare_real(&text)
 }
 
-/// Replaces `within …;` (before the first class) by spaces, keeping line numbers.
-fn blank_within(text: &str) -> String {
+/// Declares the packages named by `within …;` around the text, on the `within` line itself so
+/// that line numbers are kept.
+fn wrap_in_within_packages(text: &str) -> String {
     let trimmed = text.trim_start();
-    if !trimmed.starts_with("within") {
-        return text.to_string();
-    }
-    let start = text.len() - trimmed.len();
-    let Some(semi) = text[start..].find(';') else {
+    let Some(after) = trimmed.strip_prefix("within") else {
         return text.to_string();
     };
-    let end = start + semi + 1;
+    let Some(semi) = after.find(';') else {
+        return text.to_string();
+    };
+    let packages: Vec<&str> = after[..semi]
+        .split('.')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let start = text.len() - trimmed.len();
     let mut out = text[..start].to_string();
-    out.extend(text[start..end].chars().map(blank));
-    out.push_str(&text[end..]);
+    for package in &packages {
+        out.push_str(&format!("package {package} "));
+    }
+    out.push_str(&after[semi + 1..]);
+    for package in packages.iter().rev() {
+        out.push_str(&format!("\nend {package};"));
+    }
     out
 }
 
 fn blank_all(text: &str, what: &str) -> String {
     text.replace(what, &" ".repeat(what.len()))
-}
-
-fn blank(c: char) -> char {
-    if c == '\n' { '\n' } else { ' ' }
 }
 
 const CALL: &str = "Util.compareReal(";
@@ -129,9 +137,12 @@ mod tests {
         let (out, n) = prepare(text);
         assert_eq!(n, 1);
         assert!(!out.contains("within") && !out.contains("Icons"));
+        assert!(out.starts_with("package A package B \n"));
+        assert!(out.ends_with("end M;\n\nend B;\nend A;"));
         assert!(out.contains(
             "assert(abs((x[1]) - (f(1, 2))) <= max(1e-10, 1e-5 * max(abs(x[1]), abs(f(1, 2)))), \"x, wrong\");"
         ));
-        assert_eq!(out.lines().count(), text.lines().count());
+        let model_line = |t: &str| t.lines().position(|l| l.starts_with("model M"));
+        assert_eq!(model_line(&out), model_line(text));
     }
 }
