@@ -22,6 +22,7 @@ use crate::numfmt::Number;
 use crate::partition::MixedMethod;
 use crate::simulate::assertions::{Checked, Violation};
 use crate::simulate::bdf::BdfError;
+use crate::simulate::events::EventFailure;
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
 use crate::simulate::results::{self, Reference};
@@ -579,6 +580,16 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
             Diagnostic::error(format!("BDF stopped: {other}")).with_note("try a larger `--tol`")
         }
         Failure::Assertion(v) => assertion_failure(dae, v),
+        Failure::Event(EventFailure::Eval { failure: e, t }) => {
+            failure(dae, &causal.steps, e).with_note(format!("at the event at time {t}"))
+        }
+        Failure::Event(other) => {
+            let d = Diagnostic::error(other.to_string());
+            match dae.hybrid.whens.first() {
+                Some(w) => d.at(w.span, "the model's events"),
+                None => d,
+            }
+        }
     }
 }
 

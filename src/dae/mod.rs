@@ -2,6 +2,7 @@
 //! source span and owning component. The output of flattening, the input of structure.
 
 mod balance;
+pub mod hybrid;
 mod print;
 
 pub use balance::ComponentBalance;
@@ -23,8 +24,12 @@ pub enum VarKind {
     /// Appears under `der()`.
     State,
     Algebraic,
-    /// A `discrete` variable (kept, but mocca has no events: it behaves as algebraic).
+    /// A `discrete` variable computed by an equation outside `when` (it behaves as algebraic).
     Discrete,
+    /// A discrete-time variable that changes only at events: assigned in `when`, or one of
+    /// the flattener's own (`pre(v)`, `sample(…)`, `initial()`). Known to the continuous
+    /// part, like a parameter, between events.
+    Held,
     Parameter,
     Constant,
     /// A top-level `input`: known, supplied from outside (zero unless given).
@@ -247,6 +252,8 @@ pub struct Dae {
     pub assertions: Vec<Assertion>,
     /// Index reduction's state-dependent choices of dummy derivatives.
     pub state_choices: Vec<StateChoice>,
+    /// `when` clauses and what they need.
+    pub hybrid: hybrid::Hybrid,
 }
 
 impl Dae {

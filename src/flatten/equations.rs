@@ -99,6 +99,10 @@ impl<'a> Flattener<'a> {
                 }
                 Ok(())
             }
+            EquationKind::When { branches } => self.when_equation(eq, branches, ctx, sink),
+            EquationKind::Call { name, args } if name.dotted() == "reinit" => {
+                Err(Self::reinit_outside_when(eq.span))
+            }
             EquationKind::Call { name, args } => self.call_equation(eq, name, args, ctx),
             EquationKind::Unsupported => Ok(()),
         }
@@ -131,7 +135,7 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    fn simple(
+    pub(super) fn simple(
         &mut self,
         eq: &'a ast::Equation,
         lhs: &'a Expr,

@@ -1059,6 +1059,9 @@ impl<'a> Flattener<'a> {
             self.check_domain(f, &a, positional[0].span)?;
             return Ok(self.map1(&a, |p, x| p.call(f, x)));
         }
+        if let Some(hybrid) = self.hybrid_call(&name, &positional, span, ctx) {
+            return hybrid;
+        }
         match name.as_str() {
             "der" => {
                 arity(1)?;
@@ -1266,8 +1269,8 @@ impl<'a> Flattener<'a> {
                 };
                 Ok(Tree::Leaf(self.dae.pool.constant(v)))
             }
-            "pre" | "edge" | "change" | "sample" | "reinit" | "initial" | "terminal" | "delay"
-            | "cardinality" | "homotopy" | "semiLinear" => Err(err(
+            "reinit" => Err(Self::reinit_outside_when(span)),
+            "terminal" | "delay" | "cardinality" | "homotopy" | "semiLinear" => Err(err(
                 func.span,
                 format!("`{name}` is not supported"),
                 "outside mocca's subset",

@@ -105,6 +105,12 @@ fn equation_uses<'a>(eq: &'a Equation, index: &str, out: &mut Vec<Use<'a>>) {
                 .iter()
                 .for_each(|e| equation_uses(e, index, out));
         }
+        EquationKind::When { branches } => {
+            for (cond, body) in branches {
+                expr_uses(cond, index, out);
+                body.iter().for_each(|e| equation_uses(e, index, out));
+            }
+        }
         // An inner loop declaring the same name hides ours.
         EquationKind::For { indices, body } => {
             if indices.iter().all(|i| strip_quotes(&i.name.name) != index) {

@@ -20,6 +20,7 @@ mod tree;
 mod types;
 mod unsupported;
 mod variability;
+mod when;
 
 use std::collections::HashSet;
 
@@ -102,6 +103,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         f.all_equations();
         f.connection_equations();
         f.mark_states();
+        f.mark_held();
     }
     let outside = unsupported::relevant(&f.tree, &f.used_classes, request.unsupported);
     if !outside.is_empty() {
@@ -397,6 +399,15 @@ impl<'a> Flattener<'a> {
             match var.kind {
                 VarKind::Algebraic | VarKind::Discrete => var.kind = VarKind::State,
                 VarKind::State => {}
+                VarKind::Held => {
+                    let (name, span) = (var.name.clone(), var.span);
+                    self.diags.push(
+                        Diagnostic::error(format!(
+                            "`der({name})`: `{name}` changes only at events"
+                        ))
+                        .at(span, "declared here"),
+                    );
+                }
                 VarKind::Parameter | VarKind::Constant | VarKind::Input | VarKind::Alias => {
                     let (name, span) = (var.name.clone(), var.span);
                     self.diags.push(

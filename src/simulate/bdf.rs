@@ -37,6 +37,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use super::events::Watch;
 use super::linear::NewtonMatrix;
 use super::pair::{Pair, SharedF64, both, exclusive, share};
 use super::static_lu::SolveEnds;
@@ -160,6 +161,22 @@ pub fn integrate_bdf_with(
     options: &BdfOptions,
     observer: &mut dyn FnMut(f64, &[f64]),
 ) -> Result<BdfOutcome, BdfError> {
+    integrate_bdf_watched(system, matrix, (x0, t0), t1, options, observer, None)
+        .map(|(outcome, _)| outcome)
+}
+
+/// [`integrate_bdf_with`] that stops at the first switch `watch` sees (located on the
+/// interpolant): then the outcome's final state is the state just after the switch, and the
+/// time is returned with it. The observer is told nothing at that time.
+pub fn integrate_bdf_watched(
+    system: &mut dyn OdeSystem,
+    matrix: NewtonMatrix,
+    (x0, t0): (&[f64], f64),
+    t1: f64,
+    options: &BdfOptions,
+    observer: &mut dyn FnMut(f64, &[f64]),
+    watch: Option<&mut dyn Watch>,
+) -> Result<(BdfOutcome, Option<f64>), BdfError> {
     check_input(system, x0, t0, t1, options)?;
     if !matrix.fits(x0.len(), system.jacobian_pattern().len()) {
         return Err(BdfError::BadInput(
@@ -173,7 +190,7 @@ pub fn integrate_bdf_with(
     system.enter_interval(t0, first_break.unwrap_or(f64::INFINITY));
     Pair::with(owners.is_some(), |pair| {
         let bdf = Bdf::new(system, matrix, owners, pair, x0, t0, options)?;
-        run(bdf, system, t1, options, observer, start)
+        run(bdf, system, (t1, watch), options, observer, start)
     })
 }
 
@@ -181,11 +198,11 @@ pub fn integrate_bdf_with(
 fn run(
     mut bdf: Bdf<'_>,
     system: &mut dyn OdeSystem,
-    t1: f64,
+    (t1, mut watch): (f64, Option<&mut dyn Watch>),
     options: &BdfOptions,
     observer: &mut dyn FnMut(f64, &[f64]),
     start: Instant,
-) -> Result<BdfOutcome, BdfError> {
+) -> Result<(BdfOutcome, Option<f64>), BdfError> {
     let t0 = bdf.t;
     observer(t0, &bdf.d.solution());
     let mut outputs = options
@@ -214,21 +231,37 @@ fn run(
             }
             let t_old = bdf.t;
             bdf.step(system, b)?;
-            while let Some(&t) = outputs.peek().filter(|&&t| t <= bdf.t) {
+            let mut switch = None;
+            if let Some(w) = watch.as_deref_mut()
+                && w.crossed(bdf.t, &bdf.d.solution())
+            {
+                switch = Some(w.locate(t_old, bdf.t, &mut |t| bdf.interpolate(t)));
+            }
+            let reached = switch.as_ref().map_or(bdf.t, |s| s.0);
+            while let Some(&t) = outputs.peek().filter(|&&t| t <= reached) {
                 if t > t_old {
                     observer(t, &bdf.interpolate(t));
                 }
                 outputs.next();
             }
+            if let Some((t, final_state)) = switch {
+                let outcome = BdfOutcome {
+                    stats: bdf.stats,
+                    wall_seconds: start.elapsed().as_secs_f64(),
+                    final_state,
+                };
+                return Ok((outcome, Some(t)));
+            }
         }
     }
     let final_state = bdf.d.solution();
     observer(t1, &final_state);
-    Ok(BdfOutcome {
+    let outcome = BdfOutcome {
         stats: bdf.stats,
         wall_seconds: start.elapsed().as_secs_f64(),
         final_state,
-    })
+    };
+    Ok((outcome, None))
 }
 
 fn check_input(

@@ -6,7 +6,8 @@
 //! matrix), `mixed` steps a partition's levels (explicit slow levels, an implicit fast one; `rows`
 //! compiles each level's rows to be evaluated alone), `partition`
 //! steps weak subsystems (one after the other, or at once on two threads), `run` ties them together
-//! `assertions` checks the model's `assert`s on the way, and `results` writes and compares
+//! `events` finds and handles the hybrid DAE's events, `assertions` checks the model's
+//! `assert`s on the way, and `results` writes and compares
 //! trajectories.
 
 pub mod assertions;
@@ -14,6 +15,7 @@ pub mod batch;
 pub mod bdf;
 pub mod dense_lu;
 pub mod dissection;
+pub mod events;
 pub mod fixed_step;
 pub mod init;
 pub mod linear;

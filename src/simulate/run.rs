@@ -12,7 +12,8 @@ use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checker, Violation};
-use super::bdf::{BdfError, BdfOptions, BdfOutcome, integrate_bdf_with};
+use super::bdf::{BdfError, BdfOptions, integrate_bdf_watched};
+use super::events::{EventFailure, EventStats, Events, Watch};
 use super::fixed_step::{FixedStep, Method, StepFailure, Stepper};
 use super::init::{InitFailure, initialise};
 use super::linear::NewtonMatrix;
@@ -115,6 +116,8 @@ pub struct Trajectory {
     /// Seconds spent integrating from the initial state to the end, recording included;
     /// compiling the model, analysing its Newton matrix and initialising it excluded.
     pub integration_seconds: f64,
+    /// The events met on the way.
+    pub events: EventStats,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -124,6 +127,7 @@ pub enum Failure {
     Bdf(BdfError),
     /// An error-level `assert` was false at a recorded point.
     Assertion(Violation),
+    Event(EventFailure),
 }
 
 /// The stages a simulation starts from.
@@ -189,16 +193,30 @@ fn simulate_with(
         .map(|&u| source(dae, causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
+    let mut events = Events::new(dae, causal, &model.point(), (options.start, options.stop));
+    let mut x = x;
+    if let Some(events) = &mut events {
+        if options.partition == Partition::Weak {
+            return Err(Failure::Event(EventFailure::Unsupported(
+                "events with `--partition weak`",
+            )));
+        }
+        events
+            .initial(options.start, &mut x)
+            .map_err(Failure::Event)?;
+        model.load(&events.point);
+        model.enter_interval_from(options.start);
+    }
     let (stats, sparse) = match (levels, options.partition) {
         (Some(levels), Partition::None) => {
             let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
             let run = (&mut model, &mut recorder, x);
-            run_one_system(stepper, run, options, &mut progress)?
+            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)?
         }
         (None, Partition::None) => {
             let stepper = Stepper::new(options.method, options.tol, &model);
             let run = (&mut model, &mut recorder, x);
-            run_one_system(stepper, run, options, &mut progress)?
+            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)?
         }
         (_, Partition::Weak) => {
             let point = model.point();
@@ -217,7 +235,9 @@ fn simulate_with(
         }
     };
     let integration = clock.elapsed().as_secs_f64();
-    Ok(recorder.finish(stats, init_iterations, sparse, integration))
+    let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
+    trajectory.events = events.map(|e| e.stats).unwrap_or_default();
+    Ok(trajectory)
 }
 
 /// The model as one system with the rows of each level that has states evaluable alone (the
@@ -236,11 +256,11 @@ pub fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partiti
 }
 
 /// Steps the model as one system from the initial state `x` over the output grid, recording
-/// every point; the counters and whether the Newton matrix was sparse.
-fn run_one_system(
+/// every point (and two at each event); the counters and whether the Newton matrix was sparse.
+fn run_one_system<'d>(
     mut stepper: impl FixedStep,
-    (model, recorder, mut x): (&mut CompiledModel, &mut Recorder<'_>, Vec<f64>),
-    options: &Options,
+    (model, recorder, mut x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
+    (options, mut events): (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
 ) -> Result<(Stats, bool), Failure> {
     let breakpoints = model.breakpoints().to_vec();
@@ -249,12 +269,89 @@ fn run_one_system(
     for k in 0..options.steps {
         let t_next = options.time(k + 1);
         let span = (t, options.step());
-        step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?;
+        match events.as_deref_mut() {
+            None => {
+                step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?
+            }
+            Some(events) => {
+                let mut run = EventRun {
+                    stepper: &mut stepper,
+                    model,
+                    breakpoints: &breakpoints,
+                    events,
+                    recorder,
+                };
+                run.advance((t, t_next, options.step()), &mut x)?;
+            }
+        }
         recorder.at_states(model, t_next, &x)?;
         progress(k + 1);
         t = t_next;
     }
     Ok((stepper.stats().clone(), stepper.sparse()))
+}
+
+/// A fixed-step run with events: each step ends at an event inside it, and the next starts
+/// there, so that the method keeps its order.
+struct EventRun<'r, 'e, S> {
+    stepper: &'r mut S,
+    model: &'r mut CompiledModel,
+    breakpoints: &'r [f64],
+    events: &'r mut Events<'e>,
+    recorder: &'r mut Recorder<'e>,
+}
+
+impl<S: FixedStep> EventRun<'_, '_, S> {
+    /// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the
+    /// events on the way.
+    fn advance(&mut self, (t, t_next, h): (f64, f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+        let mut from = t;
+        while from < t_next {
+            let timed = self.events.next_time_event(from);
+            let end = timed.min(t_next);
+            let step = if from == t && end == t_next {
+                h
+            } else {
+                end - from
+            };
+            let saved = x.to_vec();
+            step_to(self.stepper, self.model, self.breakpoints, (from, step), x)
+                .map_err(Failure::Step)?;
+            let at = if self.events.crossed(end, x) {
+                let (stepper, model, breakpoints) =
+                    (&mut *self.stepper, &mut *self.model, self.breakpoints);
+                let mut state_at = |tau: f64| {
+                    let mut y = saved.clone();
+                    if tau > from {
+                        // A failure here leaves the start: no switch is seen there.
+                        if step_to(stepper, model, breakpoints, (from, tau - from), &mut y).is_err()
+                        {
+                            y.copy_from_slice(&saved);
+                        }
+                    }
+                    y
+                };
+                let (at, x_at) = self.events.locate(from, end, &mut state_at);
+                x.copy_from_slice(&x_at);
+                at
+            } else if end == timed {
+                end
+            } else {
+                from = end;
+                continue;
+            };
+            self.recorder.at_states(self.model, at, x)?;
+            self.events.at(at, x).map_err(Failure::Event)?;
+            self.model.load(&self.events.point);
+            self.model.enter_interval_from(at);
+            // An event on the grid: the grid's own row is the one after it.
+            if at < t_next {
+                self.recorder.at_states(self.model, at, x)?;
+            }
+            from = at;
+        }
+        Ok(())
+    }
 }
 
 /// Steps from `t` by `h`, ending a step at each breakpoint on the way.
@@ -315,45 +412,147 @@ pub fn simulate_bdf_observed(
     model.enter_interval_from(options.start);
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
-    let bdf = BdfOptions {
-        rtol: options.tol,
-        atol: options.tol,
-        output_times: (1..options.steps).map(|k| options.time(k)).collect(),
-        max_step: options.max_step,
-        ..BdfOptions::default()
-    };
-    let mut states: Vec<(f64, Vec<f64>)> = Vec::with_capacity(options.steps as usize + 1);
-    let integrated = if options.steps == 0 {
-        // Initialisation only: the initial state is the whole trajectory.
-        states.push((options.start, x.clone()));
-        Ok(BdfOutcome::none(x.clone()))
-    } else {
-        integrate_bdf_with(
+    let mut events = Events::new(
+        m.dae,
+        m.causal,
+        &model.point(),
+        (options.start, options.stop),
+    );
+    let mut x = x;
+    if let Some(events) = &mut events {
+        events
+            .initial(options.start, &mut x)
+            .map_err(Failure::Event)?;
+        model.load(&events.point);
+        model.enter_interval_from(options.start);
+    }
+    let grid: Vec<f64> = (1..options.steps).map(|k| options.time(k)).collect();
+    let mut segments = vec![Segment {
+        held: events.as_ref().map(|e| e.point.clone()),
+        states: Vec::with_capacity(options.steps as usize + 1),
+    }];
+    let mut stats = Stats::default();
+    let mut wall_seconds = 0.0;
+    let mut matrix = Some(matrix);
+    let mut recorded = 0u64;
+    let mut t = options.start;
+    let mut failure = None;
+    while options.steps > 0 {
+        let timed = events
+            .as_ref()
+            .map_or(f64::INFINITY, |e| e.next_time_event(t));
+        let end = timed.min(options.stop);
+        let first = grid.partition_point(|&g| g <= t);
+        let bdf = BdfOptions {
+            rtol: options.tol,
+            atol: options.tol,
+            output_times: grid[first..grid.partition_point(|&g| g < end)].to_vec(),
+            max_step: options.max_step,
+            ..BdfOptions::default()
+        };
+        let matrix = matrix
+            .take()
+            .unwrap_or_else(|| NewtonMatrix::new(x.len(), model.jacobian_pattern()));
+        let states = &mut segments.last_mut().expect("a segment").states;
+        let mut observe = |t: f64, x: &[f64]| {
+            states.push((t, x.to_vec()));
+            recorded += 1;
+            progress(recorded.min(options.steps + 1) - 1);
+        };
+        let watch = events.as_mut().map(|e| e as &mut dyn Watch);
+        let (outcome, switch) = match integrate_bdf_watched(
             &mut model,
             matrix,
-            &x,
-            options.start,
-            options.stop,
+            (&x, t),
+            end,
             &bdf,
-            &mut |t, x| {
-                states.push((t, x.to_vec()));
-                progress(states.len() as u64 - 1);
+            &mut observe,
+            watch,
+        ) {
+            Ok(done) => done,
+            Err(e) => {
+                failure = Some(Failure::Bdf(e));
+                break;
+            }
+        };
+        add_stats(&mut stats, &outcome.stats);
+        wall_seconds += outcome.wall_seconds;
+        x = outcome.final_state;
+        let at = match (switch, &mut events) {
+            (Some(at), _) => {
+                // The row before the event (a time event's is the segment's last).
+                states.push((at, x.clone()));
+                at
+            }
+            (None, Some(_)) if end == timed => end,
+            _ => break,
+        };
+        let events = events.as_mut().expect("an event needs events");
+        if let Err(e) = events.at(at, &mut x) {
+            failure = Some(Failure::Event(e));
+            break;
+        }
+        model.load(&events.point);
+        model.enter_interval_from(at);
+        // Each segment's first row is the one after the event, but for the last at the end.
+        let at_end = at >= options.stop;
+        segments.push(Segment {
+            held: Some(events.point.clone()),
+            states: if at_end {
+                vec![(at, x.clone())]
+            } else {
+                Vec::new()
             },
-        )
-    };
+        });
+        if at_end {
+            break;
+        }
+        t = at;
+    }
+    if options.steps == 0 {
+        // Initialisation only: the initial state is the whole trajectory.
+        segments[0].states.push((options.start, x.clone()));
+    }
     let sources: Vec<Source> = outputs
         .iter()
         .map(|&u| source(m.dae, m.causal, &model, u))
         .collect();
-    let mut recorder = Recorder::new(m.dae, sources, states.len());
+    let points = segments.iter().map(|s| s.states.len()).sum();
+    let mut recorder = Recorder::new(m.dae, sources, points);
     // The points before a failure first: an assertion or a choice of states violated there
     // explains the failure.
-    for (t, x) in &states {
-        recorder.at_states(&mut model, *t, x)?;
+    for segment in &segments {
+        if let Some(held) = &segment.held {
+            model.load(held);
+        }
+        for (t, x) in &segment.states {
+            recorder.at_states(&mut model, *t, x)?;
+        }
     }
-    let outcome = integrated.map_err(Failure::Bdf)?;
+    if let Some(failure) = failure {
+        return Err(failure);
+    }
     let sparse = super::linear::is_sparse(x.len());
-    Ok(recorder.finish(outcome.stats, init_iterations, sparse, outcome.wall_seconds))
+    let mut trajectory = recorder.finish(stats, init_iterations, sparse, wall_seconds);
+    trajectory.events = events.map(|e| e.stats).unwrap_or_default();
+    Ok(trajectory)
+}
+
+/// The points of a BDF run between two events, with the held values they were computed with.
+struct Segment {
+    held: Option<Point>,
+    states: Vec<(f64, Vec<f64>)>,
+}
+
+/// Adds the counters of a run's piece to the run's.
+fn add_stats(total: &mut Stats, piece: &Stats) {
+    total.steps += piece.steps;
+    total.rejected_steps += piece.rejected_steps;
+    total.f_evals += piece.f_evals;
+    total.jac_evals += piece.jac_evals;
+    total.f_evals_in_jacobians += piece.f_evals_in_jacobians;
+    total.newton_iters += piece.newton_iters;
+    total.factorizations += piece.factorizations;
 }
 
 /// Collects the recorded outputs point by point and checks the assertions at each.
@@ -453,6 +652,7 @@ impl<'a> Recorder<'a> {
             sparse,
             warnings: self.checker.warnings(),
             integration_seconds,
+            events: EventStats::default(),
         }
     }
 }

@@ -471,9 +471,12 @@ impl Compiler<'_> {
 
     fn var_class(&self, v: VarId) -> Class {
         match self.dae.var(v).kind {
-            VarKind::Parameter | VarKind::Constant | VarKind::Input | VarKind::Alias => {
-                Class::Setup
-            }
+            // Held variables change only at events, after which the setup code runs again.
+            VarKind::Parameter
+            | VarKind::Constant
+            | VarKind::Input
+            | VarKind::Alias
+            | VarKind::Held => Class::Setup,
             VarKind::State => Class::Final,
             VarKind::Algebraic | VarKind::Discrete => self.unknown_class(v.0),
         }

@@ -279,7 +279,11 @@ pub enum EquationKind {
         name: Name,
         args: Vec<Arg>,
     },
-    /// `when` equations (reported as not supported).
+    /// `when c1 then … elsewhen c2 then … end when`: each branch's condition and equations.
+    When {
+        branches: Vec<(Expr, Vec<Equation>)>,
+    },
+    /// A construct reported as not supported while parsing.
     Unsupported,
 }
 

@@ -1,0 +1,73 @@
+//! The hybrid part of the flat DAE (Modelica 8.5, appendix B): `when` clauses, the variables
+//! they assign (held between events, [`super::VarKind::Held`]), `pre` of variables, `sample`
+//! clocks and `initial()`. The continuous part reads every held variable as a value fixed
+//! between events; the event module (`simulate::events`) changes them at events.
+
+use crate::expr::{ExprId, VarId};
+use crate::source::Span;
+
+/// `when c1 then … elsewhen c2 then … end when`: at an event, the first branch whose condition
+/// has just become true fires.
+#[derive(Clone, Debug)]
+pub struct WhenClause {
+    pub branches: Vec<WhenBranch>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct WhenBranch {
+    /// Boolean expressions (one, or the elements of an array condition): the branch fires
+    /// when one of them becomes true.
+    pub conditions: Vec<ExprId>,
+    /// In written order.
+    pub actions: Vec<Action>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// `v = e` in a `when` equation: `v` takes `e`'s value.
+    Assign {
+        var: VarId,
+        value: ExprId,
+        span: Span,
+    },
+    /// `reinit(x, e)`: the state `x` restarts from `e`.
+    Reinit {
+        var: VarId,
+        value: ExprId,
+        span: Span,
+    },
+}
+
+/// `sample(start, interval)`: true at the instants `start + k·interval`, false between.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// The held Boolean that reads as the `sample(…)` call.
+    pub var: VarId,
+    /// Over parameters.
+    pub start: ExprId,
+    pub interval: ExprId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Hybrid {
+    pub whens: Vec<WhenClause>,
+    /// `(p, v)`: the held variable `p` reads as `pre(v)`.
+    pub pre: Vec<(VarId, VarId)>,
+    pub samples: Vec<Sample>,
+    /// The held Boolean that reads as `initial()`, if the model calls it.
+    pub initial: Option<VarId>,
+}
+
+impl Hybrid {
+    /// Whether the model has anything that happens at events.
+    pub fn is_empty(&self) -> bool {
+        self.whens.is_empty() && self.samples.is_empty()
+    }
+
+    /// The variable `pre(v)` reads, if the model reads it.
+    pub fn pre_of(&self, v: VarId) -> Option<VarId> {
+        self.pre.iter().find(|&&(_, of)| of == v).map(|&(p, _)| p)
+    }
+}

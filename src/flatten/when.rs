@@ -1,0 +1,328 @@
+//! `when` equations and the operators of the hybrid DAE (`pre`, `edge`, `change`,
+//! `initial()`, `sample`), flattened into [`crate::dae::hybrid`]: the variables a `when`
+//! assigns become held variables, known to the continuous part between events.
+
+use std::sync::Arc;
+
+use super::Flattener;
+use super::equations::Sink;
+use super::expr::{Ctx, Mode, Val};
+use super::tree::Tree;
+use crate::dae::hybrid::{Action, Sample, WhenBranch, WhenClause};
+use crate::dae::{ScalarType, StateSelect, VarKind, Variable};
+use crate::diagnostics::Diagnostic;
+use crate::expr::{CmpOp, ExprId, Node, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{self, EquationKind, Expr};
+
+impl<'a> Flattener<'a> {
+    pub(super) fn when_equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        branches: &'a [(Expr, Vec<ast::Equation>)],
+        ctx: &Ctx<'_>,
+        sink: &Sink,
+    ) -> Result<(), Diagnostic> {
+        if sink.initial {
+            return Err(Diagnostic::error(
+                "`when` is not allowed in an initial equation section (Modelica 8.3.5)",
+            )
+            .at(eq.span, "here"));
+        }
+        let mut flat = Vec::with_capacity(branches.len());
+        for (condition, body) in branches {
+            self.expect_boolean(condition, ctx)?;
+            let conditions = self.flatten_expr(condition, ctx)?.leaves();
+            let mut actions = Vec::new();
+            for e in body {
+                self.when_body_equation(e, ctx, &mut actions)?;
+            }
+            flat.push(WhenBranch {
+                conditions,
+                actions,
+            });
+        }
+        self.dae.hybrid.whens.push(WhenClause {
+            branches: flat,
+            span: eq.span,
+        });
+        Ok(())
+    }
+
+    fn when_body_equation(
+        &mut self,
+        e: &'a ast::Equation,
+        ctx: &Ctx<'_>,
+        actions: &mut Vec<Action>,
+    ) -> Result<(), Diagnostic> {
+        match &e.kind {
+            EquationKind::Simple { lhs, rhs } => {
+                let mut assigned = Sink {
+                    equations: Vec::new(),
+                    initial: false,
+                };
+                self.simple(e, lhs, rhs, ctx, &mut assigned)?;
+                for q in assigned.equations {
+                    let Node::Var(var) = self.dae.pool.node(q.lhs) else {
+                        return Err(Diagnostic::error(
+                            "an equation in `when` must have a variable on its left (Modelica 8.3.5)",
+                        )
+                        .at(lhs.span, "not a variable"));
+                    };
+                    actions.push(Action::Assign {
+                        var,
+                        value: q.rhs,
+                        span: e.span,
+                    });
+                }
+                Ok(())
+            }
+            EquationKind::Call { name, args } if name.dotted() == "reinit" => {
+                let [x, value] = args.as_slice() else {
+                    return Err(
+                        Diagnostic::error("`reinit` takes two arguments: `reinit(x, e)`")
+                            .at(e.span, "here"),
+                    );
+                };
+                let targets = self.flatten_expr(&x.value, ctx)?.leaves();
+                let values = self.flatten_expr(&value.value, ctx)?.leaves();
+                if targets.len() != values.len() {
+                    return Err(
+                        Diagnostic::error("the two arguments of `reinit` differ in size")
+                            .at(e.span, "sizes differ"),
+                    );
+                }
+                for (target, value) in targets.into_iter().zip(values) {
+                    let Node::Var(var) = self.dae.pool.node(target) else {
+                        return Err(Diagnostic::error("`reinit` takes a state variable")
+                            .at(x.value.span, "not a variable"));
+                    };
+                    actions.push(Action::Reinit {
+                        var,
+                        value,
+                        span: e.span,
+                    });
+                }
+                Ok(())
+            }
+            EquationKind::When { .. } => Err(Diagnostic::error(
+                "`when` cannot be nested in `when` (Modelica 8.3.5)",
+            )
+            .at(e.span, "nested")),
+            _ => Err(
+                Diagnostic::error("inside `when`, mocca supports `v = e` and `reinit(x, e)`")
+                    .at(e.span, "not supported here"),
+            ),
+        }
+    }
+
+    /// `reinit` outside `when`.
+    pub(super) fn reinit_outside_when(span: Span) -> Diagnostic {
+        Diagnostic::error("`reinit` is only allowed inside `when` (Modelica 8.3.6)")
+            .at(span, "outside `when`")
+    }
+
+    /// `pre`, `edge`, `change`, `initial()` and `sample(start, interval)`; `None` for other
+    /// names.
+    pub(super) fn hybrid_call(
+        &mut self,
+        name: &str,
+        positional: &[&'a Expr],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Option<Result<Val, Diagnostic>> {
+        if !matches!(name, "pre" | "edge" | "change" | "initial" | "sample") {
+            return None;
+        }
+        if ctx.mode == Mode::Constant {
+            return Some(Err(Diagnostic::error(format!(
+                "`{name}` is not known at translation time"
+            ))
+            .at(span, "not a constant")));
+        }
+        let wanted = match name {
+            "initial" => 0,
+            "sample" => 2,
+            _ => 1,
+        };
+        if positional.len() != wanted {
+            return Some(Err(Diagnostic::error(format!(
+                "`{name}` takes {wanted} argument{}",
+                if wanted == 1 { "" } else { "s" }
+            ))
+            .at(span, "here")));
+        }
+        Some(match name {
+            "initial" => Ok(Tree::Leaf(self.initial_variable(span))),
+            "sample" => self.sample(positional, span, ctx),
+            _ => self.of_pre(name, positional[0], ctx),
+        })
+    }
+
+    fn of_pre(&mut self, name: &str, arg: &'a Expr, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let value = self.flatten_expr(arg, ctx)?;
+        value.map(&mut |&x| {
+            let Node::Var(v) = self.dae.pool.node(x) else {
+                return Err(Diagnostic::error(format!("`{name}` takes a variable"))
+                    .at(arg.span, "not a variable"));
+            };
+            let pre = self.pre_variable(v);
+            let pool = &mut self.dae.pool;
+            let pre = pool.var(pre);
+            Ok(match name {
+                "pre" => pre,
+                "edge" => {
+                    let not_before = pool.not(pre);
+                    pool.and(x, not_before)
+                }
+                _ => pool.cmp(CmpOp::Ne, x, pre),
+            })
+        })
+    }
+
+    fn sample(&mut self, args: &[&'a Expr], span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let mut scalar = |e: &'a Expr| -> Result<ExprId, Diagnostic> {
+            match self.flatten_expr(e, ctx)? {
+                Tree::Leaf(x) if self.reads_parameters_only(x) => Ok(x),
+                _ => Err(Diagnostic::error(
+                    "the arguments of `sample` are scalar parameter expressions",
+                )
+                .at(e.span, "not a parameter expression")),
+            }
+        };
+        let start = scalar(args[0])?;
+        let interval = scalar(args[1])?;
+        let name = format!("sample({})", self.dae.hybrid.samples.len() + 1);
+        let var = self.held_variable(name, ScalarType::Boolean, None, span);
+        self.dae.hybrid.samples.push(Sample {
+            var,
+            start,
+            interval,
+            span,
+        });
+        Ok(Tree::Leaf(self.dae.pool.var(var)))
+    }
+
+    fn reads_parameters_only(&self, e: ExprId) -> bool {
+        let mut only = true;
+        self.dae.pool.visit_leaves(e, |n| match n {
+            Node::Const(_) => {}
+            Node::Var(v) => {
+                only &= matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+            }
+            _ => only = false,
+        });
+        only
+    }
+
+    fn initial_variable(&mut self, span: Span) -> ExprId {
+        let var = match self.dae.hybrid.initial {
+            Some(v) => v,
+            None => {
+                let v =
+                    self.held_variable("initial()".to_string(), ScalarType::Boolean, None, span);
+                self.dae.hybrid.initial = Some(v);
+                v
+            }
+        };
+        self.dae.pool.var(var)
+    }
+
+    /// The held variable that reads as `pre(v)`.
+    fn pre_variable(&mut self, v: VarId) -> VarId {
+        if let Some(p) = self.dae.hybrid.pre_of(v) {
+            return p;
+        }
+        let var = self.dae.var(v);
+        let (name, ty, start, span) = (format!("pre({})", var.name), var.ty, var.start, var.span);
+        let p = self.held_variable(name, ty, start, span);
+        self.dae.hybrid.pre.push((p, v));
+        p
+    }
+
+    fn held_variable(
+        &mut self,
+        name: String,
+        ty: ScalarType,
+        start: Option<ExprId>,
+        span: Span,
+    ) -> VarId {
+        let var = Variable {
+            name,
+            kind: VarKind::Held,
+            ty,
+            binding: None,
+            start,
+            fixed: None,
+            nominal: None,
+            unit: None,
+            weak: false,
+            flow: false,
+            state_select: StateSelect::Default,
+            description: None,
+            span,
+            component: Arc::from(""),
+        };
+        self.dae
+            .add_variable(var)
+            .unwrap_or_else(|existing| existing)
+    }
+
+    /// The variables `when` clauses assign are held between events; each is assigned by one
+    /// clause only, and `reinit` restarts states only (Modelica 8.3.5, 8.3.6). Run after the
+    /// states are known.
+    pub(super) fn mark_held(&mut self) {
+        let mut assigned_by: Vec<Option<usize>> = vec![None; self.dae.variables.len()];
+        let mut diags = Vec::new();
+        for (c, clause) in self.dae.hybrid.whens.iter().enumerate() {
+            for action in clause.branches.iter().flat_map(|b| &b.actions) {
+                match *action {
+                    Action::Assign { var, span, .. } => {
+                        let v = &mut self.dae.variables[var.0 as usize];
+                        match (v.kind, assigned_by[var.0 as usize]) {
+                            (_, Some(other)) if other != c => diags.push(
+                                Diagnostic::error(format!(
+                                    "`{}` is assigned in two `when` clauses (Modelica 8.3.5: one only)",
+                                    v.name
+                                ))
+                                .at(span, "assigned again here")
+                                .with_secondary(self.dae.hybrid.whens[other].span, "first assigned here"),
+                            ),
+                            (VarKind::Algebraic | VarKind::Discrete | VarKind::Held, _) => {
+                                v.kind = VarKind::Held;
+                                assigned_by[var.0 as usize] = Some(c);
+                            }
+                            (VarKind::State, _) => diags.push(
+                                Diagnostic::error(format!(
+                                    "`{}` is a state: a `when` changes it with `reinit`, not an equation",
+                                    v.name
+                                ))
+                                .at(span, "assigns a state"),
+                            ),
+                            _ => diags.push(
+                                Diagnostic::error(format!(
+                                    "`{}` is not a variable a `when` can assign",
+                                    v.name
+                                ))
+                                .at(span, "a parameter, constant or input"),
+                            ),
+                        }
+                    }
+                    Action::Reinit { var, span, .. } => {
+                        if self.dae.var(var).kind != VarKind::State {
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "`reinit({}, …)`: `{}` is not a state (Modelica 8.3.6)",
+                                    self.dae.var(var).name,
+                                    self.dae.var(var).name
+                                ))
+                                .at(span, "not a state"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        self.diags.extend(diags);
+    }
+}

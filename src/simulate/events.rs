@@ -1,0 +1,474 @@
+//! Events of the hybrid DAE (SPEC §6; Modelica 8.5 and appendix B). The integrators step the
+//! continuous part with every held variable fixed, asking [`Events`] (through [`Watch`])
+//! whether a relation of a `when` condition switched; this module locates the switch, and at
+//! the event fires the `when` clauses, updates the held variables until no `pre(v) <> v`
+//! remains (event iteration) and applies the `reinit`s. No integrator knows what a `when` is.
+
+use crate::causal::{Causal, EvalFailure, Point};
+use crate::dae::hybrid::Action;
+use crate::dae::{Dae, VarKind};
+use crate::expr::{CmpOp, ExprId, Node, VarId};
+
+/// Rounds of event iteration before the run stops (the variables still changing named).
+const MAX_ITERATIONS: usize = 100;
+/// Events in a row, each closer than the time tolerance to the one before, that make
+/// chattering (a Zeno accumulation) an error rather than a run that never ends.
+const MAX_CLOSE_EVENTS: usize = 50;
+
+/// Crossing detection, as the integrators see it.
+pub trait Watch {
+    /// Whether some watched relation at `(t, x)` differs from its value at the last event.
+    fn crossed(&mut self, t: f64, x: &[f64]) -> bool;
+
+    /// The first switch inside `(t_l, t_r]` (not crossed at `t_l`, crossed at `t_r`), located
+    /// on the integrator's solution `state_at`: the time just after it and the state there.
+    fn locate(
+        &mut self,
+        t_l: f64,
+        t_r: f64,
+        state_at: &mut dyn FnMut(f64) -> Vec<f64>,
+    ) -> (f64, Vec<f64>);
+}
+
+/// What the events of a run were.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EventStats {
+    pub time_events: u64,
+    pub state_events: u64,
+    /// Rounds of event iteration past the first, over all events.
+    pub iterations: u64,
+    /// The first event times (up to ten).
+    pub first_times: Vec<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventFailure {
+    Eval {
+        failure: EvalFailure,
+        t: f64,
+    },
+    /// Event iteration did not settle: these variables kept changing.
+    Iteration {
+        t: f64,
+        changing: Vec<String>,
+    },
+    /// Events accumulate: this relation keeps switching.
+    Chattering {
+        t: f64,
+        relation: String,
+    },
+    /// Events in a run mocca cannot yet combine them with.
+    Unsupported(&'static str),
+}
+
+impl std::fmt::Display for EventFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventFailure::Eval { failure, t } => {
+                write!(
+                    f,
+                    "the model cannot be evaluated at the event at t = {t}: {failure:?}"
+                )
+            }
+            EventFailure::Iteration { t, changing } => write!(
+                f,
+                "event iteration at t = {t} did not settle after {MAX_ITERATIONS} rounds: {} keep changing",
+                changing.join(", ")
+            ),
+            EventFailure::Chattering { t, relation } => write!(
+                f,
+                "events accumulate at t = {t}: `{relation}` switches {MAX_CLOSE_EVENTS} times in a row within the time tolerance (chattering or a Zeno model)"
+            ),
+            EventFailure::Unsupported(what) => write!(f, "{what} are not supported yet"),
+        }
+    }
+}
+
+/// A relation of a `when` condition whose sides vary continuously: its crossing function is
+/// `lhs − rhs`.
+struct Relation {
+    node: ExprId,
+    lhs: ExprId,
+    rhs: ExprId,
+}
+
+/// `sample(start, interval)`: its held Boolean and next instant.
+struct Clock {
+    var: VarId,
+    start: f64,
+    interval: f64,
+    next: u64,
+}
+
+/// The hybrid state of a run: the held values (in `point`), the relations watched, the
+/// conditions' values at the last event and the sample clocks.
+pub struct Events<'a> {
+    dae: &'a Dae,
+    causal: &'a Causal,
+    /// Every variable's value; the held variables' between events.
+    pub point: Point,
+    relations: Vec<Relation>,
+    /// Per relation: its value at the last event.
+    held: Vec<bool>,
+    /// Every `when` condition, clause by clause and branch by branch.
+    conditions: Vec<ExprId>,
+    /// Per condition: its value at the last event (or round of event iteration).
+    before: Vec<bool>,
+    clocks: Vec<Clock>,
+    /// Roots are located to this time.
+    tolerance: f64,
+    close_events: usize,
+    last_event: f64,
+    pub stats: EventStats,
+}
+
+impl<'a> Events<'a> {
+    /// The events of a run from `start` to `stop`, from the initial `point` (parameters and
+    /// start values); `None` when the model has none.
+    pub fn new(
+        dae: &'a Dae,
+        causal: &'a Causal,
+        point: &Point,
+        (start, stop): (f64, f64),
+    ) -> Option<Events<'a>> {
+        if dae.hybrid.is_empty() {
+            return None;
+        }
+        let conditions: Vec<ExprId> = dae
+            .hybrid
+            .whens
+            .iter()
+            .flat_map(|w| w.branches.iter().flat_map(|b| b.conditions.iter().copied()))
+            .collect();
+        let relations = watched_relations(dae, &conditions);
+        let clocks = dae
+            .hybrid
+            .samples
+            .iter()
+            .map(|s| Clock {
+                var: s.var,
+                start: dae.pool.eval(s.start, point).unwrap_or(f64::NAN),
+                interval: dae.pool.eval(s.interval, point).unwrap_or(f64::NAN),
+                next: 0,
+            })
+            .collect();
+        let scale = stop.abs().max((stop - start).abs()).max(f64::MIN_POSITIVE);
+        Some(Events {
+            dae,
+            causal,
+            point: point.clone(),
+            held: vec![false; relations.len()],
+            relations,
+            before: vec![false; conditions.len()],
+            conditions,
+            clocks,
+            tolerance: 1e-12 * scale,
+            close_events: 0,
+            last_event: f64::NEG_INFINITY,
+            stats: EventStats::default(),
+        })
+    }
+
+    /// The initial event at `t` from the initialised states `x`: `initial()` is true, the
+    /// `when` conditions start from their values with it false (so that only a condition
+    /// holding `initial()` fires), then event iteration. `x` takes any `reinit`.
+    pub fn initial(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+        for clock in &mut self.clocks {
+            // The first instant at or after the start; one at the start is true during
+            // initialisation, where only `initial()` makes a clause fire (Modelica 8.6).
+            let k = ((t - clock.start) / clock.interval).ceil().max(0.0) as u64;
+            let at_start = (clock.start + k as f64 * clock.interval - t).abs() <= self.tolerance;
+            self.point.vars[clock.var.0 as usize] = if at_start { 1.0 } else { 0.0 };
+            clock.next = k + u64::from(at_start);
+        }
+        self.load_states(t, x)?;
+        self.before = self.values(&self.conditions);
+        if let Some(initial) = self.dae.hybrid.initial {
+            self.point.vars[initial.0 as usize] = 1.0;
+        }
+        self.event(t, x, false)
+    }
+
+    /// The next `sample` instant after `t` (infinite without one).
+    pub fn next_time_event(&self, t: f64) -> f64 {
+        self.clocks
+            .iter()
+            .map(|c| c.start + c.next as f64 * c.interval)
+            .filter(|&s| s > t)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The event at `t` with the states `x` just before it (a time event when `t` is a
+    /// sample instant): the `when` clauses fire, held variables update until they settle,
+    /// `reinit`s apply to `x`.
+    pub fn at(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+        if t - self.last_event <= self.tolerance * 1e3 {
+            self.close_events += 1;
+            if self.close_events >= MAX_CLOSE_EVENTS {
+                return Err(EventFailure::Chattering {
+                    t,
+                    relation: self.switching_relation(),
+                });
+            }
+        } else {
+            self.close_events = 0;
+        }
+        self.last_event = t;
+        self.load_states(t, x)?;
+        let mut timed = false;
+        for clock in &mut self.clocks {
+            let instant = clock.start + clock.next as f64 * clock.interval;
+            if (instant - t).abs() <= self.tolerance {
+                self.point.vars[clock.var.0 as usize] = 1.0;
+                clock.next += 1;
+                timed = true;
+            }
+        }
+        if timed {
+            self.stats.time_events += 1;
+        } else {
+            self.stats.state_events += 1;
+        }
+        if self.stats.first_times.len() < 10 {
+            self.stats.first_times.push(t);
+        }
+        self.event(t, x, true)
+    }
+
+    /// Event iteration at `t`, then the held relations, clocks and `initial()` back to their
+    /// values between events.
+    fn event(&mut self, t: f64, x: &mut [f64], count: bool) -> Result<(), EventFailure> {
+        self.set_pre();
+        let mut rounds = 0;
+        loop {
+            let fired = self.fire_clauses(t)?;
+            let changing = self.changing();
+            if !fired && changing.is_empty() {
+                break;
+            }
+            rounds += 1;
+            if rounds >= MAX_ITERATIONS {
+                return Err(EventFailure::Iteration { t, changing });
+            }
+            self.set_pre();
+        }
+        if count {
+            self.stats.iterations += rounds.saturating_sub(1) as u64;
+        }
+        for clock in &self.clocks {
+            self.point.vars[clock.var.0 as usize] = 0.0;
+        }
+        if let Some(initial) = self.dae.hybrid.initial {
+            self.point.vars[initial.0 as usize] = 0.0;
+        }
+        self.evaluate(t)?;
+        self.set_pre();
+        self.before = self.values(&self.conditions);
+        let sides: Vec<ExprId> = self.relations.iter().map(|r| r.node).collect();
+        self.held = self.values(&sides);
+        for (xi, &s) in x.iter_mut().zip(&self.causal.states) {
+            *xi = self.point.vars[s.0 as usize];
+        }
+        Ok(())
+    }
+
+    /// One round: each clause's first branch whose condition became true fires (assignments
+    /// in order, then its `reinit`s); then the continuous part is evaluated again.
+    fn fire_clauses(&mut self, t: f64) -> Result<bool, EventFailure> {
+        let now = self.values(&self.conditions);
+        let mut fired = false;
+        let mut at = 0;
+        for clause in &self.dae.hybrid.whens {
+            let mut chosen = None;
+            for branch in &clause.branches {
+                let n = branch.conditions.len();
+                let became_true = (at..at + n).any(|k| now[k] && !self.before[k]);
+                if became_true && chosen.is_none() {
+                    chosen = Some(branch);
+                }
+                at += n;
+            }
+            let Some(branch) = chosen else { continue };
+            fired = true;
+            let mut reinits = Vec::new();
+            for action in &branch.actions {
+                match *action {
+                    Action::Assign { var, value, .. } => {
+                        let x = self.eval(value);
+                        self.point.vars[var.0 as usize] = x;
+                    }
+                    Action::Reinit { var, value, .. } => reinits.push((var, self.eval(value))),
+                }
+            }
+            for (var, x) in reinits {
+                self.point.vars[var.0 as usize] = x;
+            }
+        }
+        self.before = now;
+        self.evaluate(t)?;
+        Ok(fired)
+    }
+
+    /// The held variables whose value differs from their `pre`.
+    fn changing(&self) -> Vec<String> {
+        self.dae
+            .hybrid
+            .pre
+            .iter()
+            .filter(|&&(p, v)| {
+                self.dae.var(v).kind == VarKind::Held
+                    && self.point.vars[p.0 as usize] != self.point.vars[v.0 as usize]
+            })
+            .map(|&(_, v)| self.dae.var(v).name.clone())
+            .collect()
+    }
+
+    fn set_pre(&mut self) {
+        for &(p, v) in &self.dae.hybrid.pre {
+            self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
+        }
+    }
+
+    fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+        for (&xi, &s) in x.iter().zip(&self.causal.states) {
+            self.point.vars[s.0 as usize] = xi;
+        }
+        self.evaluate(t)
+    }
+
+    fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
+        self.point.time = t;
+        self.causal
+            .evaluate(&self.dae.pool, &mut self.point)
+            .map_err(|failure| EventFailure::Eval { failure, t })
+    }
+
+    fn eval(&self, e: ExprId) -> f64 {
+        self.dae.pool.eval(e, &self.point).unwrap_or(f64::NAN)
+    }
+
+    fn values(&self, exprs: &[ExprId]) -> Vec<bool> {
+        exprs.iter().map(|&e| self.eval(e) != 0.0).collect()
+    }
+
+    /// The relation nearest to switching, for a chattering report.
+    fn switching_relation(&self) -> String {
+        self.relations
+            .iter()
+            .min_by(|a, b| {
+                let g = |r: &Relation| (self.eval(r.lhs) - self.eval(r.rhs)).abs();
+                g(a).total_cmp(&g(b))
+            })
+            .map_or_else(String::new, |r| self.dae.show(r.node))
+    }
+
+    /// Per relation: its crossing function at `(t, x)`, and whether it differs from the
+    /// value held.
+    fn crossings(&mut self, t: f64, x: &[f64]) -> Vec<(f64, bool)> {
+        if self.load_states(t, x).is_err() {
+            // Not evaluable there: no switch can be told; the integrator meets the failure.
+            return vec![(0.0, false); self.relations.len()];
+        }
+        self.relations
+            .iter()
+            .zip(&self.held)
+            .map(|(r, &held)| {
+                let g = self.eval(r.lhs) - self.eval(r.rhs);
+                (g, (self.eval(r.node) != 0.0) != held)
+            })
+            .collect()
+    }
+}
+
+impl Watch for Events<'_> {
+    fn crossed(&mut self, t: f64, x: &[f64]) -> bool {
+        self.crossings(t, x).iter().any(|&(_, switched)| switched)
+    }
+
+    fn locate(
+        &mut self,
+        t_l: f64,
+        t_r: f64,
+        state_at: &mut dyn FnMut(f64) -> Vec<f64>,
+    ) -> (f64, Vec<f64>) {
+        let x_l = state_at(t_l);
+        let left = self.crossings(t_l, &x_l);
+        let x_r = state_at(t_r);
+        let right = self.crossings(t_r, &x_r);
+        // Each switched relation's root by the Illinois method; the earliest one wins.
+        let mut best = (t_r, x_r);
+        for (k, &(g_r, switched)) in right.iter().enumerate() {
+            if !switched {
+                continue;
+            }
+            let (mut a, mut b) = ((t_l, left[k].0), (t_r, g_r));
+            let mut side = 0i8;
+            let mut x_b = None;
+            while b.0 - a.0 > self.tolerance && a.0 < best.0 {
+                let t = if a.1 != b.1 {
+                    (b.0 - b.1 * (b.0 - a.0) / (b.1 - a.1)).clamp(a.0, b.0)
+                } else {
+                    0.5 * (a.0 + b.0)
+                };
+                // Never the ends themselves: the bracket must shrink.
+                let t = if t <= a.0 || t >= b.0 {
+                    0.5 * (a.0 + b.0)
+                } else {
+                    t
+                };
+                let x = state_at(t);
+                let (g, sw) = self.crossings(t, &x)[k];
+                if sw {
+                    b = (t, g);
+                    x_b = Some(x);
+                    if side == 1 {
+                        a.1 *= 0.5;
+                    }
+                    side = 1;
+                } else {
+                    a = (t, g);
+                    if side == -1 {
+                        b.1 *= 0.5;
+                    }
+                    side = -1;
+                }
+            }
+            if b.0 < best.0 {
+                best = (b.0, x_b.unwrap_or_else(|| state_at(b.0)));
+            }
+        }
+        best
+    }
+}
+
+/// The relations in `conditions` whose sides are not fixed between events (they read a state,
+/// an unknown or time): those whose switching makes an event.
+fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Relation> {
+    let mut out: Vec<Relation> = Vec::new();
+    let mut stack: Vec<ExprId> = conditions.to_vec();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        if let Node::Cmp(op, lhs, rhs) = dae.pool.node(e) {
+            if varies_continuously(dae, e) && op != CmpOp::Eq && op != CmpOp::Ne {
+                out.push(Relation { node: e, lhs, rhs });
+            }
+            continue;
+        }
+        stack.extend(dae.pool.children(e).as_slice().iter().copied());
+    }
+    out.sort_by_key(|r| r.node.index());
+    out
+}
+
+fn varies_continuously(dae: &Dae, e: ExprId) -> bool {
+    let mut varies = false;
+    dae.pool.visit_leaves(e, |n| match n {
+        Node::Time | Node::Der(_) | Node::Last(_) => varies = true,
+        Node::Var(v) => varies |= dae.var(v).kind.is_unknown(),
+        _ => {}
+    });
+    varies
+}
