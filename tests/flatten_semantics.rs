@@ -390,14 +390,14 @@ fn unsupported_constructs_matter_only_in_the_classes_a_model_uses() {
 package Lib
   function f input Real x; output Real y; algorithm y := x; end f;
   model Good Real x(start = 1); equation der(x) = -x; end Good;
-  model Bad Real x; equation when time > 1 then x = 1; end when; end Bad;
+  model Bad inner Real x; equation x = 1; end Bad;
 end Lib;";
     let good = format!("{lib}\nmodel Top extends Lib.Good; end Top;");
     let dae = flatten(&good, &[]).unwrap();
     assert_eq!(dae.count(VarKind::State), 1);
     let bad = format!("{lib}\nmodel Top Lib.Bad b; end Top;");
     let err = flatten(&bad, &[]).unwrap_err();
-    assert!(err.contains("`when` is not supported"), "{err}");
+    assert!(err.contains("`inner` is not supported"), "{err}");
     assert!(
         !err.contains("algorithm"),
         "the unused function is not reported: {err}"

@@ -50,6 +50,15 @@ pub struct Sample {
     pub span: Span,
 }
 
+/// What a held variable of the flattener's own reads as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldCall {
+    Pre(VarId),
+    /// Index into [`Hybrid::samples`].
+    Sample(usize),
+    Initial,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Hybrid {
     pub whens: Vec<WhenClause>,
@@ -64,6 +73,20 @@ impl Hybrid {
     /// Whether the model has anything that happens at events.
     pub fn is_empty(&self) -> bool {
         self.whens.is_empty() && self.samples.is_empty()
+    }
+
+    /// The call a held variable of the flattener's own stands for: `pre(v)` → `Pre(v)`.
+    pub fn call_of(&self, held: VarId) -> Option<HeldCall> {
+        if self.initial == Some(held) {
+            return Some(HeldCall::Initial);
+        }
+        if let Some(&(_, v)) = self.pre.iter().find(|&&(p, _)| p == held) {
+            return Some(HeldCall::Pre(v));
+        }
+        self.samples
+            .iter()
+            .position(|s| s.var == held)
+            .map(HeldCall::Sample)
     }
 
     /// The variable `pre(v)` reads, if the model reads it.

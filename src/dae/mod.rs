@@ -341,8 +341,25 @@ pub struct ShownExpr<'d> {
 
 impl std::fmt::Display for ShownExpr<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names =
-            |v: VarId, f: &mut std::fmt::Formatter<'_>| write_quoted_name(&self.dae.var(v).name, f);
+        let dae = self.dae;
+        let names = |v: VarId, f: &mut std::fmt::Formatter<'_>| match dae.hybrid.call_of(v) {
+            None => write_quoted_name(&dae.var(v).name, f),
+            Some(hybrid::HeldCall::Pre(of)) => {
+                f.write_str("pre(")?;
+                write_quoted_name(&dae.var(of).name, f)?;
+                f.write_str(")")
+            }
+            Some(hybrid::HeldCall::Sample(k)) => {
+                let s = &dae.hybrid.samples[k];
+                write!(
+                    f,
+                    "sample({}, {})",
+                    dae.display(s.start),
+                    dae.display(s.interval)
+                )
+            }
+            Some(hybrid::HeldCall::Initial) => f.write_str("initial()"),
+        };
         Display::typed(&self.dae.pool, self.id, &names, self.value).fmt(f)
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::hybrid::{Action, WhenClause};
 use super::{Dae, Equation, VarKind};
 use crate::expr::{Node, Value, VarId};
 
@@ -43,12 +44,19 @@ impl std::fmt::Display for Modelica<'_> {
         let dae = self.dae;
         let name = super::quote_name(&dae.model);
         writeln!(out, "model {name}")?;
-        for id in dae.var_ids() {
+        // The flattener's own held variables print as the calls they stand for.
+        for id in dae.var_ids().filter(|&v| dae.hybrid.call_of(v).is_none()) {
             out.write_str("  ")?;
             declaration(dae, id, out)?;
             out.write_str(";\n")?;
         }
         section(dae, out, "equation", &dae.equations, self.notes)?;
+        if dae.equations.is_empty() && !dae.hybrid.whens.is_empty() {
+            writeln!(out, "equation")?;
+        }
+        for w in &dae.hybrid.whens {
+            when_clause(dae, w, out)?;
+        }
         for a in &dae.assertions {
             let level = if a.is_error {
                 ""
@@ -65,6 +73,38 @@ impl std::fmt::Display for Modelica<'_> {
         section(dae, out, "initial equation", &dae.initial_equations, None)?;
         writeln!(out, "end {name};")
     }
+}
+
+fn when_clause(dae: &Dae, w: &WhenClause, out: &mut impl Write) -> std::fmt::Result {
+    for (k, branch) in w.branches.iter().enumerate() {
+        let keyword = if k == 0 { "  when" } else { "  elsewhen" };
+        let conditions: Vec<String> = branch
+            .conditions
+            .iter()
+            .map(|&c| dae.display_as(c, Value::Boolean).to_string())
+            .collect();
+        match conditions.as_slice() {
+            [one] => writeln!(out, "{keyword} {one} then")?,
+            many => writeln!(out, "{keyword} {{{}}} then", many.join(", "))?,
+        }
+        for action in &branch.actions {
+            match *action {
+                Action::Assign { var, value, .. } => writeln!(
+                    out,
+                    "    {} = {};",
+                    dae.printed_name(var),
+                    dae.display_as(value, dae.var(var).ty.value())
+                )?,
+                Action::Reinit { var, value, .. } => writeln!(
+                    out,
+                    "    reinit({}, {});",
+                    dae.printed_name(var),
+                    dae.display(value)
+                )?,
+            }
+        }
+    }
+    writeln!(out, "  end when;")
 }
 
 fn section(

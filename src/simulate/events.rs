@@ -5,15 +5,20 @@
 //! remains (event iteration) and applies the `reinit`s. No integrator knows what a `when` is.
 
 use crate::causal::{Causal, EvalFailure, Point};
-use crate::dae::hybrid::Action;
+use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
 use crate::dae::{Dae, VarKind};
 use crate::expr::{CmpOp, ExprId, Node, VarId};
 
 /// Rounds of event iteration before the run stops (the variables still changing named).
 const MAX_ITERATIONS: usize = 100;
-/// Events in a row, each closer than the time tolerance to the one before, that make
-/// chattering (a Zeno accumulation) an error rather than a run that never ends.
-const MAX_CLOSE_EVENTS: usize = 50;
+/// Events in a row, each closer than [`CLOSE`] of the run's length to the one before, that
+/// make chattering (a Zeno accumulation) an error rather than a run that never ends or a
+/// ball that falls through the floor once its bounces are shorter than the root tolerance.
+const MAX_CLOSE_EVENTS: usize = 10;
+const CLOSE: f64 = 1e-6;
+/// How far past an event (in root tolerances) a relation is looked at to tell which side it
+/// is heading to.
+const LOOK_AHEAD: f64 = 1e3;
 
 /// Crossing detection, as the integrators see it.
 pub trait Watch {
@@ -77,7 +82,7 @@ impl std::fmt::Display for EventFailure {
             ),
             EventFailure::Chattering { t, relation } => write!(
                 f,
-                "events accumulate at t = {t}: `{relation}` switches {MAX_CLOSE_EVENTS} times in a row within the time tolerance (chattering or a Zeno model)"
+                "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE} of the run's length (chattering or a Zeno model)"
             ),
             EventFailure::Unsupported(what) => write!(f, "{what} are not supported yet"),
         }
@@ -100,6 +105,14 @@ struct Clock {
     next: u64,
 }
 
+impl Clock {
+    /// Instant `k`, rounded as the output grid's times are (so that `sample(0, 0.1)`'s third
+    /// is the grid's 0.3, not 0.30000000000000004).
+    fn instant(&self, k: u64) -> f64 {
+        super::run::decimal(self.start + k as f64 * self.interval)
+    }
+}
+
 /// The hybrid state of a run: the held values (in `point`), the relations watched, the
 /// conditions' values at the last event and the sample clocks.
 pub struct Events<'a> {
@@ -117,6 +130,8 @@ pub struct Events<'a> {
     clocks: Vec<Clock>,
     /// Roots are located to this time.
     tolerance: f64,
+    /// Events closer than this in a row are chattering.
+    close: f64,
     close_events: usize,
     last_event: f64,
     pub stats: EventStats,
@@ -163,6 +178,7 @@ impl<'a> Events<'a> {
             conditions,
             clocks,
             tolerance: 1e-12 * scale,
+            close: CLOSE * scale,
             close_events: 0,
             last_event: f64::NEG_INFINITY,
             stats: EventStats::default(),
@@ -177,7 +193,7 @@ impl<'a> Events<'a> {
             // The first instant at or after the start; one at the start is true during
             // initialisation, where only `initial()` makes a clause fire (Modelica 8.6).
             let k = ((t - clock.start) / clock.interval).ceil().max(0.0) as u64;
-            let at_start = (clock.start + k as f64 * clock.interval - t).abs() <= self.tolerance;
+            let at_start = (clock.instant(k) - t).abs() <= self.tolerance;
             self.point.vars[clock.var.0 as usize] = if at_start { 1.0 } else { 0.0 };
             clock.next = k + u64::from(at_start);
         }
@@ -193,7 +209,7 @@ impl<'a> Events<'a> {
     pub fn next_time_event(&self, t: f64) -> f64 {
         self.clocks
             .iter()
-            .map(|c| c.start + c.next as f64 * c.interval)
+            .map(|c| c.instant(c.next))
             .filter(|&s| s > t)
             .fold(f64::INFINITY, f64::min)
     }
@@ -202,7 +218,8 @@ impl<'a> Events<'a> {
     /// sample instant): the `when` clauses fire, held variables update until they settle,
     /// `reinit`s apply to `x`.
     pub fn at(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
-        if t - self.last_event <= self.tolerance * 1e3 {
+        let close = t - self.last_event <= self.close;
+        if close {
             self.close_events += 1;
             if self.close_events >= MAX_CLOSE_EVENTS {
                 return Err(EventFailure::Chattering {
@@ -217,8 +234,7 @@ impl<'a> Events<'a> {
         self.load_states(t, x)?;
         let mut timed = false;
         for clock in &mut self.clocks {
-            let instant = clock.start + clock.next as f64 * clock.interval;
-            if (instant - t).abs() <= self.tolerance {
+            if (clock.instant(clock.next) - t).abs() <= self.tolerance {
                 self.point.vars[clock.var.0 as usize] = 1.0;
                 clock.next += 1;
                 timed = true;
@@ -232,7 +248,22 @@ impl<'a> Events<'a> {
         if self.stats.first_times.len() < 10 {
             self.stats.first_times.push(t);
         }
-        self.event(t, x, true)
+        let before = self.before.clone();
+        self.event(t, x, true)?;
+        // A condition that fired right after another event and holds on past this one: the
+        // event could not move the model out of it (a ball whose bounce is below the
+        // integrator's tolerance, about to fall through the floor).
+        let stuck = before
+            .iter()
+            .zip(&self.before)
+            .any(|(&was, &is)| !was && is);
+        if close && stuck {
+            return Err(EventFailure::Chattering {
+                t,
+                relation: self.switching_relation(),
+            });
+        }
+        Ok(())
     }
 
     /// Event iteration at `t`, then the held relations, clocks and `initial()` back to their
@@ -263,50 +294,94 @@ impl<'a> Events<'a> {
         }
         self.evaluate(t)?;
         self.set_pre();
-        self.before = self.values(&self.conditions);
-        let sides: Vec<ExprId> = self.relations.iter().map(|r| r.node).collect();
-        self.held = self.values(&sides);
         for (xi, &s) in x.iter_mut().zip(&self.causal.states) {
             *xi = self.point.vars[s.0 as usize];
         }
+        (self.held, self.before) = self.heading(t, x)?;
         Ok(())
     }
 
+    /// Each relation's and condition's value just after `t` on the tangent from `(t, x)`: at
+    /// its own root a relation is held at the side the solution heads to (a ball that bounced
+    /// at `h = 0` holds `h < 0` false, so that its next fall is seen however short the
+    /// bounce, and `when h < 0` fires again then).
+    fn heading(&mut self, t: f64, x: &[f64]) -> Result<(Vec<bool>, Vec<bool>), EventFailure> {
+        let delta = LOOK_AHEAD * self.tolerance;
+        let ahead: Vec<f64> = x
+            .iter()
+            .zip(&self.causal.states)
+            .map(|(&xi, &s)| xi + delta * self.point.ders[s.0 as usize])
+            .collect();
+        let saved = self.point.clone();
+        self.load_states(t + delta, &ahead)?;
+        let sides: Vec<ExprId> = self.relations.iter().map(|r| r.node).collect();
+        let held = self.values(&sides);
+        let conditions = self.values(&self.conditions);
+        self.point = saved;
+        Ok((held, conditions))
+    }
+
     /// One round: each clause's first branch whose condition became true fires (assignments
-    /// in order, then its `reinit`s); then the continuous part is evaluated again.
+    /// in order, then its `reinit`s), the continuous part evaluated again after it. A clause
+    /// reads what the clauses fired before it in the round assigned, whatever their written
+    /// order (as the sorted equations of a round would), and fires at most once a round.
     fn fire_clauses(&mut self, t: f64) -> Result<bool, EventFailure> {
-        let now = self.values(&self.conditions);
-        let mut fired = false;
-        let mut at = 0;
-        for clause in &self.dae.hybrid.whens {
-            let mut chosen = None;
-            for branch in &clause.branches {
-                let n = branch.conditions.len();
-                let became_true = (at..at + n).any(|k| now[k] && !self.before[k]);
-                if became_true && chosen.is_none() {
-                    chosen = Some(branch);
+        let whens = &self.dae.hybrid.whens;
+        let mut fired = vec![false; whens.len()];
+        loop {
+            let mut any = false;
+            let mut at = 0;
+            for (c, clause) in whens.iter().enumerate() {
+                let first = at;
+                at += clause
+                    .branches
+                    .iter()
+                    .map(|b| b.conditions.len())
+                    .sum::<usize>();
+                if fired[c] {
+                    continue;
                 }
-                at += n;
-            }
-            let Some(branch) = chosen else { continue };
-            fired = true;
-            let mut reinits = Vec::new();
-            for action in &branch.actions {
-                match *action {
-                    Action::Assign { var, value, .. } => {
-                        let x = self.eval(value);
-                        self.point.vars[var.0 as usize] = x;
+                let Some(branch) = self.fired_branch(clause, first) else {
+                    continue;
+                };
+                fired[c] = true;
+                any = true;
+                let mut reinits = Vec::new();
+                for action in &branch.actions {
+                    match *action {
+                        Action::Assign { var, value, .. } => {
+                            let x = self.eval(value);
+                            self.point.vars[var.0 as usize] = x;
+                        }
+                        Action::Reinit { var, value, .. } => reinits.push((var, self.eval(value))),
                     }
-                    Action::Reinit { var, value, .. } => reinits.push((var, self.eval(value))),
                 }
+                for (var, x) in reinits {
+                    self.point.vars[var.0 as usize] = x;
+                }
+                self.evaluate(t)?;
             }
-            for (var, x) in reinits {
-                self.point.vars[var.0 as usize] = x;
+            if !any {
+                break;
             }
         }
-        self.before = now;
-        self.evaluate(t)?;
-        Ok(fired)
+        self.before = self.values(&self.conditions);
+        Ok(fired.contains(&true))
+    }
+
+    /// The first branch of `clause` (whose conditions start at `first` in `conditions`) with a
+    /// condition that became true.
+    fn fired_branch<'w>(&self, clause: &'w WhenClause, first: usize) -> Option<&'w WhenBranch> {
+        let mut k = first;
+        for branch in &clause.branches {
+            for &c in &branch.conditions {
+                if self.eval(c) != 0.0 && !self.before[k] {
+                    return Some(branch);
+                }
+                k += 1;
+            }
+        }
+        None
     }
 
     /// The held variables whose value differs from their `pre`.

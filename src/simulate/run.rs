@@ -84,7 +84,7 @@ impl Options {
 }
 
 /// `t` rounded to 15 significant decimal digits, when the powers of ten involved are exact.
-fn decimal(t: f64) -> f64 {
+pub(super) fn decimal(t: f64) -> f64 {
     if t == 0.0 || !t.is_finite() {
         return t;
     }
@@ -437,7 +437,7 @@ pub fn simulate_bdf_observed(
     let mut recorded = 0u64;
     let mut t = options.start;
     let mut failure = None;
-    while options.steps > 0 {
+    while options.steps > 0 && t < options.stop {
         let timed = events
             .as_ref()
             .map_or(f64::INFINITY, |e| e.next_time_event(t));

@@ -1,0 +1,269 @@
+//! Hybrid models (SPEC §6, Modelica 8.5): `when`, `pre`, `reinit`, `sample` and events,
+//! against closed forms and hand-computed counts, with BDF and a fixed-step method.
+
+mod cli_support;
+
+use cli_support::{csv_columns, mocca, model_file, simulate_csv};
+
+const BALL: &str = "model Ball
+  parameter Real g = 9.81;
+  parameter Real e = 0.8;
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+  Integer n(start = 0);
+equation
+  der(h) = v;
+  der(v) = -g;
+  when h < 0 then
+    reinit(v, -e*pre(v));
+    n = pre(n) + 1;
+  end when;
+end Ball;
+";
+
+/// The impact times of a ball dropped from `h0`, bouncing back with `e` times its speed.
+fn impacts(h0: f64, g: f64, e: f64, count: usize) -> Vec<f64> {
+    let mut t = (2.0 * h0 / g).sqrt();
+    let mut v = g * t * e;
+    let mut out = vec![t];
+    while out.len() < count {
+        t += 2.0 * v / g;
+        v *= e;
+        out.push(t);
+    }
+    out
+}
+
+/// The times at which column `n` steps up (the time of the row after the step).
+fn steps_up(csv: &str, name: &str) -> Vec<f64> {
+    let columns = csv_columns(csv);
+    let (time, n) = (&columns["time"], &columns[name]);
+    (1..n.len())
+        .filter(|&k| n[k] > n[k - 1])
+        .map(|k| time[k])
+        .collect()
+}
+
+fn simulate(name: &str, text: &str, args: &[&str]) -> String {
+    let file = model_file(name, text);
+    let mut all = vec!["simulate", file.to_str().expect("utf-8")];
+    all.extend(args);
+    let (csv, err, code) = simulate_csv(name, &all);
+    assert_eq!(code, 0, "{err}");
+    csv
+}
+
+#[test]
+fn a_bouncing_ball_hits_the_floor_when_the_closed_form_says() {
+    let exact = impacts(1.0, 9.81, 0.8, 10);
+    for method in [
+        ["--method", "bdf", "--tol", "1e-11", "--step", "0.1"],
+        [
+            "--method",
+            "trapezoidal",
+            "--tol",
+            "1e-12",
+            "--step",
+            "0.01",
+        ],
+    ] {
+        let mut args = method.to_vec();
+        args.extend(["--stop", "3.7", "--vars", "h,v,n"]);
+        let csv = simulate("ball", BALL, &args);
+        let seen = steps_up(&csv, "n");
+        assert!(seen.len() >= 10, "{method:?}: {seen:?}");
+        for (k, (t, want)) in seen.iter().zip(&exact).enumerate() {
+            let error = (t - want).abs() / want;
+            assert!(error < 1e-9, "{method:?}: impact {k} at {t}, not {want}");
+        }
+        // Two rows at an impact: falling before, rising after, at the same time.
+        let columns = csv_columns(&csv);
+        let before = columns["time"]
+            .iter()
+            .position(|&t| t == seen[0])
+            .expect("the impact's row");
+        let (v, after) = (&columns["v"], before + 1);
+        assert_eq!(columns["time"][after], seen[0], "{method:?}");
+        assert!(v[before] < 0.0 && v[after] > 0.0, "{method:?}");
+        assert!((v[after] + 0.8 * v[before]).abs() < 1e-12, "{method:?}");
+    }
+}
+
+#[test]
+fn a_ball_whose_bounces_accumulate_stops_with_an_error_not_a_hang_or_a_fall() {
+    let file = model_file("zeno", &BALL.replace("e = 0.8", "e = 0.5"));
+    for method in ["bdf", "trapezoidal"] {
+        let (out, err, code) = mocca(&[
+            "simulate",
+            file.to_str().expect("utf-8"),
+            "--method",
+            method,
+            "--stop",
+            "10",
+            "--step",
+            "0.01",
+        ]);
+        assert_eq!(code, 1, "{method}: {out}{err}");
+        assert!(err.contains("events accumulate"), "{method}: {err}");
+        // The accumulation point of the bounces.
+        let t1 = (2.0 / 9.81f64).sqrt();
+        let limit = t1 + 2.0 * 0.5 * t1 / (1.0 - 0.5);
+        let at: f64 = err
+            .split("events accumulate at t = ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|t| t.parse().ok())
+            .expect("the time in the message");
+        assert!(
+            (at - limit).abs() < 1e-3,
+            "{method}: at {at}, limit {limit}"
+        );
+    }
+}
+
+const COUNTER: &str = "model Counter
+  Integer n(start = 0);
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = n;
+  when sample(0, 0.1) then
+    n = pre(n) + 1;
+  end when;
+end Counter;
+";
+
+#[test]
+fn sample_counts_each_instant_once_and_holds_between() {
+    for method in ["bdf", "trapezoidal", "euler"] {
+        let csv = simulate(
+            "counter",
+            COUNTER,
+            &[
+                "--method", method, "--stop", "1", "--step", "0.05", "--vars", "n,x",
+            ],
+        );
+        let columns = csv_columns(&csv);
+        let (time, n, x) = (&columns["time"], &columns["n"], &columns["x"]);
+        // Not at the start (only `initial()` fires there), then once at each 0.1 k.
+        assert_eq!(steps_up(&csv, "n").len(), 10, "{method}");
+        assert_eq!(*n.last().expect("rows"), 10.0, "{method}");
+        for k in 0..time.len() {
+            // n counts the instants passed; x integrates the staircase exactly.
+            let passed = (time[k] * 10.0 + 1e-9).floor();
+            let before = k + 1 < time.len() && time[k + 1] == time[k];
+            let expected = if before { passed - 1.0 } else { passed };
+            assert_eq!(n[k], expected, "{method}: n at {}", time[k]);
+            let whole = (time[k] * 10.0 + 1e-9).floor();
+            let exact = 0.1 * whole * (whole - 1.0) / 2.0 + whole * (time[k] - 0.1 * whole);
+            assert!((x[k] - exact).abs() < 1e-9, "{method}: x at {}", time[k]);
+        }
+    }
+}
+
+#[test]
+fn when_initial_fires_at_the_start_and_edge_fires_once() {
+    let text = "model Start
+  Integer k(start = 5);
+  Integer rises(start = 0);
+  Boolean above(start = false);
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when initial() then
+    k = 7;
+  end when;
+  when x > 0.25 then
+    above = true;
+  end when;
+  when edge(above) then
+    rises = pre(rises) + 1;
+  end when;
+end Start;
+";
+    let csv = simulate(
+        "start",
+        text,
+        &[
+            "--method",
+            "bdf",
+            "--stop",
+            "1",
+            "--step",
+            "0.1",
+            "--vars",
+            "k,rises,above",
+        ],
+    );
+    let columns = csv_columns(&csv);
+    assert!(columns["k"].iter().all(|&k| k == 7.0), "{csv}");
+    assert_eq!(*columns["rises"].last().expect("rows"), 1.0, "{csv}");
+    let switched = steps_up(&csv, "above");
+    assert_eq!(switched.len(), 1);
+    assert!((switched[0] - 0.25).abs() < 1e-10, "{switched:?}");
+}
+
+#[test]
+fn hybrid_rules_of_the_specification_are_errors_at_their_spans() {
+    let cases = [
+        (
+            "reinit_outside",
+            "model M Real x(start = 1, fixed = true); equation der(x) = -x; reinit(x, 1); end M;",
+            "only allowed inside `when`",
+        ),
+        (
+            "two_whens",
+            "model M Real x(start = 0, fixed = true); Integer n; equation der(x) = 1;
+             when x > 1 then n = 1; end when; when x > 2 then n = 2; end when; end M;",
+            "assigned in two `when` clauses",
+        ),
+        (
+            "reinit_non_state",
+            "model M Real x(start = 0, fixed = true); Real y; equation der(x) = 1; y = 2;
+             when x > 1 then reinit(y, 0); end when; end M;",
+            "is not a state",
+        ),
+        (
+            "when_initial_section",
+            "model M Real x(start = 0, fixed = true); Integer n; equation der(x) = 1;
+             when x > 1 then n = 1; end when; initial equation when x > 1 then n = 2; end when; end M;",
+            "not allowed in an initial equation section",
+        ),
+        (
+            "assign_state",
+            "model M Real x(start = 0, fixed = true); equation der(x) = 1;
+             when x > 1 then x = 0; end when; end M;",
+            "is a state",
+        ),
+        (
+            "pre_of_expression",
+            "model M Real x(start = 0, fixed = true); Integer n; equation der(x) = 1;
+             when x > 1 then n = pre(n + 1); end when; end M;",
+            "`pre` takes a variable",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let file = model_file(name, text);
+        let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.contains(message), "{name}: {err}");
+        assert!(err.contains("┌─"), "{name}: no span in {err}");
+    }
+}
+
+#[test]
+fn flat_hybrid_models_read_back_to_themselves() {
+    for (name, text) in [("ball_flat", BALL), ("counter_flat", COUNTER)] {
+        let file = model_file(name, text);
+        let (flat, err, code) = mocca(&["flatten", file.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{err}");
+        assert!(flat.contains("when ") && flat.contains("pre(n)"), "{flat}");
+        assert!(
+            !flat.contains("'pre("),
+            "held helpers print as calls: {flat}"
+        );
+        let again = model_file(&format!("{name}_again"), &flat);
+        let (twice, err, code) = mocca(&["flatten", again.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(twice, flat);
+    }
+}
