@@ -267,3 +267,21 @@ fn flat_hybrid_models_read_back_to_themselves() {
         assert_eq!(twice, flat);
     }
 }
+
+#[test]
+fn json_counts_the_events_and_emit_refuses_what_it_cannot_run() {
+    let file = model_file("counter_json", COUNTER);
+    let path = file.to_str().expect("utf-8");
+    let value = cli_support::mocca_json(&[
+        "simulate", path, "--method", "bdf", "--stop", "1", "--step", "0.1", "--format", "json",
+    ]);
+    let events = &value["events"];
+    assert_eq!(events["time_events"], 10, "{value}");
+    assert_eq!(events["state_events"], 0, "{value}");
+    assert_eq!(events["first_times"][0], 0.1, "{value}");
+    let out = cli_support::temp_path("counter_crate");
+    let (_, err, code) = mocca(&["emit", path, "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("does not support models with events"), "{err}");
+    assert!(!out.exists(), "nothing half-written");
+}

@@ -62,6 +62,15 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    // The emitted runtime has no event handling yet: a model with `when` clauses would run
+    // without them, a silent wrong answer.
+    if let Some(when) = dae.hybrid.whens.first() {
+        let error = Diagnostic::error("`emit` does not support models with events yet")
+            .at(when.span, "a `when` clause")
+            .with_note("simulate the model with `mocca simulate`");
+        super::report(&flat.sources, &[error]);
+        return ExitCode::from(1);
+    }
     if let Some(choice) = dae.state_choices.first() {
         let warning = Diagnostic::warning(
             "the emitted solver does not check index reduction's choice of states as `simulate` \

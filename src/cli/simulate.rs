@@ -356,6 +356,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             if options.partition == Partition::Weak {
                 value["exchange"] = json!(options.exchange.name());
             }
+            if !dae.hybrid.is_empty() {
+                value["events"] = json!(trajectory.events);
+            }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
                 value["errors"] = json!(errors);
