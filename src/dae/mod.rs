@@ -143,6 +143,29 @@ pub struct Variable {
     pub component: Arc<str>,
 }
 
+impl Variable {
+    /// A variable of the compiler's own (a dummy derivative, `pre(v)`): no binding,
+    /// attributes or marks.
+    pub fn derived(name: String, kind: VarKind, ty: ScalarType, span: Span) -> Variable {
+        Variable {
+            name,
+            kind,
+            ty,
+            binding: None,
+            start: None,
+            fixed: None,
+            nominal: None,
+            unit: None,
+            weak: false,
+            flow: false,
+            state_select: StateSelect::Default,
+            description: None,
+            span,
+            component: Arc::from(""),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EquationOrigin {

@@ -2,14 +2,12 @@
 //! `initial()`, `sample`), flattened into [`crate::dae::hybrid`]: the variables a `when`
 //! assigns become held variables, known to the continuous part between events.
 
-use std::sync::Arc;
-
 use super::Flattener;
 use super::equations::Sink;
 use super::expr::{Ctx, Mode, Val};
 use super::tree::Tree;
 use crate::dae::hybrid::{Action, Sample, WhenBranch, WhenClause};
-use crate::dae::{ScalarType, StateSelect, VarKind, Variable};
+use crate::dae::{ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{CmpOp, ExprId, Node, VarId};
 use crate::source::Span;
@@ -248,20 +246,8 @@ impl<'a> Flattener<'a> {
         span: Span,
     ) -> VarId {
         let var = Variable {
-            name,
-            kind: VarKind::Held,
-            ty,
-            binding: None,
             start,
-            fixed: None,
-            nominal: None,
-            unit: None,
-            weak: false,
-            flow: false,
-            state_select: StateSelect::Default,
-            description: None,
-            span,
-            component: Arc::from(""),
+            ..Variable::derived(name, VarKind::Held, ty, span)
         };
         self.dae
             .add_variable(var)

@@ -506,21 +506,16 @@ fn derivative_name(dae: &Dae, chains: &Chains, augmented: &Pantelides, j: usize)
 fn add_dummy(dae: &mut Dae, name: &str) -> VarId {
     let base = name.trim_start_matches("der(").trim_end_matches(')');
     let like = dae.lookup(base).map(|v| dae.var(v).clone());
+    let span = like.as_ref().map_or_else(Default::default, |v| v.span);
     let var = Variable {
-        name: name.to_string(),
-        kind: VarKind::Algebraic,
-        binding: None,
-        start: None,
-        fixed: None,
-        nominal: None,
-        unit: None,
-        weak: false,
-        flow: false,
-        state_select: StateSelect::Default,
         description: Some(format!("dummy derivative of {base}")),
-        span: like.as_ref().map_or_else(Default::default, |v| v.span),
         component: like.map_or_else(|| "".into(), |v| v.component),
-        ty: crate::dae::ScalarType::Real,
+        ..Variable::derived(
+            name.to_string(),
+            VarKind::Algebraic,
+            crate::dae::ScalarType::Real,
+            span,
+        )
     };
     match dae.add_variable(var.clone()) {
         Ok(id) => id,
