@@ -401,6 +401,15 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             outln!("  f evals in Jacobians  {}", stats.f_evals_in_jacobians);
             outln!("  Newton iterations     {}", stats.newton_iters);
             outln!("  LU factorizations     {}", stats.factorizations);
+            if !dae.hybrid.is_empty() {
+                let events = &trajectory.events;
+                outln!(
+                    "  events                {} state, {} time, {} extra iteration rounds",
+                    events.state_events,
+                    events.time_events,
+                    events.iterations
+                );
+            }
             outln!("  wall time             {wall:.3} s");
             outln!(
                 "  integration time      {:.3} s",

@@ -6,7 +6,7 @@
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
-use crate::dae::{Dae, VarKind};
+use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{CmpOp, ExprId, Node, VarId};
 
 /// Rounds of event iteration before the run stops (the variables still changing named).
@@ -82,7 +82,7 @@ impl std::fmt::Display for EventFailure {
             ),
             EventFailure::Chattering { t, relation } => write!(
                 f,
-                "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE} of the run's length (chattering or a Zeno model)"
+                "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE:e} of the run's length (chattering or a Zeno model)"
             ),
             EventFailure::Unsupported(what) => write!(f, "{what} are not supported yet"),
         }
@@ -269,7 +269,7 @@ impl<'a> Events<'a> {
     /// Event iteration at `t`, then the held relations, clocks and `initial()` back to their
     /// values between events.
     fn event(&mut self, t: f64, x: &mut [f64], count: bool) -> Result<(), EventFailure> {
-        self.set_pre();
+        self.set_pre_of_reals();
         let mut rounds = 0;
         loop {
             let fired = self.fire_clauses(t)?;
@@ -401,6 +401,18 @@ impl<'a> Events<'a> {
     fn set_pre(&mut self) {
         for &(p, v) in &self.dae.hybrid.pre {
             self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
+        }
+    }
+
+    /// `pre(v)` on entering an event is `v`'s left limit. For a Real that is its value now; a
+    /// Boolean or Integer keeps the value it had since the last event (one computed from a
+    /// relation, `impact = h <= 0`, has already switched at the located time, which is just
+    /// past the switch).
+    fn set_pre_of_reals(&mut self) {
+        for &(p, v) in &self.dae.hybrid.pre {
+            if self.dae.var(v).ty == ScalarType::Real {
+                self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
+            }
         }
     }
 
