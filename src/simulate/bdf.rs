@@ -125,17 +125,6 @@ pub struct BdfOutcome {
     pub final_state: Vec<f64>,
 }
 
-impl BdfOutcome {
-    /// No integration at all: the state stays `x`.
-    pub fn none(x: Vec<f64>) -> BdfOutcome {
-        BdfOutcome {
-            stats: Stats::default(),
-            wall_seconds: 0.0,
-            final_state: x,
-        }
-    }
-}
-
 /// Integrates `der(x) = f(t, x)` from `x0` at `t0` to `t1 > t0`, reporting the solution at
 /// `t0`, at each output time and at `t1` to `observer`.
 pub fn integrate_bdf(

@@ -452,24 +452,32 @@ impl<'a> Events<'a> {
     /// Per relation: its crossing function at `(t, x)`, and whether it differs from the
     /// value held.
     fn crossings(&mut self, t: f64, x: &[f64]) -> Vec<(f64, bool)> {
-        if self.load_states(t, x).is_err() {
-            // Not evaluable there: no switch can be told; the integrator meets the failure.
+        if !self.at_point(t, x) {
             return vec![(0.0, false); self.relations.len()];
         }
-        self.relations
-            .iter()
-            .zip(&self.held)
-            .map(|(r, &held)| {
-                let g = self.eval(r.lhs) - self.eval(r.rhs);
-                (g, (self.eval(r.node) != 0.0) != held)
-            })
+        (0..self.relations.len())
+            .map(|k| self.crossing(k))
             .collect()
+    }
+
+    /// Loads `(t, x)`; `false` when the model cannot be evaluated there (no switch can be told;
+    /// the integrator meets the failure).
+    fn at_point(&mut self, t: f64, x: &[f64]) -> bool {
+        self.load_states(t, x).is_ok()
+    }
+
+    /// Relation `k`'s crossing function at the loaded point, and whether it differs from the
+    /// value held.
+    fn crossing(&self, k: usize) -> (f64, bool) {
+        let r = &self.relations[k];
+        let g = self.eval(r.lhs) - self.eval(r.rhs);
+        (g, (self.eval(r.node) != 0.0) != self.held[k])
     }
 }
 
 impl Watch for Events<'_> {
     fn crossed(&mut self, t: f64, x: &[f64]) -> bool {
-        self.crossings(t, x).iter().any(|&(_, switched)| switched)
+        self.at_point(t, x) && (0..self.relations.len()).any(|k| self.crossing(k).1)
     }
 
     fn locate(
@@ -492,19 +500,19 @@ impl Watch for Events<'_> {
             let mut side = 0i8;
             let mut x_b = None;
             while b.0 - a.0 > self.tolerance && a.0 < best.0 {
-                let t = if a.1 != b.1 {
-                    (b.0 - b.1 * (b.0 - a.0) / (b.1 - a.1)).clamp(a.0, b.0)
+                let secant = b.0 - b.1 * (b.0 - a.0) / (b.1 - a.1);
+                // Strictly inside, so that the bracket shrinks (also when the secant is NaN).
+                let t = if secant > a.0 && secant < b.0 {
+                    secant
                 } else {
                     0.5 * (a.0 + b.0)
-                };
-                // Never the ends themselves: the bracket must shrink.
-                let t = if t <= a.0 || t >= b.0 {
-                    0.5 * (a.0 + b.0)
-                } else {
-                    t
                 };
                 let x = state_at(t);
-                let (g, sw) = self.crossings(t, &x)[k];
+                let (g, sw) = if self.at_point(t, &x) {
+                    self.crossing(k)
+                } else {
+                    (0.0, false)
+                };
                 if sw {
                     b = (t, g);
                     x_b = Some(x);

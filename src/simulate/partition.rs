@@ -294,11 +294,7 @@ impl Partitioned {
     pub fn stats(&self) -> Stats {
         let mut total = Stats::default();
         for s in &self.steppers {
-            total.f_evals += s.stats().f_evals;
-            total.jac_evals += s.stats().jac_evals;
-            total.f_evals_in_jacobians += s.stats().f_evals_in_jacobians;
-            total.newton_iters += s.stats().newton_iters;
-            total.factorizations += s.stats().factorizations;
+            total.add_work(s.stats());
         }
         for s in &self.steppers {
             let levels = &s.stats().level_f_evals;

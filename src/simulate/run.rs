@@ -193,19 +193,12 @@ fn simulate_with(
         .map(|&u| source(dae, causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
-    let mut events = Events::new(dae, causal, &model.point(), (options.start, options.stop));
     let mut x = x;
-    if let Some(events) = &mut events {
-        if options.partition == Partition::Weak {
-            return Err(Failure::Event(EventFailure::Unsupported(
-                "events with `--partition weak`",
-            )));
-        }
-        events
-            .initial(options.start, &mut x)
-            .map_err(Failure::Event)?;
-        model.load(&events.point);
-        model.enter_interval_from(options.start);
+    let mut events = start_events(dae, causal, &mut model, options, &mut x)?;
+    if events.is_some() && options.partition == Partition::Weak {
+        return Err(Failure::Event(EventFailure::Unsupported(
+            "events with `--partition weak`",
+        )));
     }
     let (stats, sparse) = match (levels, options.partition) {
         (Some(levels), Partition::None) => {
@@ -412,20 +405,8 @@ pub fn simulate_bdf_observed(
     model.enter_interval_from(options.start);
     let (x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
-    let mut events = Events::new(
-        m.dae,
-        m.causal,
-        &model.point(),
-        (options.start, options.stop),
-    );
     let mut x = x;
-    if let Some(events) = &mut events {
-        events
-            .initial(options.start, &mut x)
-            .map_err(Failure::Event)?;
-        model.load(&events.point);
-        model.enter_interval_from(options.start);
-    }
+    let mut events = start_events(m.dae, m.causal, &mut model, options, &mut x)?;
     let grid: Vec<f64> = (1..options.steps).map(|k| options.time(k)).collect();
     let mut segments = vec![Segment {
         held: events.as_ref().map(|e| e.point.clone()),
@@ -475,17 +456,19 @@ pub fn simulate_bdf_observed(
                 break;
             }
         };
-        add_stats(&mut stats, &outcome.stats);
+        stats.steps += outcome.stats.steps;
+        stats.rejected_steps += outcome.stats.rejected_steps;
+        stats.add_work(&outcome.stats);
         wall_seconds += outcome.wall_seconds;
         x = outcome.final_state;
-        let at = match (switch, &mut events) {
-            (Some(at), _) => {
+        let at = match switch {
+            Some(at) => {
                 // The row before the event (a time event's is the segment's last).
                 states.push((at, x.clone()));
                 at
             }
-            (None, Some(_)) if end == timed => end,
-            _ => break,
+            None if end == timed => end,
+            None => break,
         };
         let events = events.as_mut().expect("an event needs events");
         if let Err(e) = events.at(at, &mut x) {
@@ -538,21 +521,29 @@ pub fn simulate_bdf_observed(
     Ok(trajectory)
 }
 
+/// The events of a run, after the initial event at the start (which may `reinit` the
+/// initialised states `x`) with the model holding its values; `None` without events.
+fn start_events<'d>(
+    dae: &'d Dae,
+    causal: &'d Causal,
+    model: &mut CompiledModel,
+    options: &Options,
+    x: &mut [f64],
+) -> Result<Option<Events<'d>>, Failure> {
+    let span = (options.start, options.stop);
+    let Some(mut events) = Events::new(dae, causal, &model.point(), span) else {
+        return Ok(None);
+    };
+    events.initial(options.start, x).map_err(Failure::Event)?;
+    model.load(&events.point);
+    model.enter_interval_from(options.start);
+    Ok(Some(events))
+}
+
 /// The points of a BDF run between two events, with the held values they were computed with.
 struct Segment {
     held: Option<Point>,
     states: Vec<(f64, Vec<f64>)>,
-}
-
-/// Adds the counters of a run's piece to the run's.
-fn add_stats(total: &mut Stats, piece: &Stats) {
-    total.steps += piece.steps;
-    total.rejected_steps += piece.rejected_steps;
-    total.f_evals += piece.f_evals;
-    total.jac_evals += piece.jac_evals;
-    total.f_evals_in_jacobians += piece.f_evals_in_jacobians;
-    total.newton_iters += piece.newton_iters;
-    total.factorizations += piece.factorizations;
 }
 
 /// Collects the recorded outputs point by point and checks the assertions at each.

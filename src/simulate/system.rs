@@ -93,6 +93,18 @@ pub trait OdeSystem {
     }
 }
 
+impl Stats {
+    /// Adds `other`'s evaluations, Jacobians, Newton iterations and factorizations (not its
+    /// steps, which a caller may count otherwise).
+    pub fn add_work(&mut self, other: &Stats) {
+        self.f_evals += other.f_evals;
+        self.jac_evals += other.jac_evals;
+        self.f_evals_in_jacobians += other.f_evals_in_jacobians;
+        self.newton_iters += other.newton_iters;
+        self.factorizations += other.factorizations;
+    }
+}
+
 /// `values[k] = all[entries[k]]`.
 pub fn pick(all: &[f64], entries: &[usize], values: &mut [f64]) {
     for (v, &e) in values.iter_mut().zip(entries) {
