@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::Format;
-use super::model::{ModelArgs, load_and_analyse};
+use super::model::{ModelArgs, load_for_simulation};
 use super::partition::{self as partitions, Chosen, PartitionArg, PartitionArgs, Subject};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order, run_failure};
 use super::table::{Align, print_table};
@@ -82,7 +82,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
     };
-    let (flat, structure) = match load_and_analyse(&args.model) {
+    let (flat, structure) = match load_for_simulation(&args.model, true) {
         Ok(ok) => ok,
         Err(code) => return code,
     };

@@ -59,6 +59,24 @@ fn parse_override(text: &str) -> Result<(String, String), String> {
 pub fn load_and_analyse(
     args: &ModelArgs,
 ) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
+    load_holding(args, false)
+}
+
+/// [`load_and_analyse`] for a simulation: with `events`, relations on continuously varying
+/// values are held between events ([`crate::dae::relations`]); without, they are evaluated
+/// where the integrator evaluates the model (the weakly partitioned runs, which have no events
+/// yet).
+pub fn load_for_simulation(
+    args: &ModelArgs,
+    events: bool,
+) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
+    load_holding(args, events)
+}
+
+fn load_holding(
+    args: &ModelArgs,
+    hold: bool,
+) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
     let mut flat = match load_and_flatten(args) {
         Ok(flat) => flat,
         Err((sources, diags)) => {
@@ -67,6 +85,9 @@ pub fn load_and_analyse(
         }
     };
     super::report(&flat.sources, &flat.warnings);
+    if hold {
+        crate::dae::relations::hold_relations(&mut flat.dae);
+    }
     flat.dae = match crate::structure::prepare(std::mem::take(&mut flat.dae)) {
         Ok((dae, _)) => dae,
         Err(diags) => {

@@ -11,10 +11,10 @@ use serde_json::json;
 
 use super::Format;
 use super::jacobian::failure;
-use super::model::{ModelArgs, load_and_analyse, weak_reads_after_writers};
+use super::model::{ModelArgs, load_for_simulation, weak_reads_after_writers};
 use super::partition::{self as partitions, ExchangeArg, PartitionArg, PartitionArgs, Subject};
 use crate::causal::{Causal, causal_form, initial_point};
-use crate::dae::Dae;
+use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
@@ -213,10 +213,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let (flat, structure) = match load_and_analyse(&args.model) {
-        Ok(ok) => ok,
-        Err(code) => return code,
-    };
+    let (flat, structure) =
+        match load_for_simulation(&args.model, args.partition.partition != PartitionArg::Weak) {
+            Ok(ok) => ok,
+            Err(code) => return code,
+        };
     let mut dae = flat.dae;
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),
@@ -595,13 +596,31 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
         Failure::Event(EventFailure::Eval { failure: e, t }) => {
             failure(dae, &causal.steps, e).with_note(format!("at the event at time {t}"))
         }
-        Failure::Event(other) => {
-            let d = Diagnostic::error(other.to_string());
-            match dae.hybrid.whens.first() {
-                Some(w) => d.at(w.span, "the model's events"),
-                None => d,
-            }
+        Failure::Event(other) => event_failure(dae, other),
+    }
+}
+
+/// Event iteration that did not settle, at what kept changing; chattering, at its relation.
+fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
+    let d = Diagnostic::error(failure.to_string());
+    let (spans, label): (Vec<crate::source::Span>, _) = match failure {
+        EventFailure::Iteration { changing, .. } => {
+            (changing.iter().map(|&(_, s)| s).collect(), "keeps changing")
         }
+        EventFailure::Chattering { span, .. } => (
+            span.iter().copied().collect(),
+            "its relation keeps switching",
+        ),
+        EventFailure::Eval { .. } | EventFailure::Unsupported(_) => (Vec::new(), ""),
+    };
+    match spans.split_first() {
+        Some((&first, rest)) => rest.iter().fold(d.at(first, label), |d, &s| {
+            d.with_secondary(s, "keeps changing too")
+        }),
+        None => match dae.hybrid.whens.first() {
+            Some(w) => d.at(w.span, "the model's events"),
+            None => d,
+        },
     }
 }
 
@@ -645,8 +664,7 @@ fn with_reduced_constraints(
     }
     let fixed = dae.var_ids().filter(|&v| {
         let var = dae.var(v);
-        var.kind.is_unknown()
-            && var.fixed == Some(true)
+        (var.kind == VarKind::State || var.is_fixed_algebraic())
             && !surplus.contains(&InitialResidual::Fixed(v))
     });
     for v in fixed.take(SHOWN) {

@@ -50,6 +50,16 @@ pub struct Sample {
     pub span: Span,
 }
 
+/// A relation or stepwise function of the continuous equations, held between events in a
+/// variable of its own (`super::relations`).
+#[derive(Clone, Copy, Debug)]
+pub struct Switch {
+    /// Held: what the continuous equations read in its place.
+    pub var: VarId,
+    /// The relation or stepwise function, over values that vary continuously.
+    pub value: ExprId,
+}
+
 /// What a held variable of the flattener's own reads as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeldCall {
@@ -67,12 +77,14 @@ pub struct Hybrid {
     pub samples: Vec<Sample>,
     /// The held Boolean that reads as `initial()`, if the model calls it.
     pub initial: Option<VarId>,
+    /// Empty but in a model prepared for simulation.
+    pub switches: Vec<Switch>,
 }
 
 impl Hybrid {
     /// Whether the model has anything that happens at events.
     pub fn is_empty(&self) -> bool {
-        self.whens.is_empty() && self.samples.is_empty()
+        self.whens.is_empty() && self.samples.is_empty() && self.switches.is_empty()
     }
 
     /// The call a held variable of the flattener's own stands for: `pre(v)` → `Pre(v)`.

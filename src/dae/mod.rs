@@ -4,6 +4,7 @@
 mod balance;
 pub mod hybrid;
 mod print;
+pub mod relations;
 
 pub use balance::ComponentBalance;
 pub use print::Modelica;
@@ -146,6 +147,13 @@ pub struct Variable {
 impl Variable {
     /// A variable of the compiler's own (a dummy derivative, `pre(v)`): no binding,
     /// attributes or marks.
+    /// Whether initialisation solves for this variable's start value (`fixed = true` on a
+    /// continuous algebraic variable). On a discrete one (a `discrete Real`, a Boolean, an
+    /// Integer) `fixed` fixes `pre(v)` instead, which starts at the start value anyway.
+    pub fn is_fixed_algebraic(&self) -> bool {
+        self.kind == VarKind::Algebraic && self.ty == ScalarType::Real && self.fixed == Some(true)
+    }
+
     pub fn derived(name: String, kind: VarKind, ty: ScalarType, span: Span) -> Variable {
         Variable {
             name,

@@ -359,7 +359,7 @@ fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
         .var_ids()
         .filter(|&v| {
             let var = dae.var(v);
-            matches!(var.kind, VarKind::Algebraic | VarKind::Discrete) && var.fixed == Some(true)
+            var.is_fixed_algebraic()
         })
         .collect();
     let count = dae.initial_equations.len() + fixed.len();

@@ -30,6 +30,8 @@ fn call(f: Func, a: &str) -> String {
     match f {
         Func::Sign => format!("sign({a})"),
         Func::Log => format!("{a}.ln()"),
+        Func::NoEvent => a.to_string(),
+        Func::Trunc => format!("{a}.trunc()"),
         _ => format!("{a}.{}()", f.name()),
     }
 }
@@ -97,7 +99,8 @@ fn derivative(f: Func, x: &str) -> String {
         Func::Log10 => format!("1.0 / ({x} * std::f64::consts::LN_10)"),
         Func::Sqrt => format!("0.5 / {x}.sqrt()"),
         Func::Abs => format!("sign({x})"),
-        Func::Sign => "0.0".to_string(),
+        Func::NoEvent => "1.0".to_string(),
+        Func::Sign | Func::Floor | Func::Ceil | Func::Trunc => "0.0".to_string(),
     }
 }
 

@@ -158,7 +158,8 @@ impl ExprPool {
                 self.div(one, den)
             }
             Func::Abs => self.call(Func::Sign, a),
-            Func::Sign => self.zero(),
+            Func::NoEvent => one,
+            Func::Sign | Func::Floor | Func::Ceil | Func::Trunc => self.zero(),
         }
     }
 

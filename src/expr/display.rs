@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{ExprId, ExprPool, Node, VarId};
+use super::{ExprId, ExprPool, Func, Node, VarId};
 
 /// Writes a variable's printed name (quoted where needed).
 pub type NameWriter<'a> = dyn Fn(VarId, &mut fmt::Formatter<'_>) -> fmt::Result + 'a;
@@ -137,7 +137,8 @@ impl Display<'_> {
                 let operand = if func.keeps_type() { value } else { Real };
                 write!(f, "{}(", func.name())?;
                 self.write(f, a, operand)?;
-                write!(f, ")")
+                // `div(x, 1)` reads back as `Trunc(x)`.
+                write!(f, "{})", if func == Func::Trunc { ", 1" } else { "" })
             }
             Node::Call2(func, a, b) => {
                 let operands = if func.keeps_type() { value } else { Real };

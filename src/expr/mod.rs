@@ -55,6 +55,13 @@ pub enum Func {
     Sqrt,
     Abs,
     Sign,
+    /// `noEvent(x)` (and `smooth(p, x)`): `x`, whose relations and event functions do not
+    /// make events.
+    NoEvent,
+    Floor,
+    Ceil,
+    /// Towards zero: `div(x, y)` is `Trunc(x / y)`.
+    Trunc,
 }
 
 impl Func {
@@ -98,6 +105,10 @@ impl Func {
             Func::Sqrt => "sqrt",
             Func::Abs => "abs",
             Func::Sign => "sign",
+            Func::NoEvent => "noEvent",
+            Func::Floor => "floor",
+            Func::Ceil => "ceil",
+            Func::Trunc => "div",
         }
     }
 
@@ -142,7 +153,17 @@ impl Func {
                     0.0
                 }
             }
+            Func::NoEvent => x,
+            Func::Floor => x.floor(),
+            Func::Ceil => x.ceil(),
+            Func::Trunc => x.trunc(),
         }
+    }
+
+    /// Whether the function is piecewise constant (its derivative is zero where it exists):
+    /// `floor`, `ceil`, `div`, whose jumps are events.
+    pub fn is_stepwise(self) -> bool {
+        matches!(self, Func::Floor | Func::Ceil | Func::Trunc)
     }
 }
 

@@ -12,7 +12,7 @@ use super::instance::InstId;
 use super::tree::Tree;
 use crate::dae::{Assertion, Equation, EquationOrigin, ScalarType, Term};
 use crate::diagnostics::Diagnostic;
-use crate::expr::{ExprId, Node};
+use crate::expr::{ExprId, Func, Node};
 use crate::source::Span;
 use crate::syntax::ast::{self, BinOp, EquationKind, Expr, ExprKind, UnOp};
 
@@ -122,7 +122,7 @@ impl<'a> Flattener<'a> {
                     ScalarType::String => None,
                 },
                 Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => Some(true),
-                Node::Const(_) | Node::If(..) => None,
+                Node::Const(_) | Node::If(..) | Node::Call(Func::NoEvent, _) => None,
                 _ => Some(false),
             }
         };

@@ -1096,13 +1096,11 @@ impl<'a> Flattener<'a> {
                     )),
                 })
             }
-            "noEvent" => {
-                arity(1)?;
-                self.flatten_expr(positional[0], ctx)
-            }
-            "smooth" => {
-                arity(2)?;
-                self.flatten_expr(positional[1], ctx)
+            "noEvent" | "smooth" => {
+                // `smooth(p, e)` allows `e` not to make events: mocca takes it at its word.
+                arity(if name == "smooth" { 2 } else { 1 })?;
+                let a = self.flatten_expr(positional[positional.len() - 1], ctx)?;
+                Ok(self.map1(&a, |p, x| p.call(Func::NoEvent, x)))
             }
             "min" | "max" if args.len() != 1 && args.len() != 2 => {
                 Err(wrong_arity(&name, "1 or 2", args.len(), span))
@@ -1236,38 +1234,48 @@ impl<'a> Flattener<'a> {
                         .collect(),
                 ))
             }
-            "integer" | "floor" | "ceil" | "mod" | "rem" | "div" => {
-                arity(if matches!(name.as_str(), "mod" | "rem" | "div") {
-                    2
+            "integer" | "floor" | "ceil" => {
+                arity(1)?;
+                let f = if name == "ceil" {
+                    Func::Ceil
                 } else {
-                    1
-                })?;
-                let vals: Vec<f64> = positional
-                    .iter()
-                    .map(|a| self.eval_scalar(a, ctx))
-                    .collect::<Result<_, _>>()?;
-                if matches!(name.as_str(), "mod" | "rem" | "div") && vals.get(1) == Some(&0.0) {
+                    Func::Floor
+                };
+                let a = self.flatten_expr(positional[0], ctx)?;
+                Ok(self.map1(&a, |p, x| p.call(f, x)))
+            }
+            "mod" | "rem" | "div" => {
+                arity(2)?;
+                let a = self.flatten_expr(positional[0], ctx)?;
+                let b = self.flatten_expr(positional[1], ctx)?;
+                if let Tree::Leaf(y) = b
+                    && self.dae.pool.as_const(y) == Some(0.0)
+                {
                     return Err(err(
                         positional[1].span,
                         format!("`{name}` by zero"),
                         "the divisor is zero",
                     ));
                 }
-                let v = match (name.as_str(), vals.as_slice()) {
-                    ("integer" | "floor", [x]) => x.floor(),
-                    ("ceil", [x]) => x.ceil(),
-                    ("mod", [x, y]) => x - (x / y).floor() * y,
-                    ("rem", [x, y]) => x - (x / y).trunc() * y,
-                    ("div", [x, y]) => (x / y).trunc(),
-                    _ => {
-                        return Err(err(
-                            span,
-                            format!("wrong number of arguments to `{name}`"),
-                            "here",
-                        ));
-                    }
-                };
-                Ok(Tree::Leaf(self.dae.pool.constant(v)))
+                self.zip(
+                    a,
+                    b,
+                    span,
+                    "arguments have different sizes",
+                    &mut |p, x, y| {
+                        let q = p.div(x, y);
+                        let whole = match name.as_str() {
+                            "mod" => p.call(Func::Floor, q),
+                            _ => p.call(Func::Trunc, q),
+                        };
+                        if name == "div" {
+                            return whole;
+                        }
+                        // x − ⌊x / y⌋·y (`mod`) or x − div(x, y)·y (`rem`).
+                        let taken = p.mul(whole, y);
+                        p.sub(x, taken)
+                    },
+                )
             }
             "reinit" => Err(Self::reinit_outside_when(span)),
             "terminal" | "delay" | "cardinality" | "homotopy" | "semiLinear" => Err(err(

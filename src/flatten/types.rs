@@ -92,6 +92,7 @@ impl<'a> Flattener<'a> {
                     }
                 }
                 "der" | "atan2" | "last" => Some(Real),
+                "noEvent" | "smooth" => self.static_type(&args.last()?.value, ctx),
                 name if Func::from_name(name).is_some() => Some(Real),
                 _ => None,
             },

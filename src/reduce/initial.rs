@@ -116,7 +116,7 @@ fn had_initial_system(dae: &Dae) -> bool {
 
 fn fixed_algebraic(dae: &Dae, v: VarId) -> bool {
     let var = dae.var(v);
-    matches!(var.kind, VarKind::Algebraic | VarKind::Discrete) && var.fixed == Some(true)
+    var.is_fixed_algebraic()
 }
 
 /// The initial system's residuals: `equations` initial equations and the fixed algebraic

@@ -6,8 +6,10 @@
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
+use crate::dae::relations::varies_continuously;
 use crate::dae::{Dae, ScalarType, VarKind};
-use crate::expr::{CmpOp, ExprId, Node, VarId};
+use crate::expr::{CmpOp, ExprId, Func, Node, VarId};
+use crate::source::Span;
 
 /// Rounds of event iteration before the run stops (the variables still changing named).
 const MAX_ITERATIONS: usize = 100;
@@ -55,12 +57,15 @@ pub enum EventFailure {
     /// Event iteration did not settle: these variables kept changing.
     Iteration {
         t: f64,
-        changing: Vec<String>,
+        /// Each as written, and where it is declared or computed.
+        changing: Vec<(String, Span)>,
     },
     /// Events accumulate: this relation keeps switching.
     Chattering {
         t: f64,
         relation: String,
+        /// The equation or `when` clause the relation is in.
+        span: Option<Span>,
     },
     /// Events in a run mocca cannot yet combine them with.
     Unsupported(&'static str),
@@ -77,10 +82,14 @@ impl std::fmt::Display for EventFailure {
             }
             EventFailure::Iteration { t, changing } => write!(
                 f,
-                "event iteration at t = {t} did not settle after {MAX_ITERATIONS} rounds: {} keep changing",
-                changing.join(", ")
+                "event iteration at t = {t} did not settle after {MAX_ITERATIONS} rounds; still changing: {}",
+                changing
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            EventFailure::Chattering { t, relation } => write!(
+            EventFailure::Chattering { t, relation, .. } => write!(
                 f,
                 "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE:e} of the run's length (chattering or a Zeno model)"
             ),
@@ -89,12 +98,12 @@ impl std::fmt::Display for EventFailure {
     }
 }
 
-/// A relation of a `when` condition whose sides vary continuously: its crossing function is
-/// `lhs − rhs`.
-struct Relation {
+/// A relation or stepwise function whose switching is an event: a relation of a `when`
+/// condition whose sides vary continuously, or a switch of the continuous equations.
+struct Watched {
     node: ExprId,
-    lhs: ExprId,
-    rhs: ExprId,
+    /// The switch variable the equations read in its place (`None` for a `when` condition's).
+    var: Option<VarId>,
 }
 
 /// `sample(start, interval)`: its held Boolean and next instant.
@@ -120,9 +129,9 @@ pub struct Events<'a> {
     causal: &'a Causal,
     /// Every variable's value; the held variables' between events.
     pub point: Point,
-    relations: Vec<Relation>,
-    /// Per relation: its value at the last event.
-    held: Vec<bool>,
+    watched: Vec<Watched>,
+    /// Per watched relation or function: its value between events.
+    held: Vec<f64>,
     /// Every `when` condition, clause by clause and branch by branch.
     conditions: Vec<ExprId>,
     /// Per condition: its value at the last event (or round of event iteration).
@@ -155,7 +164,11 @@ impl<'a> Events<'a> {
             .iter()
             .flat_map(|w| w.branches.iter().flat_map(|b| b.conditions.iter().copied()))
             .collect();
-        let relations = watched_relations(dae, &conditions);
+        let mut watched = watched_relations(dae, &conditions);
+        watched.extend(dae.hybrid.switches.iter().map(|s| Watched {
+            node: s.value,
+            var: Some(s.var),
+        }));
         let clocks = dae
             .hybrid
             .samples
@@ -172,8 +185,8 @@ impl<'a> Events<'a> {
             dae,
             causal,
             point: point.clone(),
-            held: vec![false; relations.len()],
-            relations,
+            held: vec![0.0; watched.len()],
+            watched,
             before: vec![false; conditions.len()],
             conditions,
             clocks,
@@ -205,6 +218,22 @@ impl<'a> Events<'a> {
         self.event(t, x, false)
     }
 
+    /// Sets each switch to its relation's value at the start `t` from the states `x` (the
+    /// states' start values), until they agree with the model they make: the mode the
+    /// initialisation starts from.
+    pub fn free_at_start(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+        self.load_states(t, x)?;
+        for _ in 0..MAX_ITERATIONS {
+            if !self.free_switches(t)? {
+                return Ok(());
+            }
+        }
+        Err(EventFailure::Iteration {
+            t,
+            changing: self.moving_switches(),
+        })
+    }
+
     /// The next `sample` instant after `t` (infinite without one).
     pub fn next_time_event(&self, t: f64) -> f64 {
         self.clocks
@@ -222,10 +251,7 @@ impl<'a> Events<'a> {
         if close {
             self.close_events += 1;
             if self.close_events >= MAX_CLOSE_EVENTS {
-                return Err(EventFailure::Chattering {
-                    t,
-                    relation: self.switching_relation(),
-                });
+                return Err(self.chattering(t));
             }
         } else {
             self.close_events = 0;
@@ -258,10 +284,7 @@ impl<'a> Events<'a> {
             .zip(&self.before)
             .any(|(&was, &is)| !was && is);
         if close && stuck {
-            return Err(EventFailure::Chattering {
-                t,
-                relation: self.switching_relation(),
-            });
+            return Err(self.chattering(t));
         }
         Ok(())
     }
@@ -272,16 +295,20 @@ impl<'a> Events<'a> {
         self.set_pre_of_reals();
         let mut rounds = 0;
         loop {
+            let moved = self.free_switches(t)?;
             let fired = self.fire_clauses(t)?;
             let changing = self.changing();
-            if !fired && changing.is_empty() {
+            if !moved && !fired && changing.is_empty() {
                 break;
             }
             rounds += 1;
             if rounds >= MAX_ITERATIONS {
+                let mut changing = changing;
+                changing.extend(self.moving_switches());
                 return Err(EventFailure::Iteration { t, changing });
             }
             self.set_pre();
+            self.evaluate(t)?;
         }
         if count {
             self.stats.iterations += rounds.saturating_sub(1) as u64;
@@ -305,7 +332,8 @@ impl<'a> Events<'a> {
     /// its own root a relation is held at the side the solution heads to (a ball that bounced
     /// at `h = 0` holds `h < 0` false, so that its next fall is seen however short the
     /// bounce, and `when h < 0` fires again then).
-    fn heading(&mut self, t: f64, x: &[f64]) -> Result<(Vec<bool>, Vec<bool>), EventFailure> {
+    /// A switch holds the value the event left it at.
+    fn heading(&mut self, t: f64, x: &[f64]) -> Result<(Vec<f64>, Vec<bool>), EventFailure> {
         let delta = LOOK_AHEAD * self.tolerance;
         let ahead: Vec<f64> = x
             .iter()
@@ -314,8 +342,14 @@ impl<'a> Events<'a> {
             .collect();
         let saved = self.point.clone();
         self.load_states(t + delta, &ahead)?;
-        let sides: Vec<ExprId> = self.relations.iter().map(|r| r.node).collect();
-        let held = self.values(&sides);
+        let held: Vec<f64> = self
+            .watched
+            .iter()
+            .map(|w| match w.var {
+                Some(var) => saved.vars[var.0 as usize],
+                None => self.eval(w.node),
+            })
+            .collect();
         let conditions = self.values(&self.conditions);
         self.point = saved;
         Ok((held, conditions))
@@ -384,17 +418,56 @@ impl<'a> Events<'a> {
         None
     }
 
-    /// The held variables whose value differs from their `pre`.
-    fn changing(&self) -> Vec<String> {
+    /// Each switch set to its relation's value (relations free, as at an event), the model
+    /// evaluated again if one moved; whether one did.
+    fn free_switches(&mut self, t: f64) -> Result<bool, EventFailure> {
+        let mut moved = false;
+        for w in &self.watched {
+            if let Some(var) = w.var {
+                let value = self.dae.pool.eval(w.node, &self.point).unwrap_or(f64::NAN);
+                let slot = &mut self.point.vars[var.0 as usize];
+                // NaN included: a relation that cannot be evaluated moves no switch.
+                if value != *slot && !value.is_nan() {
+                    *slot = value;
+                    moved = true;
+                }
+            }
+        }
+        if moved {
+            self.evaluate(t)?;
+        }
+        Ok(moved)
+    }
+
+    /// The switches whose relation disagrees with them, as written.
+    fn moving_switches(&self) -> Vec<(String, Span)> {
+        self.watched
+            .iter()
+            .filter_map(|w| {
+                let var = w.var?;
+                let moving = self.eval(w.node) != self.point.vars[var.0 as usize];
+                moving.then(|| {
+                    (
+                        format!("`{}`", self.dae.show(w.node)),
+                        self.dae.var(var).span,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The discrete variables (held, Boolean or Integer) whose value differs from their `pre`.
+    fn changing(&self) -> Vec<(String, Span)> {
         self.dae
             .hybrid
             .pre
             .iter()
             .filter(|&&(p, v)| {
-                self.dae.var(v).kind == VarKind::Held
+                let var = self.dae.var(v);
+                (var.kind == VarKind::Held || var.ty != ScalarType::Real)
                     && self.point.vars[p.0 as usize] != self.point.vars[v.0 as usize]
             })
-            .map(|&(_, v)| self.dae.var(v).name.clone())
+            .map(|&(_, v)| (self.dae.var(v).name.clone(), self.dae.var(v).span))
             .collect()
     }
 
@@ -438,26 +511,62 @@ impl<'a> Events<'a> {
         exprs.iter().map(|&e| self.eval(e) != 0.0).collect()
     }
 
-    /// The relation nearest to switching, for a chattering report.
-    fn switching_relation(&self) -> String {
-        self.relations
-            .iter()
-            .min_by(|a, b| {
-                let g = |r: &Relation| (self.eval(r.lhs) - self.eval(r.rhs)).abs();
-                g(a).total_cmp(&g(b))
-            })
-            .map_or_else(String::new, |r| self.dae.show(r.node))
+    /// Chattering at `t`, named by the relation nearest to switching.
+    fn chattering(&self, t: f64) -> EventFailure {
+        let nearest = (0..self.watched.len()).min_by(|&a, &b| {
+            let g = |k: usize| self.crossing_function(k, f64::NAN).abs();
+            g(a).total_cmp(&g(b))
+        });
+        let Some(k) = nearest else {
+            return EventFailure::Chattering {
+                t,
+                relation: String::new(),
+                span: None,
+            };
+        };
+        let node = self.watched[k].node;
+        EventFailure::Chattering {
+            t,
+            relation: self.dae.show(node),
+            span: self.span_of(k),
+        }
     }
 
-    /// Per relation: its crossing function at `(t, x)`, and whether it differs from the
-    /// value held.
-    fn crossings(&mut self, t: f64, x: &[f64]) -> Vec<(f64, bool)> {
-        if !self.at_point(t, x) {
-            return vec![(0.0, false); self.relations.len()];
+    /// Where watched relation `k` is written: its switch's equation, or the `when` clause whose
+    /// condition holds it.
+    fn span_of(&self, k: usize) -> Option<Span> {
+        let node = self.watched[k].node;
+        if let Some(var) = self.watched[k].var {
+            return Some(self.dae.var(var).span);
         }
-        (0..self.relations.len())
-            .map(|k| self.crossing(k))
-            .collect()
+        let reads = |c: ExprId| {
+            let mut found = false;
+            let mut stack = vec![c];
+            while let Some(e) = stack.pop() {
+                found |= e == node;
+                stack.extend(self.dae.pool.children(e));
+            }
+            found
+        };
+        let clauses = &self.dae.hybrid.whens;
+        clauses
+            .iter()
+            .find(|w| {
+                w.branches
+                    .iter()
+                    .flat_map(|b| &b.conditions)
+                    .any(|&c| reads(c))
+            })
+            .map(|w| w.span)
+    }
+
+    /// Per watched relation: its value at `(t, x)` (NaN where the model cannot be
+    /// evaluated).
+    fn values_at(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+        if !self.at_point(t, x) {
+            return vec![f64::NAN; self.watched.len()];
+        }
+        self.watched.iter().map(|w| self.eval(w.node)).collect()
     }
 
     /// Loads `(t, x)`; `false` when the model cannot be evaluated there (no switch can be told;
@@ -466,18 +575,27 @@ impl<'a> Events<'a> {
         self.load_states(t, x).is_ok()
     }
 
-    /// Relation `k`'s crossing function at the loaded point, and whether it differs from the
-    /// value held.
-    fn crossing(&self, k: usize) -> (f64, bool) {
-        let r = &self.relations[k];
-        let g = self.eval(r.lhs) - self.eval(r.rhs);
-        (g, (self.eval(r.node) != 0.0) != self.held[k])
+    /// Whether watched relation `k` differs at the loaded point from its value held.
+    fn switched(&self, k: usize) -> bool {
+        let value = self.eval(self.watched[k].node);
+        !value.is_nan() && value != self.held[k]
+    }
+
+    /// Watched relation `k`'s crossing function at the loaded point: `lhs − rhs` for a
+    /// relation; for a stepwise function the distance of its argument from the jump it meets
+    /// on the way to `toward` (its value where it switched).
+    fn crossing_function(&self, k: usize, toward: f64) -> f64 {
+        match self.dae.pool.node(self.watched[k].node) {
+            Node::Cmp(_, lhs, rhs) => self.eval(lhs) - self.eval(rhs),
+            Node::Call(f, arg) => self.eval(arg) - jump(f, self.held[k], toward),
+            _ => f64::NAN,
+        }
     }
 }
 
 impl Watch for Events<'_> {
     fn crossed(&mut self, t: f64, x: &[f64]) -> bool {
-        self.at_point(t, x) && (0..self.relations.len()).any(|k| self.crossing(k).1)
+        self.at_point(t, x) && (0..self.watched.len()).any(|k| self.switched(k))
     }
 
     fn locate(
@@ -487,16 +605,19 @@ impl Watch for Events<'_> {
         state_at: &mut dyn FnMut(f64) -> Vec<f64>,
     ) -> (f64, Vec<f64>) {
         let x_l = state_at(t_l);
-        let left = self.crossings(t_l, &x_l);
         let x_r = state_at(t_r);
-        let right = self.crossings(t_r, &x_r);
+        let right = self.values_at(t_r, &x_r);
         // Each switched relation's root by the Illinois method; the earliest one wins.
-        let mut best = (t_r, x_r);
-        for (k, &(g_r, switched)) in right.iter().enumerate() {
-            if !switched {
+        let mut best = (t_r, x_r.clone());
+        for (k, &toward) in right.iter().enumerate() {
+            if toward.is_nan() || toward == self.held[k] {
                 continue;
             }
-            let (mut a, mut b) = ((t_l, left[k].0), (t_r, g_r));
+            self.at_point(t_r, &x_r);
+            let g_r = self.crossing_function(k, toward);
+            self.at_point(t_l, &x_l);
+            let g_l = self.crossing_function(k, toward);
+            let (mut a, mut b) = ((t_l, g_l), (t_r, g_r));
             let mut side = 0i8;
             let mut x_b = None;
             while b.0 - a.0 > self.tolerance && a.0 < best.0 {
@@ -509,7 +630,7 @@ impl Watch for Events<'_> {
                 };
                 let x = state_at(t);
                 let (g, sw) = if self.at_point(t, &x) {
-                    self.crossing(k)
+                    (self.crossing_function(k, toward), self.switched(k))
                 } else {
                     (0.0, false)
                 };
@@ -538,17 +659,17 @@ impl Watch for Events<'_> {
 
 /// The relations in `conditions` whose sides are not fixed between events (they read a state,
 /// an unknown or time): those whose switching makes an event.
-fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Relation> {
-    let mut out: Vec<Relation> = Vec::new();
+fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Watched> {
+    let mut out: Vec<Watched> = Vec::new();
     let mut stack: Vec<ExprId> = conditions.to_vec();
     let mut seen = std::collections::HashSet::new();
     while let Some(e) = stack.pop() {
         if !seen.insert(e) {
             continue;
         }
-        if let Node::Cmp(op, lhs, rhs) = dae.pool.node(e) {
+        if let Node::Cmp(op, ..) = dae.pool.node(e) {
             if varies_continuously(dae, e) && op != CmpOp::Eq && op != CmpOp::Ne {
-                out.push(Relation { node: e, lhs, rhs });
+                out.push(Watched { node: e, var: None });
             }
             continue;
         }
@@ -558,12 +679,15 @@ fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Relation> {
     out
 }
 
-fn varies_continuously(dae: &Dae, e: ExprId) -> bool {
-    let mut varies = false;
-    dae.pool.visit_leaves(e, |n| match n {
-        Node::Time | Node::Der(_) | Node::Last(_) => varies = true,
-        Node::Var(v) => varies |= dae.var(v).kind.is_unknown(),
-        _ => {}
-    });
-    varies
+/// The jump a stepwise function `f` holding `held` meets first on its way to `toward`: the
+/// argument's value where `f` leaves `held`.
+fn jump(f: Func, held: f64, toward: f64) -> f64 {
+    let up = toward > held;
+    match f {
+        Func::Floor => held + if up { 1.0 } else { 0.0 },
+        Func::Ceil => held - if up { 0.0 } else { 1.0 },
+        // Towards zero: as `floor` for positive values, as `ceil` for negative ones.
+        _ if up => held + if held >= 0.0 { 1.0 } else { 0.0 },
+        _ => held - if held <= 0.0 { 1.0 } else { 0.0 },
+    }
 }

@@ -141,7 +141,7 @@ fn residuals(dae: &Dae) -> Vec<Residual> {
         .var_ids()
         .filter(|&v| {
             let var = dae.var(v);
-            matches!(var.kind, VarKind::Algebraic | VarKind::Discrete) && var.fixed == Some(true)
+            var.is_fixed_algebraic()
         })
         .map(|v| (InitialResidual::Fixed(v), dae.var(v).start));
     equations.chain(fixed).collect()

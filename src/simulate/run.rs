@@ -185,7 +185,8 @@ fn simulate_with(
     };
     let mut model = CompiledModel::new(dae, causal, jac, start, &layout);
     model.enter_interval_from(options.start);
-    let (x, init_iterations) =
+    let mut events = events_from_start(dae, causal, &mut model, options)?;
+    let (mut x, init_iterations) =
         initialise(dae, causal, &mut model, options.start).map_err(Failure::Init)?;
     let clock = Instant::now();
     let sources: Vec<Source> = outputs
@@ -193,8 +194,7 @@ fn simulate_with(
         .map(|&u| source(dae, causal, &model, u))
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
-    let mut x = x;
-    let mut events = start_events(dae, causal, &mut model, options, &mut x)?;
+    start_events(events.as_mut(), &mut model, options, &mut x)?;
     if events.is_some() && options.partition == Partition::Weak {
         return Err(Failure::Event(EventFailure::Unsupported(
             "events with `--partition weak`",
@@ -403,10 +403,10 @@ pub fn simulate_bdf_observed(
     // longer in most runs (BENCHMARKS.md).
     let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
     model.enter_interval_from(options.start);
-    let (x, init_iterations) =
+    let mut events = events_from_start(m.dae, m.causal, &mut model, options)?;
+    let (mut x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
-    let mut x = x;
-    let mut events = start_events(m.dae, m.causal, &mut model, options, &mut x)?;
+    start_events(events.as_mut(), &mut model, options, &mut x)?;
     let grid: Vec<f64> = (1..options.steps).map(|k| options.time(k)).collect();
     let mut segments = vec![Segment {
         held: events.as_ref().map(|e| e.point.clone()),
@@ -521,23 +521,43 @@ pub fn simulate_bdf_observed(
     Ok(trajectory)
 }
 
-/// The events of a run, after the initial event at the start (which may `reinit` the
-/// initialised states `x`) with the model holding its values; `None` without events.
-fn start_events<'d>(
+/// The events of a run (`None` without), the model holding the switches' values at the start
+/// values, for the initialisation to start from.
+fn events_from_start<'d>(
     dae: &'d Dae,
     causal: &'d Causal,
     model: &mut CompiledModel,
     options: &Options,
-    x: &mut [f64],
 ) -> Result<Option<Events<'d>>, Failure> {
     let span = (options.start, options.stop);
     let Some(mut events) = Events::new(dae, causal, &model.point(), span) else {
         return Ok(None);
     };
-    events.initial(options.start, x).map_err(Failure::Event)?;
-    model.load(&events.point);
-    model.enter_interval_from(options.start);
+    events
+        .free_at_start(options.start, &model.state_values())
+        .map_err(Failure::Event)?;
+    hold(model, &events, options.start);
     Ok(Some(events))
+}
+
+/// The initial event at the start (which may `reinit` the initialised states `x`), the model
+/// then holding the values it leaves.
+fn start_events(
+    events: Option<&mut Events<'_>>,
+    model: &mut CompiledModel,
+    options: &Options,
+    x: &mut [f64],
+) -> Result<(), Failure> {
+    if let Some(events) = events {
+        events.initial(options.start, x).map_err(Failure::Event)?;
+        hold(model, events, options.start);
+    }
+    Ok(())
+}
+
+fn hold(model: &mut CompiledModel, events: &Events<'_>, t: f64) {
+    model.load(&events.point);
+    model.enter_interval_from(t);
 }
 
 /// The points of a BDF run between two events, with the held values they were computed with.

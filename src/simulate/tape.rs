@@ -1373,7 +1373,8 @@ fn func_derivative(f: Func, x: f64) -> f64 {
         Func::Log10 => 1.0 / (x * std::f64::consts::LN_10),
         Func::Sqrt => 0.5 / x.sqrt(),
         Func::Abs => Func::Sign.apply(x),
-        Func::Sign => 0.0,
+        Func::NoEvent => 1.0,
+        Func::Sign | Func::Floor | Func::Ceil | Func::Trunc => 0.0,
     }
 }
 
