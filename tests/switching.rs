@@ -404,3 +404,34 @@ end Flip;
     assert!(err.contains("did not settle"), "{err}");
     assert!(err.contains('y'), "{err}");
 }
+
+#[test]
+fn a_pulsed_rc_load_reaches_its_periodic_steady_state() {
+    // τ = RC = one period, high half of it: the capacitor swings between v_high and
+    // v_low = v_high·e^(−1/2), v_high = (1 − e^(−1/2)) / (1 − e^(−1)).
+    let high = (1.0 - (-0.5f64).exp()) / (1.0 - (-1.0f64).exp());
+    let low = high * (-0.5f64).exp();
+    for method in methods("1e-6") {
+        let mut args = method.to_vec();
+        if method[1] == "bdf" {
+            args.extend(["--step", "1e-6"]);
+        }
+        args.extend(["--stop", "0.002", "--vars", "v"]);
+        let r = run("pulse_rc", include_str!("../examples/pulse_rc.mo"), &args);
+        let (time, v) = (&r.columns["time"], &r.columns["v"]);
+        let last_period = || time.iter().zip(v).filter(|&(&t, _)| t >= 0.0019 - 1e-12);
+        let max = last_period().map(|(_, &v)| v).fold(f64::MIN, f64::max);
+        let min = last_period().map(|(_, &v)| v).fold(f64::MAX, f64::min);
+        // 20 periods from rest leave e^(−20) of the start-up; trapezoidal's error at h = τ/100
+        // is about (h/τ)²/12.
+        let precision = if method[1] == "bdf" { 1e-7 } else { 1e-5 };
+        assert!(
+            (max - high).abs() < precision,
+            "{method:?}: high {max}, not {high}"
+        );
+        assert!(
+            (min - low).abs() < precision,
+            "{method:?}: low {min}, not {low}"
+        );
+    }
+}

@@ -12,13 +12,17 @@ use std::collections::HashMap;
 
 use super::hybrid::Switch;
 use super::{Dae, ScalarType, VarKind, Variable};
+use crate::expr::hash::FxBuild;
 use crate::expr::{CmpOp, ExprId, Func, Node};
 
 /// Replaces every relation and event function of the continuous equations whose operands
 /// vary continuously (outside `noEvent`) by a switch.
 pub fn hold_relations(dae: &mut Dae) {
+    if !dae.pool.any_node(makes_events) {
+        return;
+    }
     let mut held = Holder {
-        done: HashMap::new(),
+        done: HashMap::default(),
     };
     for k in 0..dae.equations.len() {
         let eq = &dae.equations[k];
@@ -38,7 +42,7 @@ pub fn hold_relations(dae: &mut Dae) {
 
 struct Holder {
     /// Each expression rewritten, once.
-    done: HashMap<ExprId, ExprId>,
+    done: HashMap<ExprId, ExprId, FxBuild>,
 }
 
 impl Holder {

@@ -385,7 +385,12 @@ impl ExprPool {
 
     /// Whether some expression reads `last(v)` (one pass over the nodes, no hashing).
     pub fn has_last_reads(&self) -> bool {
-        self.nodes.iter().any(|n| matches!(n, Node::Last(_)))
+        self.any_node(|n| matches!(n, Node::Last(_)))
+    }
+
+    /// Whether some node of the pool is one `test` accepts (one pass, no hashing).
+    pub fn any_node(&self, test: impl Fn(Node) -> bool) -> bool {
+        self.nodes.iter().any(|&n| test(n))
     }
 
     pub fn is_empty(&self) -> bool {
