@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 use super::Flattener;
 use super::classes::ClassId;
 use super::connect::Connection;
-use super::expr::{Ctx, LoopIndex, Mode, Val};
+use super::expr::{Ctx, Mode, Val};
 use super::instance::InstId;
 use super::tree::Tree;
 use crate::dae::{Assertion, Equation, EquationOrigin, ScalarType, Term};
@@ -103,7 +103,8 @@ impl<'a> Flattener<'a> {
             EquationKind::Call { name, args } if name.dotted() == "reinit" => {
                 Err(Self::reinit_outside_when(eq.span))
             }
-            EquationKind::Call { name, args } => self.call_equation(eq, name, args, ctx),
+            EquationKind::Call { name, args } => self.call_equation(eq.span, name, args, ctx),
+            EquationKind::Algorithm(body) => self.algorithm(eq, body, ctx, sink),
             EquationKind::Unsupported => Ok(()),
         }
     }
@@ -253,12 +254,7 @@ impl<'a> Flattener<'a> {
         };
         let name = super::instance::strip_quotes(&first.name.name);
         for value in values {
-            let mut loops = ctx.loops.to_vec();
-            loops.push(LoopIndex {
-                name: name.to_string(),
-                value,
-                boolean,
-            });
+            let loops = ctx.loops_with(&name, value, boolean);
             let inner = Ctx {
                 loops: &loops,
                 ..*ctx
@@ -442,9 +438,9 @@ impl<'a> Flattener<'a> {
         Ok(())
     }
 
-    fn call_equation(
+    pub(super) fn call_equation(
         &mut self,
-        eq: &'a ast::Equation,
+        span: Span,
         name: &ast::Name,
         args: &'a [ast::Arg],
         ctx: &Ctx<'_>,
@@ -452,7 +448,7 @@ impl<'a> Flattener<'a> {
         match name.dotted().as_str() {
             "assert" => {
                 let cond = args.first().ok_or_else(|| {
-                    Diagnostic::error("`assert` needs a condition").at(eq.span, "here")
+                    Diagnostic::error("`assert` needs a condition").at(span, "here")
                 })?;
                 self.expect_boolean(&cond.value, ctx)?;
                 let condition = match self.flatten_expr(&cond.value, ctx)? {
@@ -462,7 +458,7 @@ impl<'a> Flattener<'a> {
                             .at(cond.value.span, "an array"));
                     }
                 };
-                let message = assert_message(args.get(1), eq.span)?;
+                let message = assert_message(args.get(1), span)?;
                 let is_error = assert_is_error(args)?;
                 if is_error && self.dae.pool.as_const(condition) == Some(0.0) {
                     return Err(Diagnostic::error(format!(
@@ -473,7 +469,7 @@ impl<'a> Flattener<'a> {
                 self.dae.assertions.push(Assertion {
                     condition,
                     message,
-                    span: eq.span,
+                    span,
                     is_error,
                 });
                 Ok(())
@@ -481,7 +477,7 @@ impl<'a> Flattener<'a> {
             other => Err(Diagnostic::error(format!(
                 "`{other}(…)` as an equation is not supported"
             ))
-            .at(eq.span, "only `assert` calls are")),
+            .at(span, "only `assert` calls are")),
         }
     }
 }

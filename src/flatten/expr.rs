@@ -51,6 +51,17 @@ pub struct LoopIndex {
 }
 
 impl Ctx<'_> {
+    /// The loop indices inside one more `for`, whose index `name` is `value`.
+    pub fn loops_with(&self, name: &str, value: f64, boolean: bool) -> Vec<LoopIndex> {
+        let mut loops = self.loops.to_vec();
+        loops.push(LoopIndex {
+            name: name.to_string(),
+            value,
+            boolean,
+        });
+        loops
+    }
+
     /// The innermost `for` index of this name, when one is bound.
     pub fn loop_index(&self, name: &str) -> Option<&LoopIndex> {
         self.loops.iter().rev().find(|i| i.name == name)
@@ -349,7 +360,11 @@ impl<'a> Flattener<'a> {
         })
     }
 
-    fn flatten_ref(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+    pub(super) fn flatten_ref(
+        &mut self,
+        cref: &'a ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
         let first = strip_quotes(&cref.parts[0].ident.name);
         let plain = cref.parts.len() == 1 && cref.parts[0].subscripts.is_empty();
         if plain && let Some(index) = ctx.loop_index(&first) {

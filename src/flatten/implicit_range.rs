@@ -111,6 +111,8 @@ fn equation_uses<'a>(eq: &'a Equation, index: &str, out: &mut Vec<Use<'a>>) {
                 body.iter().for_each(|e| equation_uses(e, index, out));
             }
         }
+        // A section of its own, never inside a `for`.
+        EquationKind::Algorithm(_) => {}
         // An inner loop declaring the same name hides ours.
         EquationKind::For { indices, body } => {
             if indices.iter().all(|i| strip_quotes(&i.name.name) != index) {

@@ -2,6 +2,7 @@
 //! modifier merging, parameter evaluation where sizes and conditions need it, scalarisation of
 //! arrays and for-equations, and connection semantics including `weak` (SPEC §2.1).
 
+mod algorithm;
 mod array_functions;
 #[cfg(test)]
 mod array_scaling;

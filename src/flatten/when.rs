@@ -76,31 +76,7 @@ impl<'a> Flattener<'a> {
                 Ok(())
             }
             EquationKind::Call { name, args } if name.dotted() == "reinit" => {
-                let [x, value] = args.as_slice() else {
-                    return Err(
-                        Diagnostic::error("`reinit` takes two arguments: `reinit(x, e)`")
-                            .at(e.span, "here"),
-                    );
-                };
-                let targets = self.flatten_expr(&x.value, ctx)?.leaves();
-                let values = self.flatten_expr(&value.value, ctx)?.leaves();
-                if targets.len() != values.len() {
-                    return Err(
-                        Diagnostic::error("the two arguments of `reinit` differ in size")
-                            .at(e.span, "sizes differ"),
-                    );
-                }
-                for (target, value) in targets.into_iter().zip(values) {
-                    let Node::Var(var) = self.dae.pool.node(target) else {
-                        return Err(Diagnostic::error("`reinit` takes a state variable")
-                            .at(x.value.span, "not a variable"));
-                    };
-                    actions.push(Action::Reinit {
-                        var,
-                        value,
-                        span: e.span,
-                    });
-                }
+                actions.extend(self.reinit(args, e.span, ctx)?);
                 Ok(())
             }
             EquationKind::When { .. } => Err(Diagnostic::error(
@@ -112,6 +88,37 @@ impl<'a> Flattener<'a> {
                     .at(e.span, "not supported here"),
             ),
         }
+    }
+
+    /// `reinit(x, e)` (elementwise for arrays) at `span`.
+    pub(super) fn reinit(
+        &mut self,
+        args: &'a [ast::Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Action>, Diagnostic> {
+        let [x, value] = args else {
+            return Err(
+                Diagnostic::error("`reinit` takes two arguments: `reinit(x, e)`").at(span, "here"),
+            );
+        };
+        let targets = self.flatten_expr(&x.value, ctx)?.leaves();
+        let values = self.flatten_expr(&value.value, ctx)?.leaves();
+        if targets.len() != values.len() {
+            return Err(
+                Diagnostic::error("the two arguments of `reinit` differ in size")
+                    .at(span, "sizes differ"),
+            );
+        }
+        targets
+            .into_iter()
+            .zip(values)
+            .map(|(target, value)| match self.dae.pool.node(target) {
+                Node::Var(var) => Ok(Action::Reinit { var, value, span }),
+                _ => Err(Diagnostic::error("`reinit` takes a state variable")
+                    .at(x.value.span, "not a variable")),
+            })
+            .collect()
     }
 
     /// `reinit` outside `when`.
@@ -201,7 +208,7 @@ impl<'a> Flattener<'a> {
         Ok(Tree::Leaf(self.dae.pool.var(var)))
     }
 
-    fn reads_parameters_only(&self, e: ExprId) -> bool {
+    pub(super) fn reads_parameters_only(&self, e: ExprId) -> bool {
         let mut only = true;
         self.dae.pool.visit_leaves(e, |n| match n {
             Node::Const(_) => {}
@@ -227,7 +234,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// The held variable that reads as `pre(v)`.
-    fn pre_variable(&mut self, v: VarId) -> VarId {
+    pub(super) fn pre_variable(&mut self, v: VarId) -> VarId {
         if let Some(p) = self.dae.hybrid.pre_of(v) {
             return p;
         }

@@ -283,7 +283,50 @@ pub enum EquationKind {
     When {
         branches: Vec<(Expr, Vec<Equation>)>,
     },
+    /// An `algorithm` section (or `initial algorithm`, in the initial equations): its
+    /// statements, in order.
+    Algorithm(Vec<Statement>),
     /// A construct reported as not supported while parsing.
+    Unsupported,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Statement {
+    pub kind: StatementKind,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum StatementKind {
+    /// `v := e`
+    Assign {
+        target: ComponentRef,
+        value: Expr,
+    },
+    /// `assert(…)`, `terminate(…)`, `reinit(…)`.
+    Call {
+        name: Name,
+        args: Vec<Arg>,
+    },
+    Break,
+    Return,
+    If {
+        branches: Vec<(Expr, Vec<Statement>)>,
+        else_branch: Vec<Statement>,
+    },
+    For {
+        indices: Vec<ForIndex>,
+        body: Vec<Statement>,
+    },
+    While {
+        condition: Expr,
+        body: Vec<Statement>,
+    },
+    When {
+        branches: Vec<(Expr, Vec<Statement>)>,
+    },
+    /// Reported as not supported while parsing.
     Unsupported,
 }
 

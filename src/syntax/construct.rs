@@ -226,6 +226,13 @@ impl Arena {
     }
 
     /// Stores an equation; its description and span are set through [`Arena::equation_mut`].
+    /// An algorithm section, held as one equation of its section.
+    pub fn algorithm(&mut self, body: Vec<Option<Box<Statement>>>, span: Span) -> Slot {
+        let slot = self.equation(EquationKind::Algorithm(statements(body)));
+        self.equation_mut(slot).span = span;
+        slot
+    }
+
     pub fn equation(&mut self, kind: EquationKind) -> Slot {
         self.equations.push(Equation {
             kind,
@@ -295,6 +302,11 @@ pub enum SectionItem {
     Element(Slot),
     Annotation(Box<Modification>),
     Error,
+}
+
+/// The statements of a list, without the annotations and errors that stood among them.
+pub fn statements(items: Vec<Option<Box<Statement>>>) -> Vec<Statement> {
+    items.into_iter().flatten().map(|s| *s).collect()
 }
 
 /// One section of a composition after the leading element list.

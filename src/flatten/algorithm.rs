@@ -1,0 +1,487 @@
+//! Algorithm sections (Modelica 11.1), executed symbolically at translation time. Each
+//! statement updates what the section knows of the variables it assigned so far; a read of
+//! one takes that value, a read of any other variable its value on entry. At the end every
+//! variable the section assigned gets one equation, `v = its final value`, whose reads of
+//! assigned variables' entry values are `pre(v)` for a discrete variable and the start value
+//! for a continuous one (11.1.2). The equations join the BLT like any other, so the section is
+//! solved where its outputs are needed.
+//!
+//! `if` with a condition that varies becomes `if`-expressions merging the branches' values;
+//! `for` over a range known at translation time, and `while` whose condition is known at each
+//! turn, are unrolled. A `when` statement becomes a `when` clause whose assignments run in
+//! their written order at its events.
+
+use indexmap::IndexMap;
+
+use super::Flattener;
+use super::expr::Ctx;
+use super::tree::Tree;
+use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
+use crate::dae::{Equation, EquationOrigin, ScalarType, Term, VarKind};
+use crate::diagnostics::Diagnostic;
+use crate::expr::{ExprId, Node, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{self, Expr, Statement, StatementKind};
+
+use super::equations::Sink;
+
+/// Turns of a `while` loop before it is taken for one that never ends.
+const MAX_TURNS: usize = 1_000_000;
+
+/// Each variable assigned so far, with its value (over the entry values of the variables).
+type Values = IndexMap<VarId, ExprId>;
+
+/// How a statement list ended.
+#[derive(Clone, Copy, PartialEq)]
+enum Flow {
+    Next,
+    Break,
+    Return,
+}
+
+impl<'a> Flattener<'a> {
+    pub(super) fn algorithm(
+        &mut self,
+        eq: &'a ast::Equation,
+        body: &'a [Statement],
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let mut values = Values::new();
+        let place = Place {
+            initial: sink.initial,
+            nested: false,
+        };
+        self.statements(body, ctx, &mut values, place)?;
+        let entry: Vec<(VarId, ExprId)> =
+            values.keys().map(|&v| (v, self.entry_value(v))).collect();
+        let component = self.insts[ctx.inst.expect("instance").0 as usize]
+            .owner
+            .clone();
+        for (&var, &value) in &values {
+            let value = self.dae.pool.substitute(value, &mut |_, n| match n {
+                Node::Var(v) => entry.iter().find(|e| e.0 == v).map(|e| e.1),
+                _ => None,
+            });
+            let lhs = self.dae.pool.var(var);
+            sink.equations.push(Equation {
+                lhs,
+                rhs: value,
+                residual: self.dae.pool.sub(lhs, value),
+                terms: vec![
+                    Term {
+                        expr: lhs,
+                        sign: 1.0,
+                        span: eq.span,
+                    },
+                    Term {
+                        expr: value,
+                        sign: -1.0,
+                        span: eq.span,
+                    },
+                ],
+                origin: EquationOrigin::Model,
+                span: eq.span,
+                component: component.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A variable's value on entry to a section that assigns it: `pre(v)` for a discrete one,
+    /// its start value (default 0) for a continuous one.
+    fn entry_value(&mut self, v: VarId) -> ExprId {
+        let var = self.dae.var(v);
+        let discrete = var.ty != ScalarType::Real || var.kind == VarKind::Discrete;
+        match (discrete, var.start) {
+            (true, _) => {
+                let pre = self.pre_variable(v);
+                self.dae.pool.var(pre)
+            }
+            (false, Some(start)) => start,
+            (false, None) => self.dae.pool.zero(),
+        }
+    }
+
+    fn statements(
+        &mut self,
+        body: &'a [Statement],
+        ctx: &Ctx<'_>,
+        values: &mut Values,
+        place: Place,
+    ) -> Result<Flow, Diagnostic> {
+        for s in body {
+            let flow = self.statement(s, ctx, values, place)?;
+            if flow != Flow::Next {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn statement(
+        &mut self,
+        s: &'a Statement,
+        ctx: &Ctx<'_>,
+        values: &mut Values,
+        place: Place,
+    ) -> Result<Flow, Diagnostic> {
+        match &s.kind {
+            StatementKind::Assign { target, value } => {
+                for (var, value) in self.assignment(target, value, s.span, ctx, values)? {
+                    values.insert(var, value);
+                }
+            }
+            StatementKind::Break => return Ok(Flow::Break),
+            StatementKind::Return => return Ok(Flow::Return),
+            StatementKind::If {
+                branches,
+                else_branch,
+            } => return self.if_statement(s, branches, else_branch, ctx, values, place),
+            StatementKind::For { indices, body } => {
+                return self.for_statement(s.span, indices, body, ctx, values, place);
+            }
+            StatementKind::While { condition, body } => {
+                return self.while_statement(s.span, condition, body, ctx, values, place);
+            }
+            StatementKind::When { branches } => self.when_statement(s, branches, ctx, place)?,
+            StatementKind::Call { name, args } => match name.dotted().as_str() {
+                "assert" => self.call_equation(s.span, name, args, ctx)?,
+                "reinit" => return Err(Self::reinit_outside_when(s.span)),
+                other => {
+                    return Err(Diagnostic::error(format!(
+                        "`{other}` as a statement is not supported yet"
+                    ))
+                    .at(s.span, "outside mocca's subset"));
+                }
+            },
+            StatementKind::Unsupported => {}
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `target := value`, elementwise: each assigned variable and its new value (all read
+    /// before any is written, so `x := {x[2], x[1]}` swaps).
+    fn assignment(
+        &mut self,
+        target: &'a ast::ComponentRef,
+        value: &'a Expr,
+        span: Span,
+        ctx: &Ctx<'_>,
+        values: &Values,
+    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
+        let targets = self.flatten_ref(target, ctx)?.leaves();
+        let new = self.flatten_expr(value, ctx)?.leaves();
+        if targets.len() != new.len() {
+            return Err(Diagnostic::error(format!(
+                "assigning {} values to {} variables",
+                new.len(),
+                targets.len()
+            ))
+            .at(span, "sizes differ"));
+        }
+        let mut out = Vec::with_capacity(targets.len());
+        for (t, e) in targets.into_iter().zip(new) {
+            let Node::Var(var) = self.dae.pool.node(t) else {
+                return Err(Diagnostic::error("only a variable can be assigned")
+                    .at(target.span, "not a variable"));
+            };
+            if matches!(
+                self.dae.var(var).kind,
+                VarKind::Parameter | VarKind::Constant
+            ) {
+                return Err(Diagnostic::error(format!(
+                    "`{}` is a parameter or constant: an algorithm cannot assign it",
+                    self.dae.var(var).name
+                ))
+                .at(target.span, "not a variable"));
+            }
+            out.push((var, self.current(e, values)));
+        }
+        Ok(out)
+    }
+
+    /// `e` with each variable assigned so far replaced by its value.
+    fn current(&mut self, e: ExprId, values: &Values) -> ExprId {
+        if values.is_empty() {
+            return e;
+        }
+        self.dae.pool.substitute(e, &mut |_, n| match n {
+            Node::Var(v) => values.get(&v).copied(),
+            _ => None,
+        })
+    }
+
+    /// A scalar condition's value now: a constant when known at translation time (over
+    /// parameters, at their values, as a `for` range is).
+    fn condition(
+        &mut self,
+        condition: &'a Expr,
+        ctx: &Ctx<'_>,
+        values: &Values,
+    ) -> Result<ExprId, Diagnostic> {
+        self.expect_boolean(condition, ctx)?;
+        let c = match self.flatten_expr(condition, ctx)? {
+            Tree::Leaf(c) => self.current(c, values),
+            Tree::Node(_) => {
+                return Err(Diagnostic::error("a condition must be a scalar")
+                    .at(condition.span, "an array"));
+            }
+        };
+        if self.dae.pool.as_const(c).is_some() || !self.reads_parameters_only(c) {
+            return Ok(c);
+        }
+        let mut parameters = Vec::new();
+        self.dae.pool.visit_leaves(c, |n| {
+            if let Node::Var(v) = n {
+                parameters.push(v);
+            }
+        });
+        let mut known = Vec::with_capacity(parameters.len());
+        for v in parameters {
+            match self.const_value(v, condition.span) {
+                Ok(x) => known.push((v, self.dae.pool.constant(x))),
+                // A parameter fixed only at initialisation: the condition stays symbolic.
+                Err(_) => return Ok(c),
+            }
+        }
+        Ok(self.dae.pool.substitute(c, &mut |_, n| match n {
+            Node::Var(v) => known.iter().find(|k| k.0 == v).map(|k| k.1),
+            _ => None,
+        }))
+    }
+
+    fn if_statement(
+        &mut self,
+        s: &'a Statement,
+        branches: &'a [(Expr, Vec<Statement>)],
+        else_branch: &'a [Statement],
+        ctx: &Ctx<'_>,
+        values: &mut Values,
+        place: Place,
+    ) -> Result<Flow, Diagnostic> {
+        let inner = place.nested();
+        // The branches whose condition varies, each with the values it leaves, until one
+        // whose condition is true at translation time (or the `else`) ends the choice.
+        let mut varying: Vec<(ExprId, Values)> = Vec::new();
+        let mut last: Option<(Values, Flow)> = None;
+        for (condition, body) in branches {
+            let c = self.condition(condition, ctx, values)?;
+            match self.dae.pool.as_const(c) {
+                Some(0.0) => continue,
+                Some(_) => {
+                    let mut taken = values.clone();
+                    let flow = self.statements(body, ctx, &mut taken, inner)?;
+                    last = Some((taken, flow));
+                    break;
+                }
+                None => {
+                    let mut taken = values.clone();
+                    let flow = self.statements(body, ctx, &mut taken, inner)?;
+                    if flow != Flow::Next {
+                        return Err(varying_jump(s.span));
+                    }
+                    varying.push((c, taken));
+                }
+            }
+        }
+        let (mut merged, flow) = match last {
+            Some(done) => done,
+            None => {
+                let mut taken = values.clone();
+                let flow = self.statements(else_branch, ctx, &mut taken, inner)?;
+                (taken, flow)
+            }
+        };
+        if varying.is_empty() {
+            *values = merged;
+            return Ok(flow);
+        }
+        if flow != Flow::Next {
+            return Err(varying_jump(s.span));
+        }
+        // Each variable any branch assigned: the value of the branch taken.
+        let mut assigned: Vec<VarId> = merged.keys().copied().collect();
+        for (_, taken) in &varying {
+            assigned.extend(taken.keys().copied().filter(|v| !merged.contains_key(v)));
+        }
+        for var in assigned {
+            let before = values
+                .get(&var)
+                .copied()
+                .unwrap_or_else(|| self.dae.pool.var(var));
+            let mut value = merged.get(&var).copied().unwrap_or(before);
+            for (c, taken) in varying.iter().rev() {
+                let then = taken.get(&var).copied().unwrap_or(before);
+                value = self.dae.pool.if_then_else(*c, then, value);
+            }
+            merged.insert(var, value);
+        }
+        *values = merged;
+        Ok(Flow::Next)
+    }
+
+    fn for_statement(
+        &mut self,
+        span: Span,
+        indices: &'a [ast::ForIndex],
+        body: &'a [Statement],
+        ctx: &Ctx<'_>,
+        values: &mut Values,
+        place: Place,
+    ) -> Result<Flow, Diagnostic> {
+        let Some((first, rest)) = indices.split_first() else {
+            return self.statements(body, ctx, values, place);
+        };
+        let Some(range) = &first.range else {
+            return Err(
+                Diagnostic::error("a `for` statement needs its range (`for i in 1:n`)")
+                    .at(span, "no range"),
+            );
+        };
+        let (range, boolean) = self.range_values(range, ctx)?;
+        let name = super::instance::strip_quotes(&first.name.name);
+        for value in range {
+            let loops = ctx.loops_with(&name, value, boolean);
+            let inner = Ctx {
+                loops: &loops,
+                ..*ctx
+            };
+            match self.for_statement(span, rest, body, &inner, values, place)? {
+                Flow::Next => {}
+                Flow::Break => break,
+                Flow::Return => return Ok(Flow::Return),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn while_statement(
+        &mut self,
+        span: Span,
+        condition: &'a Expr,
+        body: &'a [Statement],
+        ctx: &Ctx<'_>,
+        values: &mut Values,
+        place: Place,
+    ) -> Result<Flow, Diagnostic> {
+        let inner = place.nested();
+        for _ in 0..MAX_TURNS {
+            let c = self.condition(condition, ctx, values)?;
+            match self.dae.pool.as_const(c) {
+                Some(0.0) => return Ok(Flow::Next),
+                Some(_) => match self.statements(body, ctx, values, inner)? {
+                    Flow::Next => {}
+                    Flow::Break => return Ok(Flow::Next),
+                    Flow::Return => return Ok(Flow::Return),
+                },
+                None => {
+                    return Err(Diagnostic::error(
+                        "a `while` whose condition is not known at translation time is not supported yet",
+                    )
+                    .at(condition.span, "varies during the simulation"));
+                }
+            }
+        }
+        Err(Diagnostic::error(format!(
+            "this `while` loop did not end after {MAX_TURNS} turns"
+        ))
+        .at(span, "here"))
+    }
+
+    /// A `when` statement: a `when` clause whose assignments run in order at its events.
+    fn when_statement(
+        &mut self,
+        s: &'a Statement,
+        branches: &'a [(Expr, Vec<Statement>)],
+        ctx: &Ctx<'_>,
+        place: Place,
+    ) -> Result<(), Diagnostic> {
+        if place.initial {
+            return Err(Diagnostic::error(
+                "`when` is not allowed in an initial algorithm (Modelica 11.2.7)",
+            )
+            .at(s.span, "here"));
+        }
+        if place.nested {
+            return Err(Diagnostic::error(
+                "a `when` statement cannot be inside `if` or `while` (Modelica 11.2.7)",
+            )
+            .at(s.span, "here"));
+        }
+        let mut flat = Vec::with_capacity(branches.len());
+        for (condition, body) in branches {
+            self.expect_boolean(condition, ctx)?;
+            let conditions = self.flatten_expr(condition, ctx)?.leaves();
+            let mut actions = Vec::new();
+            for statement in body {
+                self.when_action(statement, ctx, &mut actions)?;
+            }
+            flat.push(WhenBranch {
+                conditions,
+                actions,
+            });
+        }
+        self.dae.hybrid.whens.push(WhenClause {
+            branches: flat,
+            span: s.span,
+        });
+        Ok(())
+    }
+
+    /// One statement of a `when` statement's body, as the actions it runs at the event.
+    fn when_action(
+        &mut self,
+        s: &'a Statement,
+        ctx: &Ctx<'_>,
+        actions: &mut Vec<Action>,
+    ) -> Result<(), Diagnostic> {
+        match &s.kind {
+            StatementKind::Assign { target, value } => {
+                // Read at the event, after the actions before it wrote: no symbolic values.
+                for (var, value) in self.assignment(target, value, s.span, ctx, &Values::new())? {
+                    actions.push(Action::Assign {
+                        var,
+                        value,
+                        span: s.span,
+                    });
+                }
+                Ok(())
+            }
+            StatementKind::Call { name, args } if name.dotted() == "reinit" => {
+                actions.extend(self.reinit(args, s.span, ctx)?);
+                Ok(())
+            }
+            _ => Err(Diagnostic::error(
+                "inside a `when` statement mocca supports assignments and `reinit` only, yet",
+            )
+            .at(s.span, "not supported yet")),
+        }
+    }
+}
+
+/// Where a statement list runs.
+#[derive(Clone, Copy)]
+struct Place {
+    /// In an `initial algorithm`.
+    initial: bool,
+    /// Inside `if` or `while`.
+    nested: bool,
+}
+
+impl Place {
+    /// Inside an `if` or `while` of this place.
+    fn nested(self) -> Place {
+        Place {
+            nested: true,
+            ..self
+        }
+    }
+}
+
+fn varying_jump(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "`break` or `return` under a condition that varies during the simulation is not supported yet",
+    )
+    .at(span, "this statement's condition is not known at translation time")
+}
