@@ -214,6 +214,39 @@ pub struct Equation {
     pub component: Arc<str>,
 }
 
+impl Equation {
+    /// `v = value`, its two sides its two terms.
+    pub fn assignment(
+        pool: &mut ExprPool,
+        v: VarId,
+        value: ExprId,
+        origin: EquationOrigin,
+        (span, component): (Span, Arc<str>),
+    ) -> Equation {
+        let lhs = pool.var(v);
+        Equation {
+            lhs,
+            rhs: value,
+            residual: pool.sub(lhs, value),
+            terms: vec![
+                Term {
+                    expr: lhs,
+                    sign: 1.0,
+                    span,
+                },
+                Term {
+                    expr: value,
+                    sign: -1.0,
+                    span,
+                },
+            ],
+            origin,
+            span,
+            component,
+        }
+    }
+}
+
 /// A side condition the flattener found (`assert`, equal-parameter checks of connections).
 #[derive(Clone, Debug)]
 pub struct Assertion {

@@ -16,8 +16,8 @@ use indexmap::IndexMap;
 use super::Flattener;
 use super::expr::Ctx;
 use super::tree::Tree;
-use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
-use crate::dae::{Equation, EquationOrigin, ScalarType, Term, VarKind};
+use crate::dae::hybrid::Action;
+use crate::dae::{Equation, EquationOrigin, ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, Node, VarId};
 use crate::source::Span;
@@ -53,37 +53,20 @@ impl<'a> Flattener<'a> {
             nested: false,
         };
         self.statements(body, ctx, &mut values, place)?;
-        let entry: Vec<(VarId, ExprId)> =
+        let entry: IndexMap<VarId, ExprId> =
             values.keys().map(|&v| (v, self.entry_value(v))).collect();
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
             .owner
             .clone();
         for (&var, &value) in &values {
             let value = self.dae.pool.substitute(value, &mut |_, n| match n {
-                Node::Var(v) => entry.iter().find(|e| e.0 == v).map(|e| e.1),
+                Node::Var(v) => entry.get(&v).copied(),
                 _ => None,
             });
-            let lhs = self.dae.pool.var(var);
-            sink.equations.push(Equation {
-                lhs,
-                rhs: value,
-                residual: self.dae.pool.sub(lhs, value),
-                terms: vec![
-                    Term {
-                        expr: lhs,
-                        sign: 1.0,
-                        span: eq.span,
-                    },
-                    Term {
-                        expr: value,
-                        sign: -1.0,
-                        span: eq.span,
-                    },
-                ],
-                origin: EquationOrigin::Model,
-                span: eq.span,
-                component: component.clone(),
-            });
+            let place = (eq.span, component.clone());
+            let pool = &mut self.dae.pool;
+            let equation = Equation::assignment(pool, var, value, EquationOrigin::Model, place);
+            sink.equations.push(equation);
         }
         Ok(())
     }
@@ -409,24 +392,7 @@ impl<'a> Flattener<'a> {
             )
             .at(s.span, "here"));
         }
-        let mut flat = Vec::with_capacity(branches.len());
-        for (condition, body) in branches {
-            self.expect_boolean(condition, ctx)?;
-            let conditions = self.flatten_expr(condition, ctx)?.leaves();
-            let mut actions = Vec::new();
-            for statement in body {
-                self.when_action(statement, ctx, &mut actions)?;
-            }
-            flat.push(WhenBranch {
-                conditions,
-                actions,
-            });
-        }
-        self.dae.hybrid.whens.push(WhenClause {
-            branches: flat,
-            span: s.span,
-        });
-        Ok(())
+        self.when_clause(branches, s.span, ctx, Self::when_action)
     }
 
     /// One statement of a `when` statement's body, as the actions it runs at the event.

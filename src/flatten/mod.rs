@@ -30,7 +30,7 @@ use expr::{Ctx, Mode};
 use instance::{InstId, Instance};
 use modifier::{Bound, Mod};
 
-use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, StateSelect, Term, VarKind};
+use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, StateSelect, VarKind};
 use crate::diagnostics::{self, Diagnostic};
 use crate::expr::hash::{FxHashMap, FxHashSet};
 use crate::expr::{Node, VarId};
@@ -337,30 +337,10 @@ impl<'a> Flattener<'a> {
                 self.dae.variables[v.0 as usize].binding = Some(value)
             }
             _ => {
-                let (span, component) = (var.span, var.component.clone());
-                let lhs = self.dae.pool.var(v);
-                let residual = self.dae.pool.sub(lhs, value);
-                let terms = vec![
-                    Term {
-                        expr: lhs,
-                        sign: 1.0,
-                        span,
-                    },
-                    Term {
-                        expr: value,
-                        sign: -1.0,
-                        span,
-                    },
-                ];
-                self.dae.equations.push(Equation {
-                    lhs,
-                    rhs: value,
-                    residual,
-                    terms,
-                    origin: EquationOrigin::Binding,
-                    span,
-                    component,
-                });
+                let place = (var.span, var.component.clone());
+                let pool = &mut self.dae.pool;
+                let eq = Equation::assignment(pool, v, value, EquationOrigin::Binding, place);
+                self.dae.equations.push(eq);
             }
         }
     }

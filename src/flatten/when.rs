@@ -27,13 +27,25 @@ impl<'a> Flattener<'a> {
             )
             .at(eq.span, "here"));
         }
+        self.when_clause(branches, eq.span, ctx, Self::when_body_equation)
+    }
+
+    /// A `when` clause at `span` from its branches, each body item giving its actions through
+    /// `action` (an equation's or a statement's).
+    pub(super) fn when_clause<B: 'a>(
+        &mut self,
+        branches: &'a [(Expr, Vec<B>)],
+        span: Span,
+        ctx: &Ctx<'_>,
+        action: fn(&mut Self, &'a B, &Ctx<'_>, &mut Vec<Action>) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
         let mut flat = Vec::with_capacity(branches.len());
         for (condition, body) in branches {
             self.expect_boolean(condition, ctx)?;
             let conditions = self.flatten_expr(condition, ctx)?.leaves();
             let mut actions = Vec::new();
-            for e in body {
-                self.when_body_equation(e, ctx, &mut actions)?;
+            for item in body {
+                action(self, item, ctx, &mut actions)?;
             }
             flat.push(WhenBranch {
                 conditions,
@@ -42,7 +54,7 @@ impl<'a> Flattener<'a> {
         }
         self.dae.hybrid.whens.push(WhenClause {
             branches: flat,
-            span: eq.span,
+            span,
         });
         Ok(())
     }

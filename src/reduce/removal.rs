@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::initial::InitialChanges;
 use super::operation::{Operation, Reduced, rewrite};
-use crate::dae::{Dae, Equation, EquationOrigin, Term};
+use crate::dae::{Dae, Equation, EquationOrigin};
 use crate::expr::{Node, Substituted, VarId};
 
 /// The flat model without some components, and the comment each equation it changed carries.
@@ -230,28 +230,10 @@ impl UnionFind {
 
 /// `a = b` as a connection equation, where `like` was.
 fn equality(dae: &mut Dae, a: VarId, b: VarId, like: &Equation) -> Equation {
-    let (lhs, rhs) = (dae.pool.var(a), dae.pool.var(b));
-    let span = like.span;
-    Equation {
-        lhs,
-        rhs,
-        residual: dae.pool.sub(lhs, rhs),
-        terms: vec![
-            Term {
-                expr: lhs,
-                sign: 1.0,
-                span,
-            },
-            Term {
-                expr: rhs,
-                sign: -1.0,
-                span,
-            },
-        ],
-        origin: EquationOrigin::ConnectPotential,
-        span,
-        component: dae.var(a).component.clone(),
-    }
+    let rhs = dae.pool.var(b);
+    let component = dae.var(a).component.clone();
+    let origin = EquationOrigin::ConnectPotential;
+    Equation::assignment(&mut dae.pool, a, rhs, origin, (like.span, component))
 }
 
 /// `dae` without the variables `removed` (which nothing reads any more), the others

@@ -604,19 +604,22 @@ impl Watch for Events<'_> {
         t_r: f64,
         state_at: &mut dyn FnMut(f64) -> Vec<f64>,
     ) -> (f64, Vec<f64>) {
-        let x_l = state_at(t_l);
+        // Each switched relation (its value at t_r) and its crossing function at both ends.
         let x_r = state_at(t_r);
         let right = self.values_at(t_r, &x_r);
-        // Each switched relation's root by the Illinois method; the earliest one wins.
-        let mut best = (t_r, x_r.clone());
-        for (k, &toward) in right.iter().enumerate() {
-            if toward.is_nan() || toward == self.held[k] {
-                continue;
-            }
-            self.at_point(t_r, &x_r);
-            let g_r = self.crossing_function(k, toward);
-            self.at_point(t_l, &x_l);
-            let g_l = self.crossing_function(k, toward);
+        let switched: Vec<(usize, f64, f64)> = (0..self.watched.len())
+            .filter(|&k| !right[k].is_nan() && right[k] != self.held[k])
+            .map(|k| (k, right[k], self.crossing_function(k, right[k])))
+            .collect();
+        let x_l = state_at(t_l);
+        self.at_point(t_l, &x_l);
+        let ends: Vec<(usize, f64, f64, f64)> = switched
+            .into_iter()
+            .map(|(k, toward, g_r)| (k, toward, self.crossing_function(k, toward), g_r))
+            .collect();
+        // Each one's root by the Illinois method; the earliest one wins.
+        let mut best = (t_r, x_r);
+        for (k, toward, g_l, g_r) in ends {
             let (mut a, mut b) = ((t_l, g_l), (t_r, g_r));
             let mut side = 0i8;
             let mut x_b = None;
