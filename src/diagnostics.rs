@@ -45,6 +45,14 @@ impl Diagnostic {
         }
     }
 
+    /// Information a run reports, such as `terminate`'s message.
+    pub fn note(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(message)
+        }
+    }
+
     pub fn at(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         self.primary = Some((span, label.into()));
         self

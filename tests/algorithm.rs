@@ -184,3 +184,49 @@ fn what_an_algorithm_may_not_do_is_an_error_at_its_span() {
         );
     }
 }
+
+#[test]
+fn a_when_statement_with_for_if_and_terminate_runs_as_its_equations_would() {
+    let text = "model Counted
+  Real x(start = 0, fixed = true);
+  discrete Real y[3](each start = 0, each fixed = true);
+  Integer count(start = 0, fixed = true);
+equation
+  der(x) = 1;
+algorithm
+  when sample(0, 0.25) then
+    for i in 1:3 loop
+      y[i] := pre(y[i]) + i;
+    end for;
+    if x > 1.1 then
+      count := pre(count) + 10;
+    else
+      count := pre(count) + 1;
+    end if;
+    if count > 30 then
+      terminate(\"count passed 30\");
+    end if;
+  end when;
+end Counted;
+";
+    let file = model_file("counted", text);
+    let path = file.to_str().expect("utf-8");
+    let args = [
+        "simulate",
+        path,
+        "--stop",
+        "3",
+        "--step",
+        "0.1",
+        "--vars",
+        "count,y[3]",
+    ];
+    let (csv, err, code) = simulate_csv("counted", &args);
+    assert_eq!(code, 0, "{err}");
+    // Four samples up to 1.0 count 1, those from 1.25 count 10: past 30 at the seventh, 1.75.
+    assert!(err.contains("count passed 30"), "{err}");
+    let columns = csv_columns(&csv);
+    assert_eq!(*columns["count"].last().expect("rows"), 34.0, "{csv}");
+    assert_eq!(*columns["y[3]"].last().expect("rows"), 21.0, "{csv}");
+    assert_eq!(*columns["time"].last().expect("rows"), 1.75, "{csv}");
+}

@@ -240,6 +240,17 @@ fn hybrid_rules_of_the_specification_are_errors_at_their_spans() {
              when x > 1 then n = pre(n + 1); end when; end M;",
             "`pre` takes a variable",
         ),
+        (
+            "when_in_varying_if",
+            "model M Real x(start = 0, fixed = true); Integer n; equation der(x) = 1;
+             if x > 1 then when x > 2 then n = 1; end when; end if; end M;",
+            "`when` inside an if-equation whose condition is not known",
+        ),
+        (
+            "terminate_outside",
+            "model M Real x(start = 0, fixed = true); equation der(x) = 1; terminate(\"no\"); end M;",
+            "`terminate` is only allowed inside `when`",
+        ),
     ];
     for (name, text, message) in cases {
         let file = model_file(name, text);
@@ -252,11 +263,15 @@ fn hybrid_rules_of_the_specification_are_errors_at_their_spans() {
 
 #[test]
 fn flat_hybrid_models_read_back_to_themselves() {
-    for (name, text) in [("ball_flat", BALL), ("counter_flat", COUNTER)] {
+    for (name, text) in [
+        ("ball_flat", BALL),
+        ("counter_flat", COUNTER),
+        ("branches_flat", BRANCHES),
+    ] {
         let file = model_file(name, text);
         let (flat, err, code) = mocca(&["flatten", file.to_str().expect("utf-8")]);
         assert_eq!(code, 0, "{err}");
-        assert!(flat.contains("when ") && flat.contains("pre(n)"), "{flat}");
+        assert!(flat.contains("when ") && flat.contains(" = pre("), "{flat}");
         assert!(
             !flat.contains("'pre("),
             "held helpers print as calls: {flat}"
@@ -344,3 +359,163 @@ fn openmodelicas_bouncing_ball_bounces_as_the_closed_form_says() {
     }
     assert!(columns["flying"].iter().all(|&f| f == 1.0));
 }
+
+/// `for` and `if` inside `when`, an `assert` in a branch of a varying if-equation, and
+/// `terminate`/`terminal()`.
+const BRANCHES: &str = "model Branches
+  parameter Integer n = 3;
+  Real x(start = 0, fixed = true);
+  discrete Real y[n](each start = 0, each fixed = true);
+  Integer count(start = 0, fixed = true);
+  Boolean big(start = false, fixed = true);
+equation
+  der(x) = 1;
+  if x > 10 then
+    assert(x < 0, \"only checked beyond 10\");
+  end if;
+  when sample(0, 0.25) then
+    for i in 1:n loop
+      y[i] = pre(y[i]) + i;
+    end for;
+    if x > 1.1 then
+      count = pre(count) + 10;
+      big = true;
+    else
+      count = pre(count) + 1;
+    end if;
+  end when;
+end Branches;
+";
+
+#[test]
+fn if_and_for_inside_when_run_the_branch_that_holds() {
+    // Samples at 0.25 … 1.75 (the one at the start fires no clause): four while x ≤ 1.1,
+    // then three beyond it.
+    for method in ["bdf", "trapezoidal"] {
+        let csv = simulate(
+            &format!("branches_{method}"),
+            BRANCHES,
+            &[
+                "--method",
+                method,
+                "--stop",
+                "1.9",
+                "--step",
+                "0.1",
+                "--vars",
+                "count,big,y[1],y[3]",
+            ],
+        );
+        let columns = csv_columns(&csv);
+        let last = |name: &str| *columns[name].last().expect("rows");
+        assert_eq!(last("count"), 4.0 + 30.0, "{method}: {csv}");
+        assert_eq!(last("big"), 1.0, "{method}");
+        assert_eq!(last("y[1]"), 7.0, "{method}");
+        assert_eq!(last("y[3]"), 21.0, "{method}");
+        // `big` keeps its value in the branch that does not assign it.
+        let switched = steps_up(&csv, "big");
+        assert_eq!(switched, [1.25], "{method}: {csv}");
+    }
+}
+
+#[test]
+fn terminate_ends_the_run_at_its_event_and_terminal_fires_at_the_end() {
+    let text = "model Stop
+  Real x(start = 0, fixed = true);
+  Integer n(start = 0, fixed = true);
+equation
+  der(x) = 2;
+  when x > 1.3 then
+    terminate(\"x passed 1.3\");
+  end when;
+  when terminal() then
+    n = pre(n) + 1;
+    assert(n > 5, \"terminal fired\", AssertionLevel.warning);
+  end when;
+end Stop;
+";
+    for method in ["bdf", "implicit-euler"] {
+        let file = model_file(&format!("stop_{method}"), text);
+        let path = file.to_str().expect("utf-8");
+        let args = [
+            "simulate", path, "--method", method, "--stop", "2", "--step", "0.1",
+        ];
+        let (csv, err, code) = simulate_csv(&format!("stop_{method}"), &args);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("terminated the run at time 0.65"), "{err}");
+        assert!(err.contains("x passed 1.3"), "{err}");
+        assert!(err.contains("terminal fired"), "terminal() fired: {err}");
+        let times = &csv_columns(&csv)["time"];
+        assert!((times.last().expect("rows") - 0.65).abs() < 1e-10, "{csv}");
+        let x = &csv_columns(&csv)["x"];
+        assert!((x.last().expect("rows") - 1.3).abs() < 1e-9, "{csv}");
+        let mut json_args = args.to_vec();
+        json_args.extend(["--format", "json"]);
+        let value = cli_support::mocca_json(&json_args);
+        assert_eq!(value["terminated"]["message"], "x passed 1.3", "{value}");
+    }
+}
+
+#[test]
+fn an_error_assert_in_a_when_stops_the_run_at_its_event() {
+    let file = model_file(
+        "when_assert",
+        "model A Real x(start = 0, fixed = true); Integer n(start = 0, fixed = true);
+         equation der(x) = 1;
+         when x > 0.5 then n = pre(n) + 1; assert(n < 0, \"n stays negative\"); end when;
+         end A;",
+    );
+    let (_, err, code) = mocca(&["simulate", file.to_str().expect("utf-8"), "--stop", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("assertion failed at the event at t = 0.5")
+            && err.contains("n stays negative"),
+        "{err}"
+    );
+    assert!(err.contains("┌─"), "no span in {err}");
+}
+
+#[test]
+fn check_blt_and_the_analyses_report_the_discrete_part() {
+    let file = model_file("ball_report", BALL_WITH_MODE);
+    let path = file.to_str().expect("utf-8");
+    let (out, err, code) = mocca(&["check", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("discrete                  2  (n, flying)"),
+        "{out}"
+    );
+    assert!(out.contains("when clauses              1"), "{out}");
+    let value = cli_support::mocca_json(&["check", path, "--format", "json"]);
+    assert_eq!(value["discrete"], serde_json::json!(["n", "flying"]));
+    assert_eq!(value["when_clauses"], 1);
+    let (out, err, code) = mocca(&["blt", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("solve flying  (discrete)"), "{out}");
+    assert!(out.contains("at events  assign n; reinit v"), "{out}");
+    // The mode is the discrete values at the operating point: falling below the floor,
+    // `flying` is false.
+    let (out, err, code) = mocca(&["jacobian", path, "--at", "start,h=-1,v=-1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("mode `n = 0, flying = false`"), "{out}");
+    let (out, _, _) = mocca(&["cycles", path]);
+    assert!(out.contains("mode `n = 0, flying = true`"), "{out}");
+    let value = cli_support::mocca_json(&["jacobian", path, "--format", "json"]);
+    assert_eq!(value["modes"][0]["flying"], "true", "{value}");
+}
+
+const BALL_WITH_MODE: &str = "model Ball
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+  Integer n(start = 0, fixed = true);
+  Boolean flying;
+equation
+  der(h) = v;
+  der(v) = if flying then -9.81 else 0;
+  flying = v > 0 or h > 0;
+  when h < 0 then
+    reinit(v, -0.8*pre(v));
+    n = pre(n) + 1;
+  end when;
+end Ball;
+";

@@ -4,8 +4,9 @@
 //! CSV. Each gives J's values through the causal form.
 
 use crate::causal::{Causal, EvalFailure, Point};
-use crate::dae::Dae;
+use crate::dae::{Dae, ScalarType};
 use crate::jacobian::OdeJacobian;
+use crate::numfmt::format_number;
 use crate::simulate::init::{InitFailure, has_initial_system, initialise};
 use crate::simulate::model::{CompiledModel, Layout};
 
@@ -35,6 +36,9 @@ pub enum PointError {
     /// The initial system could not be solved.
     Init(InitFailure),
 }
+
+/// Each discrete-time variable's name and value: which mode of a hybrid model a point is in.
+pub type Mode = Vec<(String, String)>;
 
 /// The point that states set by hand, and a steady state's Newton, start from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -133,6 +137,24 @@ impl Model<'_> {
             point.vars[self.causal.states[i].0 as usize] = *value;
         }
         Ok(())
+    }
+
+    /// The mode the continuous part is analysed in: each discrete-time variable's value at
+    /// `point` (evaluated), as Modelica writes it.
+    pub fn mode(&self, point: &Point) -> Mode {
+        self.dae
+            .discrete_variables()
+            .map(|v| {
+                let var = self.dae.var(v);
+                let x = point.vars[v.0 as usize];
+                let value = match var.ty {
+                    ScalarType::Boolean => (if x != 0.0 { "true" } else { "false" }).to_string(),
+                    ScalarType::Integer => format!("{}", x.round() as i64),
+                    ScalarType::Real | ScalarType::String => format_number(x),
+                };
+                (var.name.clone(), value)
+            })
+            .collect()
     }
 
     fn state_index(&self, name: &str) -> Option<usize> {

@@ -7,6 +7,9 @@ use serde_json::json;
 use super::Format;
 use super::model::{ModelArgs, load_and_analyse};
 use crate::causal::{Step, causal_form};
+use crate::dae::hybrid::Action;
+use crate::dae::{Dae, VarKind};
+use crate::structure::{Block, Unknown};
 
 pub fn run(args: &ModelArgs) -> ExitCode {
     let (flat, structure) = match load_and_analyse(args) {
@@ -15,7 +18,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     };
     let mut dae = flat.dae;
     let causal = causal_form(&mut dae, &structure);
-    let blocks: Vec<_> = structure
+    let continuous = structure
         .blocks
         .iter()
         .zip(&causal.steps)
@@ -33,9 +36,10 @@ pub fn run(args: &ModelArgs) -> ExitCode {
                 "unknowns": block.unknowns.iter().map(|u| u.name(&dae)).collect::<Vec<_>>(),
                 "kind": block.kind,
                 "solution": solution,
+                "discrete": is_discrete(&dae, block),
             })
-        })
-        .collect();
+        });
+    let blocks: Vec<_> = continuous.chain(when_blocks(&dae)).collect();
     match args.format() {
         Format::Json => super::print_json(
             &json!({ "blocks": blocks, "subsystems": structure.subsystems.len() }),
@@ -50,13 +54,7 @@ pub fn run(args: &ModelArgs) -> ExitCode {
                     .flatten()
                     .filter_map(|u| u.as_str())
                     .collect();
-                let _ = writeln!(
-                    w,
-                    "block {:>4}  {:<6}  solve {}",
-                    k + 1,
-                    b["solution"].as_str().unwrap_or(""),
-                    unknowns.join(", ")
-                );
+                let _ = writeln!(w, "block {:>4}  {}", k + 1, block_heading(b, &unknowns));
                 for eq in b["equations"].as_array().into_iter().flatten() {
                     let _ = writeln!(w, "             {}", eq.as_str().unwrap_or(""));
                 }
@@ -67,4 +65,77 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     super::report(&flat.sources, &structure.warnings);
     super::leave_allocated((flat.sources, dae, structure, causal, blocks));
     ExitCode::SUCCESS
+}
+
+/// What a block solves and how: "assign  solve x", "newton  solve a, b  (discrete)",
+/// "at events  assign n; reinit v".
+fn block_heading(b: &serde_json::Value, unknowns: &[&str]) -> String {
+    if b["kind"] == json!("when") {
+        let names = |key: &str| -> Vec<&str> {
+            b[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|u| u.as_str())
+                .collect()
+        };
+        let mut what = Vec::new();
+        if !unknowns.is_empty() {
+            what.push(format!("assign {}", unknowns.join(", ")));
+        }
+        let reinit = names("reinit");
+        if !reinit.is_empty() {
+            what.push(format!("reinit {}", reinit.join(", ")));
+        }
+        return format!("at events  {}", what.join("; "));
+    }
+    let discrete = if b["discrete"] == json!(true) {
+        "  (discrete)"
+    } else {
+        ""
+    };
+    format!(
+        "{:<6}  solve {}{discrete}",
+        b["solution"].as_str().unwrap_or(""),
+        unknowns.join(", ")
+    )
+}
+
+/// Whether a block computes only discrete-time variables (Boolean, Integer, `discrete`):
+/// its values change only at events.
+fn is_discrete(dae: &Dae, block: &Block) -> bool {
+    block.unknowns.iter().all(|u| match u {
+        Unknown::Algebraic(v) => dae.var(*v).kind == VarKind::Discrete,
+        _ => false,
+    })
+}
+
+/// A block per `when` clause, after the continuous ones: it runs at events and assigns its
+/// variables (and re-initialises states).
+fn when_blocks(dae: &Dae) -> impl Iterator<Item = serde_json::Value> + '_ {
+    dae.hybrid.whens.iter().map(|w| {
+        let (mut assigned, mut reinit): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut note = |action: &Action| {
+            let (var, list) = match *action {
+                Action::Assign { var, .. } => (var, &mut assigned),
+                Action::Reinit { var, .. } => (var, &mut reinit),
+                _ => return,
+            };
+            let name = dae.var(var).name.clone();
+            if !list.contains(&name) {
+                list.push(name);
+            }
+        };
+        for branch in &w.branches {
+            Action::walk(&branch.actions, &mut note);
+        }
+        json!({
+            "equations": dae.when_lines(w),
+            "unknowns": assigned,
+            "reinit": reinit,
+            "kind": "when",
+            "solution": "events",
+            "discrete": true,
+        })
+    })
 }

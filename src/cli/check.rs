@@ -93,6 +93,8 @@ pub fn run(args: &ModelArgs) -> ExitCode {
         constants,
         inputs,
         initial_equations,
+        discrete,
+        when_clauses,
     } = flat_counts;
     match args.format() {
         Format::Json => super::print_json(&json!({
@@ -118,6 +120,8 @@ pub fn run(args: &ModelArgs) -> ExitCode {
             "constants": constants,
             "inputs": inputs,
             "initial_equations": initial_equations,
+            "discrete": discrete,
+            "when_clauses": when_clauses,
             "balanced": equations == unknowns,
             "aliases": aliases,
             "dummy_derivatives": dummies,
@@ -140,6 +144,14 @@ pub fn run(args: &ModelArgs) -> ExitCode {
                 without_value_note(&without_value)
             );
             outln!("  initial equations  {initial_equations:>8}");
+            if !discrete.is_empty() || when_clauses > 0 {
+                outln!(
+                    "  discrete           {:>8}  ({})",
+                    discrete.len(),
+                    shortened(&discrete)
+                );
+                outln!("  when clauses       {when_clauses:>8}");
+            }
             outln!("  aliases eliminated {aliases:>8}");
             if !differentiated.is_empty() {
                 outln!(
@@ -237,6 +249,9 @@ struct FlatCounts {
     constants: usize,
     inputs: usize,
     initial_equations: usize,
+    /// The discrete-time variables' names.
+    discrete: Vec<String>,
+    when_clauses: usize,
 }
 
 impl FlatCounts {
@@ -247,6 +262,11 @@ impl FlatCounts {
             constants: dae.count(VarKind::Constant),
             inputs: dae.count(VarKind::Input),
             initial_equations: dae.initial_equations.len(),
+            discrete: dae
+                .discrete_variables()
+                .map(|v| dae.var(v).name.clone())
+                .collect(),
+            when_clauses: dae.hybrid.whens.len(),
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::analysis::indices::{
     fast_to_slow, separability_index, stiffness_index, stiffness_ratio,
 };
 use crate::analysis::johnson::{Budget, Enumeration, Progress, Stop};
-use crate::analysis::operating_point::{Model, PointError, PointSpec, parse_point_spec};
+use crate::analysis::operating_point::{Mode, Model, PointError, PointSpec, parse_point_spec};
 use crate::analysis::partition::{Level, propose};
 use crate::analysis::pcs::{CycleSets, cycle_sets};
 use crate::analysis::{CycleAnalysis, Values, analyse};
@@ -242,6 +242,50 @@ pub(super) struct PointChoice {
     /// `initial`, `start`, `steady` or `trajectory`.
     pub kind: &'static str,
     pub description: String,
+    /// The distinct modes of a hybrid model at the points, in the points' order; empty for a
+    /// model without discrete-time variables.
+    pub modes: Vec<Mode>,
+}
+
+impl PointChoice {
+    /// Notes the mode at an evaluated point, once per distinct mode.
+    pub fn note_mode(&mut self, m: &Model<'_>, point: &crate::causal::Point) {
+        let mode = m.mode(point);
+        if !mode.is_empty() && !self.modes.contains(&mode) {
+            self.modes.push(mode);
+        }
+    }
+
+    /// The description with the mode it was analysed in: "the initial state, mode
+    /// `off = true, n = 0`".
+    pub fn text(&self) -> String {
+        let show = |mode: &Mode| -> String {
+            let pairs: Vec<String> = mode.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            format!("`{}`", pairs.join(", "))
+        };
+        match self.modes.as_slice() {
+            [] => self.description.clone(),
+            [one] => format!("{}, mode {}", self.description, show(one)),
+            many => {
+                let shown: Vec<String> = many.iter().map(show).collect();
+                format!("{}, modes {}", self.description, shown.join("; "))
+            }
+        }
+    }
+
+    /// The modes for JSON: one object of name → value per mode.
+    pub fn modes_json(&self) -> Value {
+        self.modes
+            .iter()
+            .map(|mode| {
+                mode.iter()
+                    .map(|(n, v)| (n.clone(), Value::String(v.clone())))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into()
+            })
+            .collect::<Vec<Value>>()
+            .into()
+    }
 }
 
 /// Loads the model and evaluates J where `point` says; on failure prints and returns the exit
@@ -306,6 +350,7 @@ pub(super) fn chosen_point(
     let choice = PointChoice {
         kind: spec.base.name(),
         description,
+        modes: Vec::new(),
     };
     Ok((point, choice))
 }
@@ -326,28 +371,36 @@ fn operating_points(
         let rows = m
             .trajectory(&start, &text, args.samples as usize)
             .map_err(|e| Failure::Model(trajectory_diagnostic(path, e)))?;
-        let count = rows.len();
+        let mut choice = PointChoice {
+            kind: "trajectory",
+            description: format!("{} rows of {}", rows.len(), path.display()),
+            modes: Vec::new(),
+        };
         let values = rows
             .into_iter()
-            .map(|mut p| m.values_at(&mut p).map_err(model_error))
+            .map(|mut p| {
+                let values = m.values_at(&mut p).map_err(model_error)?;
+                choice.note_mode(m, &p);
+                Ok(values)
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let choice = PointChoice {
-            kind: "trajectory",
-            description: format!("{count} rows of {}", path.display()),
-        };
         return Ok((values, choice));
     }
     let (mut point, choice) = chosen_point(m, &args.at.clone().unwrap_or_default())?;
     if args.steady {
         let mut steady = m.steady_state(point).map_err(model_error)?;
         let values = m.values_at(&mut steady).map_err(model_error)?;
-        let choice = PointChoice {
+        let mut choice = PointChoice {
             kind: "steady",
             description: format!("steady state (from {})", choice.description),
+            modes: Vec::new(),
         };
+        choice.note_mode(m, &steady);
         return Ok((vec![values], choice));
     }
     let values = m.values_at(&mut point).map_err(model_error)?;
+    let mut choice = choice;
+    choice.note_mode(m, &point);
     Ok((vec![values], choice))
 }
 
@@ -571,6 +624,7 @@ impl<'a> Report<'a> {
             "alpha": self.alpha,
             "operating_point": self.point.kind,
             "operating_points": self.point.description,
+            "modes": self.point.modes_json(),
             "weak": self.weak.name(),
             "cycles": e.cycles,
             "complete": e.complete(),
@@ -612,7 +666,7 @@ impl<'a> Report<'a> {
                 " (budget hit: incomplete)"
             },
             format_number(self.alpha),
-            self.point.description,
+            self.point.text(),
             self.weak.name()
         );
         let rows: Vec<Vec<String>> = self

@@ -28,6 +28,7 @@ struct Entry {
 #[derive(Serialize)]
 struct Output<'a> {
     entries: &'a [Entry],
+    modes: serde_json::Value,
     operating_point: &'a str,
     operating_point_description: &'a str,
     states: &'a [&'a str],
@@ -54,7 +55,7 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
         Ok(ok) => ok,
         Err(code) => return code,
     };
-    let (mut point, choice) =
+    let (mut point, mut choice) =
         match chosen_point(&analysed.model(), &args.at.clone().unwrap_or_default()) {
             Ok(ok) => ok,
             Err(failure) => return failure.report(&analysed.sources),
@@ -69,6 +70,14 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
     if let Err(f) = causal.evaluate(&dae.pool, &mut point) {
         return fail(&sources, &failure(&dae, &causal.steps, &f));
     }
+    choice.note_mode(
+        &crate::analysis::operating_point::Model {
+            dae: &dae,
+            causal: &causal,
+            jacobian: &jac,
+        },
+        &point,
+    );
     // The entries' text and their values read the model only: one thread each.
     let (values, texts) = std::thread::scope(|scope| {
         let texts = std::thread::Builder::new()
@@ -101,6 +110,7 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
     match args.model.format() {
         Format::Json => super::print_json(&Output {
             entries: &entries,
+            modes: choice.modes_json(),
             operating_point: choice.kind,
             operating_point_description: &choice.description,
             states: &states,
@@ -121,7 +131,7 @@ fn print_text(entries: &[Entry], states: &[&str], choice: &PointChoice, weak: We
         "{} states, {} nonzero entries, at {}, weak connections {}",
         states.len(),
         entries.len(),
-        choice.description,
+        choice.text(),
         weak.name()
     );
     let rows: Vec<Vec<String>> = entries

@@ -128,6 +128,7 @@ pub fn run(args: &SeparabilityArgs) -> ExitCode {
             },
             "operating_point": loaded.point.kind,
             "operating_points": loaded.point.description,
+            "modes": loaded.point.modes_json(),
             "weak": loaded.weak.name(),
         })),
         Format::Text => print_text(&map, &loaded, enumeration.cycles, enumeration.stopped),
@@ -145,7 +146,7 @@ fn print_text(map: &SeparabilityMap, loaded: &Loaded, cycles: u64, stopped: Opti
         stopped
             .map(|s| format!(" ({} hit: incomplete)", stop_name(s)))
             .unwrap_or_default(),
-        loaded.point.description,
+        loaded.point.text(),
         loaded.weak.name()
     );
     if let Some(stop) = stopped {

@@ -22,7 +22,7 @@ use crate::numfmt::Number;
 use crate::partition::MixedMethod;
 use crate::simulate::assertions::{Checked, Violation};
 use crate::simulate::bdf::BdfError;
-use crate::simulate::events::EventFailure;
+use crate::simulate::events::{EventFailure, EventStats};
 use crate::simulate::fixed_step::{Method, StepFailure};
 use crate::simulate::init::{InitFailure, InitialResidual};
 use crate::simulate::results::{self, Reference};
@@ -310,7 +310,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(t) => t,
         Err(f) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
     };
-    let warnings: Vec<Diagnostic> = trajectory
+    let mut warnings: Vec<Diagnostic> = trajectory
         .warnings
         .iter()
         .map(|&(k, time)| {
@@ -319,6 +319,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 .at(a.span, "this condition (AssertionLevel.warning)")
         })
         .collect();
+    warnings.extend(event_notes(&trajectory.events));
     super::report(&flat.sources, &warnings);
     if let Some(path) = &args.out
         && let Err(message) = super::write_whole(path, |p| write_out(p, &names, &trajectory))
@@ -359,6 +360,12 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             }
             if !dae.hybrid.is_empty() {
                 value["events"] = json!(trajectory.events);
+                if let Some(t) = &trajectory.events.terminated {
+                    value["terminated"] = json!({
+                        "time": t.time,
+                        "message": crate::dae::unescape(&t.message),
+                    });
+                }
             }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
@@ -600,6 +607,27 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
     }
 }
 
+/// Warning-level asserts of `when` clauses that were false, and `terminate`'s message.
+fn event_notes(events: &EventStats) -> Vec<Diagnostic> {
+    let warnings = events.warnings.iter().map(|w| {
+        let text = crate::dae::unescape(&w.message);
+        Diagnostic::warning(format!(
+            "assertion false at the event at time {}: {text}",
+            w.time
+        ))
+        .at(w.span, "this condition (AssertionLevel.warning)")
+    });
+    let terminated = events.terminated.iter().map(|t| {
+        let text = crate::dae::unescape(&t.message);
+        Diagnostic::note(format!(
+            "the model terminated the run at time {}: {text}",
+            t.time
+        ))
+        .at(t.span, "`terminate`")
+    });
+    warnings.chain(terminated).collect()
+}
+
 /// Event iteration that did not settle, at what kept changing; chattering, at its relation.
 fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
     let d = Diagnostic::error(failure.to_string());
@@ -611,6 +639,7 @@ fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
             span.iter().copied().collect(),
             "its relation keeps switching",
         ),
+        EventFailure::Assertion { span, .. } => (vec![*span], "this condition is false"),
         EventFailure::Eval { .. } | EventFailure::Unsupported(_) => (Vec::new(), ""),
     };
     match spans.split_first() {

@@ -3,6 +3,7 @@
 //! clocks and `initial()`. The continuous part reads every held variable as a value fixed
 //! between events; the event module (`simulate::events`) changes them at events.
 
+use super::Assertion;
 use crate::expr::{ExprId, VarId};
 use crate::source::Span;
 
@@ -37,6 +38,35 @@ pub enum Action {
         value: ExprId,
         span: Span,
     },
+    /// `if` inside `when`: the actions of the first branch whose condition holds at the
+    /// event, else `otherwise`'s. A variable a branch does not assign keeps its value.
+    If {
+        branches: Vec<(ExprId, Vec<Action>)>,
+        otherwise: Vec<Action>,
+    },
+    /// `assert(…)` inside `when`: checked when its branch fires.
+    Assert(Assertion),
+    /// `terminate(message)`: the run ends at this event, successfully.
+    Terminate { message: String, span: Span },
+}
+
+impl Action {
+    /// Each action of `actions` and every action nested in them, in written order.
+    pub fn walk<'a>(actions: &'a [Action], f: &mut impl FnMut(&'a Action)) {
+        for action in actions {
+            f(action);
+            if let Action::If {
+                branches,
+                otherwise,
+            } = action
+            {
+                for (_, body) in branches {
+                    Action::walk(body, f);
+                }
+                Action::walk(otherwise, f);
+            }
+        }
+    }
 }
 
 /// `sample(start, interval)`: true at the instants `start + k·interval`, false between.
@@ -67,6 +97,7 @@ pub enum HeldCall {
     /// Index into [`Hybrid::samples`].
     Sample(usize),
     Initial,
+    Terminal,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -77,6 +108,8 @@ pub struct Hybrid {
     pub samples: Vec<Sample>,
     /// The held Boolean that reads as `initial()`, if the model calls it.
     pub initial: Option<VarId>,
+    /// The held Boolean that reads as `terminal()`, if the model calls it.
+    pub terminal: Option<VarId>,
     /// Empty but in a model prepared for simulation.
     pub switches: Vec<Switch>,
 }
@@ -91,6 +124,9 @@ impl Hybrid {
     pub fn call_of(&self, held: VarId) -> Option<HeldCall> {
         if self.initial == Some(held) {
             return Some(HeldCall::Initial);
+        }
+        if self.terminal == Some(held) {
+            return Some(HeldCall::Terminal);
         }
         if let Some(&(_, v)) = self.pre.iter().find(|&&(p, _)| p == held) {
             return Some(HeldCall::Pre(v));

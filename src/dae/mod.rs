@@ -261,27 +261,32 @@ impl Assertion {
     /// The message as a user reads it: `message` keeps the escapes written in the source
     /// (`\"`, `\n`, so that the flat model prints back), which this resolves.
     pub fn text(&self) -> String {
-        let mut text = String::with_capacity(self.message.len());
-        let mut chars = self.message.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                text.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => text.push('\n'),
-                Some('t') => text.push('\t'),
-                Some('r') => text.push('\r'),
-                Some('a') => text.push('\u{7}'),
-                Some('b') => text.push('\u{8}'),
-                Some('f') => text.push('\u{c}'),
-                Some('v') => text.push('\u{b}'),
-                Some(other) => text.push(other),
-                None => text.push('\\'),
-            }
-        }
-        text
+        unescape(&self.message)
     }
+}
+
+/// A String literal's text as written (escapes kept) as a user reads it.
+pub fn unescape(written: &str) -> String {
+    let mut text = String::with_capacity(written.len());
+    let mut chars = written.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => text.push('\n'),
+            Some('t') => text.push('\t'),
+            Some('r') => text.push('\r'),
+            Some('a') => text.push('\u{7}'),
+            Some('b') => text.push('\u{8}'),
+            Some('f') => text.push('\u{c}'),
+            Some('v') => text.push('\u{b}'),
+            Some(other) => text.push(other),
+            None => text.push('\\'),
+        }
+    }
+    text
 }
 
 /// A choice of dummy derivatives that depends on the state (SPEC §4): the Jacobian of
@@ -346,6 +351,19 @@ impl Dae {
             .map_err(VarId)?;
         self.variables.push(var);
         Ok(id)
+    }
+
+    /// The model's discrete-time variables, in declaration order: Boolean, Integer and
+    /// `discrete` variables, whether computed by equations or assigned in `when` clauses (not
+    /// the flattener's own `pre`, `sample` and `initial()` stand-ins, nor held relations).
+    pub fn discrete_variables(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.var_ids().filter(|&v| match self.var(v).kind {
+            VarKind::Discrete => true,
+            VarKind::Held => {
+                self.hybrid.call_of(v).is_none() && !self.hybrid.switches.iter().any(|s| s.var == v)
+            }
+            _ => false,
+        })
     }
 
     pub fn count(&self, kind: VarKind) -> usize {
@@ -423,6 +441,7 @@ impl std::fmt::Display for ShownExpr<'_> {
                 )
             }
             Some(hybrid::HeldCall::Initial) => f.write_str("initial()"),
+            Some(hybrid::HeldCall::Terminal) => f.write_str("terminal()"),
         };
         Display::typed(&self.dae.pool, self.id, &names, self.value).fmt(f)
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::hybrid::{Action, WhenClause};
-use super::{Dae, Equation, VarKind};
+use super::{Assertion, Dae, Equation, VarKind};
 use crate::expr::{Node, Value, VarId};
 
 impl Dae {
@@ -58,20 +58,23 @@ impl std::fmt::Display for Modelica<'_> {
             when_clause(dae, w, out)?;
         }
         for a in &dae.assertions {
-            let level = if a.is_error {
-                ""
-            } else {
-                ", AssertionLevel.warning"
-            };
-            writeln!(
-                out,
-                "  assert({}, \"{}\"{level});",
-                dae.display_as(a.condition, Value::Boolean),
-                a.message
-            )?;
+            assertion(dae, a, "  ", out)?;
         }
         section(dae, out, "initial equation", &dae.initial_equations, None)?;
         writeln!(out, "end {name};")
+    }
+}
+
+impl Dae {
+    /// A `when` clause as Modelica text, one line per line of the clause, its first line
+    /// unindented.
+    pub fn when_lines(&self, w: &WhenClause) -> Vec<String> {
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = when_clause(self, w, &mut text);
+        text.lines()
+            .map(|l| l.strip_prefix("  ").unwrap_or(l).to_string())
+            .collect()
     }
 }
 
@@ -87,24 +90,64 @@ fn when_clause(dae: &Dae, w: &WhenClause, out: &mut impl Write) -> std::fmt::Res
             [one] => writeln!(out, "{keyword} {one} then")?,
             many => writeln!(out, "{keyword} {{{}}} then", many.join(", "))?,
         }
-        for action in &branch.actions {
-            match *action {
-                Action::Assign { var, value, .. } => writeln!(
-                    out,
-                    "    {} = {};",
-                    dae.printed_name(var),
-                    dae.display_as(value, dae.var(var).ty.value())
-                )?,
-                Action::Reinit { var, value, .. } => writeln!(
-                    out,
-                    "    reinit({}, {});",
-                    dae.printed_name(var),
-                    dae.display(value)
-                )?,
+        actions(dae, &branch.actions, "    ", out)?;
+    }
+    writeln!(out, "  end when;")
+}
+
+fn actions(dae: &Dae, list: &[Action], indent: &str, out: &mut impl Write) -> std::fmt::Result {
+    for action in list {
+        match action {
+            Action::Assign { var, value, .. } => writeln!(
+                out,
+                "{indent}{} = {};",
+                dae.printed_name(*var),
+                dae.display_as(*value, dae.var(*var).ty.value())
+            )?,
+            Action::Reinit { var, value, .. } => writeln!(
+                out,
+                "{indent}reinit({}, {});",
+                dae.printed_name(*var),
+                dae.display(*value)
+            )?,
+            Action::If {
+                branches,
+                otherwise,
+            } => {
+                let inner = format!("{indent}  ");
+                for (k, (condition, body)) in branches.iter().enumerate() {
+                    let keyword = if k == 0 { "if" } else { "elseif" };
+                    let condition = dae.display_as(*condition, Value::Boolean);
+                    writeln!(out, "{indent}{keyword} {condition} then")?;
+                    actions(dae, body, &inner, out)?;
+                }
+                if !otherwise.is_empty() {
+                    writeln!(out, "{indent}else")?;
+                    actions(dae, otherwise, &inner, out)?;
+                }
+                writeln!(out, "{indent}end if;")?;
+            }
+            Action::Assert(a) => assertion(dae, a, indent, out)?,
+            Action::Terminate { message, .. } => {
+                writeln!(out, "{indent}terminate(\"{message}\");")?
             }
         }
     }
-    writeln!(out, "  end when;")
+    Ok(())
+}
+
+fn assertion(dae: &Dae, a: &Assertion, indent: &str, out: &mut impl Write) -> std::fmt::Result {
+    let level = if a.is_error {
+        ""
+    } else {
+        ", AssertionLevel.warning"
+    };
+    writeln!(
+        out,
+        "{indent}assert({}, \"{}\"{level});",
+        dae.display_as(a.condition, Value::Boolean),
+        a.message
+    )
 }
 
 fn section(

@@ -131,6 +131,12 @@ impl<'a> Flattener<'a> {
             StatementKind::Call { name, args } => match name.dotted().as_str() {
                 "assert" => self.call_equation(s.span, name, args, ctx)?,
                 "reinit" => return Err(Self::reinit_outside_when(s.span)),
+                "terminate" => {
+                    return Err(Diagnostic::error(
+                        "`terminate` is only supported inside a `when` statement",
+                    )
+                    .at(s.span, "outside `when`"));
+                }
                 other => {
                     return Err(Diagnostic::error(format!(
                         "`{other}` as a statement is not supported yet"
@@ -414,12 +420,28 @@ impl<'a> Flattener<'a> {
                 }
                 Ok(())
             }
-            StatementKind::Call { name, args } if name.dotted() == "reinit" => {
-                actions.extend(self.reinit(args, s.span, ctx)?);
+            StatementKind::If {
+                branches,
+                else_branch,
+            } => {
+                let action = self.when_if(branches, else_branch, ctx, Self::when_action)?;
+                actions.push(action);
                 Ok(())
             }
+            StatementKind::For { indices, body } => {
+                self.when_for(indices, body, s.span, ctx, actions, Self::when_action)
+            }
+            StatementKind::Call { name, args } => {
+                actions.extend(self.when_call(name, args, s.span, ctx)?);
+                Ok(())
+            }
+            StatementKind::When { .. } => Err(Diagnostic::error(
+                "`when` statements cannot be nested (Modelica 11.2.7)",
+            )
+            .at(s.span, "nested")),
             _ => Err(Diagnostic::error(
-                "inside a `when` statement mocca supports assignments and `reinit` only, yet",
+                "inside a `when` statement mocca supports assignments, `if`, `for`, `reinit`, \
+                 `assert` and `terminate`; not `while`, `break` or `return` yet",
             )
             .at(s.span, "not supported yet")),
         }

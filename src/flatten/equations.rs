@@ -248,18 +248,31 @@ impl<'a> Flattener<'a> {
             }
             return Ok(());
         };
-        let (values, boolean) = match &first.range {
+        let range = match &first.range {
             Some(range) => self.range_values(range, ctx)?,
             None => self.implicit_range(first, body, ctx)?,
         };
-        let name = super::instance::strip_quotes(&first.name.name);
+        self.each_index_value(first, range, ctx, |f, inner| {
+            f.for_loop(rest, body, inner, sink)
+        })
+    }
+
+    /// Runs `body` once per value of `index`'s range, the index bound to it.
+    pub(super) fn each_index_value(
+        &mut self,
+        index: &ast::ForIndex,
+        (values, boolean): (Vec<f64>, bool),
+        ctx: &Ctx<'_>,
+        mut body: impl FnMut(&mut Self, &Ctx<'_>) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        let name = super::instance::strip_quotes(&index.name.name);
         for value in values {
             let loops = ctx.loops_with(&name, value, boolean);
             let inner = Ctx {
                 loops: &loops,
                 ..*ctx
             };
-            self.for_loop(rest, body, &inner, sink)?;
+            body(self, &inner)?;
         }
         Ok(())
     }
@@ -374,18 +387,44 @@ impl<'a> Flattener<'a> {
         sink: &mut Sink,
     ) -> Result<(), Diagnostic> {
         let connections_before = self.connections.len();
+        let whens_before = self.dae.hybrid.whens.len();
         let mut flattened = Vec::new();
-        for body in dynamic
+        // Whether no branch before the current one holds.
+        let mut none_before = self.dae.pool.constant(1.0);
+        for (k, body) in dynamic
             .iter()
             .map(|(_, b)| *b)
             .chain(std::iter::once(else_branch))
+            .enumerate()
         {
             let mut branch = Sink {
                 equations: Vec::new(),
                 initial: sink.initial,
             };
+            let asserts_before = self.dae.assertions.len();
             self.equations_into(body, ctx, &mut branch)?;
             flattened.push(branch.equations);
+            // An assert inside a branch is checked only while its branch is the one taken.
+            let pool = &mut self.dae.pool;
+            let taken = match dynamic.get(k) {
+                Some(&(c, _)) => pool.and(none_before, c),
+                None => none_before,
+            };
+            let not_taken = pool.not(taken);
+            for a in &mut self.dae.assertions[asserts_before..] {
+                a.condition = pool.or(not_taken, a.condition);
+            }
+            if let Some(&(c, _)) = dynamic.get(k) {
+                let not_c = pool.not(c);
+                none_before = pool.and(none_before, not_c);
+            }
+        }
+        if let Some(w) = self.dae.hybrid.whens.get(whens_before) {
+            return Err(Diagnostic::error(
+                "`when` inside an if-equation whose condition is not known at translation time (Modelica 8.3.5)",
+            )
+            .at(w.span, "this `when`")
+            .with_secondary(eq.span, "inside this if-equation"));
         }
         if self.connections.len() != connections_before {
             self.connections.truncate(connections_before);
@@ -447,38 +486,53 @@ impl<'a> Flattener<'a> {
     ) -> Result<(), Diagnostic> {
         match name.dotted().as_str() {
             "assert" => {
-                let cond = args.first().ok_or_else(|| {
-                    Diagnostic::error("`assert` needs a condition").at(span, "here")
-                })?;
-                self.expect_boolean(&cond.value, ctx)?;
-                let condition = match self.flatten_expr(&cond.value, ctx)? {
-                    Tree::Leaf(c) => c,
-                    Tree::Node(_) => {
-                        return Err(Diagnostic::error("an assert condition must be a scalar")
-                            .at(cond.value.span, "an array"));
-                    }
-                };
-                let message = assert_message(args.get(1), span)?;
-                let is_error = assert_is_error(args)?;
-                if is_error && self.dae.pool.as_const(condition) == Some(0.0) {
-                    return Err(Diagnostic::error(format!(
-                        "this assertion always fails: {message}"
-                    ))
-                    .at(cond.value.span, "the condition is false"));
-                }
-                self.dae.assertions.push(Assertion {
-                    condition,
-                    message,
-                    span,
-                    is_error,
-                });
+                let assertion = self.assertion(span, args, ctx)?;
+                self.dae.assertions.push(assertion);
                 Ok(())
             }
+            "terminate" => Err(Diagnostic::error(
+                "`terminate` is only allowed inside `when` (Modelica 8.3.8)",
+            )
+            .at(span, "outside `when`")),
             other => Err(Diagnostic::error(format!(
                 "`{other}(…)` as an equation is not supported"
             ))
             .at(span, "only `assert` calls are")),
         }
+    }
+
+    /// `assert(condition, message, level)` at `span`.
+    pub(super) fn assertion(
+        &mut self,
+        span: Span,
+        args: &'a [ast::Arg],
+        ctx: &Ctx<'_>,
+    ) -> Result<Assertion, Diagnostic> {
+        let cond = args
+            .first()
+            .ok_or_else(|| Diagnostic::error("`assert` needs a condition").at(span, "here"))?;
+        self.expect_boolean(&cond.value, ctx)?;
+        let condition = match self.flatten_expr(&cond.value, ctx)? {
+            Tree::Leaf(c) => c,
+            Tree::Node(_) => {
+                return Err(Diagnostic::error("an assert condition must be a scalar")
+                    .at(cond.value.span, "an array"));
+            }
+        };
+        let message = assert_message(args.get(1), span)?;
+        let is_error = assert_is_error(args)?;
+        if is_error && self.dae.pool.as_const(condition) == Some(0.0) {
+            return Err(
+                Diagnostic::error(format!("this assertion always fails: {message}"))
+                    .at(cond.value.span, "the condition is false"),
+            );
+        }
+        Ok(Assertion {
+            condition,
+            message,
+            span,
+            is_error,
+        })
     }
 }
 
@@ -495,6 +549,23 @@ fn assert_message(arg: Option<&ast::Arg>, call: Span) -> Result<String, Diagnost
                 .at(arg.value.span, "not a String"))
         }
         _ => Ok(String::new()),
+    }
+}
+
+/// `terminate(message)`'s message, a String literal.
+pub(super) fn terminate_message(args: &[ast::Arg], call: Span) -> Result<String, Diagnostic> {
+    match args {
+        [arg] if arg.name.is_none() => match &arg.value.kind {
+            ExprKind::Str(s) => Ok(s.clone()),
+            _ => Err(
+                Diagnostic::error("`terminate` takes a String literal message")
+                    .at(arg.value.span, "not a String literal"),
+            ),
+        },
+        _ => Err(
+            Diagnostic::error("`terminate` takes one argument: `terminate(\"why\")`")
+                .at(call, "here"),
+        ),
     }
 }
 

@@ -1293,7 +1293,7 @@ impl<'a> Flattener<'a> {
                 )
             }
             "reinit" => Err(Self::reinit_outside_when(span)),
-            "terminal" | "delay" | "cardinality" | "homotopy" | "semiLinear" => Err(err(
+            "delay" | "cardinality" | "homotopy" | "semiLinear" => Err(err(
                 func.span,
                 format!("`{name}` is not supported"),
                 "outside mocca's subset",

@@ -87,17 +87,112 @@ impl<'a> Flattener<'a> {
                 }
                 Ok(())
             }
-            EquationKind::Call { name, args } if name.dotted() == "reinit" => {
-                actions.extend(self.reinit(args, e.span, ctx)?);
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => {
+                let action = self.when_if(branches, else_branch, ctx, Self::when_body_equation)?;
+                actions.push(action);
+                Ok(())
+            }
+            EquationKind::For { indices, body } => {
+                self.when_for(indices, body, e.span, ctx, actions, Self::when_body_equation)
+            }
+            EquationKind::Call { name, args } => {
+                actions.extend(self.when_call(name, args, e.span, ctx)?);
                 Ok(())
             }
             EquationKind::When { .. } => Err(Diagnostic::error(
                 "`when` cannot be nested in `when` (Modelica 8.3.5)",
             )
             .at(e.span, "nested")),
-            _ => Err(
-                Diagnostic::error("inside `when`, mocca supports `v = e` and `reinit(x, e)`")
-                    .at(e.span, "not supported here"),
+            _ => Err(Diagnostic::error(
+                "inside `when`, mocca supports `v = e`, `if`, `for`, `reinit`, `assert` and `terminate`",
+            )
+            .at(e.span, "not supported here")),
+        }
+    }
+
+    /// `if` inside a `when` body, of equations or statements: an action choosing at the event.
+    pub(super) fn when_if<B: 'a>(
+        &mut self,
+        branches: &'a [(Expr, Vec<B>)],
+        else_branch: &'a [B],
+        ctx: &Ctx<'_>,
+        action: fn(&mut Self, &'a B, &Ctx<'_>, &mut Vec<Action>) -> Result<(), Diagnostic>,
+    ) -> Result<Action, Diagnostic> {
+        let mut flat = Vec::with_capacity(branches.len());
+        for (condition, body) in branches {
+            self.expect_boolean(condition, ctx)?;
+            let c = match self.flatten_expr(condition, ctx)? {
+                Tree::Leaf(c) => c,
+                Tree::Node(_) => {
+                    return Err(Diagnostic::error("an if-condition must be a scalar")
+                        .at(condition.span, "an array"));
+                }
+            };
+            let mut actions = Vec::new();
+            for item in body {
+                action(self, item, ctx, &mut actions)?;
+            }
+            flat.push((c, actions));
+        }
+        let mut otherwise = Vec::new();
+        for item in else_branch {
+            action(self, item, ctx, &mut otherwise)?;
+        }
+        Ok(Action::If {
+            branches: flat,
+            otherwise,
+        })
+    }
+
+    /// `for` inside a `when` body, unrolled over its range (known at translation time).
+    pub(super) fn when_for<B: 'a>(
+        &mut self,
+        indices: &'a [ast::ForIndex],
+        body: &'a [B],
+        span: Span,
+        ctx: &Ctx<'_>,
+        actions: &mut Vec<Action>,
+        action: fn(&mut Self, &'a B, &Ctx<'_>, &mut Vec<Action>) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        let Some((first, rest)) = indices.split_first() else {
+            for item in body {
+                action(self, item, ctx, actions)?;
+            }
+            return Ok(());
+        };
+        let Some(range) = &first.range else {
+            return Err(Diagnostic::error(
+                "a `for` inside `when` needs its range (`for i in 1:n`)",
+            )
+            .at(span, "no range"));
+        };
+        let range = self.range_values(range, ctx)?;
+        self.each_index_value(first, range, ctx, |f, inner| {
+            f.when_for(rest, body, span, inner, actions, action)
+        })
+    }
+
+    /// `reinit`, `assert` or `terminate` inside a `when` body.
+    pub(super) fn when_call(
+        &mut self,
+        name: &ast::Name,
+        args: &'a [ast::Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Action>, Diagnostic> {
+        match name.dotted().as_str() {
+            "reinit" => self.reinit(args, span, ctx),
+            "assert" => Ok(vec![Action::Assert(self.assertion(span, args, ctx)?)]),
+            "terminate" => Ok(vec![Action::Terminate {
+                message: super::equations::terminate_message(args, span)?,
+                span,
+            }]),
+            other => Err(
+                Diagnostic::error(format!("`{other}(…)` inside `when` is not supported"))
+                    .at(span, "only `reinit`, `assert` and `terminate` calls are"),
             ),
         }
     }
@@ -148,7 +243,10 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Option<Result<Val, Diagnostic>> {
-        if !matches!(name, "pre" | "edge" | "change" | "initial" | "sample") {
+        if !matches!(
+            name,
+            "pre" | "edge" | "change" | "initial" | "terminal" | "sample"
+        ) {
             return None;
         }
         if ctx.mode == Mode::Constant {
@@ -158,7 +256,7 @@ impl<'a> Flattener<'a> {
             .at(span, "not a constant")));
         }
         let wanted = match name {
-            "initial" => 0,
+            "initial" | "terminal" => 0,
             "sample" => 2,
             _ => 1,
         };
@@ -170,7 +268,8 @@ impl<'a> Flattener<'a> {
             .at(span, "here")));
         }
         Some(match name {
-            "initial" => Ok(Tree::Leaf(self.initial_variable(span))),
+            "initial" => Ok(Tree::Leaf(self.flag_variable(Flag::Initial, span))),
+            "terminal" => Ok(Tree::Leaf(self.flag_variable(Flag::Terminal, span))),
             "sample" => self.sample(positional, span, ctx),
             _ => self.of_pre(name, positional[0], ctx),
         })
@@ -232,13 +331,20 @@ impl<'a> Flattener<'a> {
         only
     }
 
-    fn initial_variable(&mut self, span: Span) -> ExprId {
-        let var = match self.dae.hybrid.initial {
+    /// The held Boolean that reads as `initial()` or `terminal()`.
+    fn flag_variable(&mut self, flag: Flag, span: Span) -> ExprId {
+        let (slot, name) = match flag {
+            Flag::Initial => (self.dae.hybrid.initial, "initial()"),
+            Flag::Terminal => (self.dae.hybrid.terminal, "terminal()"),
+        };
+        let var = match slot {
             Some(v) => v,
             None => {
-                let v =
-                    self.held_variable("initial()".to_string(), ScalarType::Boolean, None, span);
-                self.dae.hybrid.initial = Some(v);
+                let v = self.held_variable(name.to_string(), ScalarType::Boolean, None, span);
+                match flag {
+                    Flag::Initial => self.dae.hybrid.initial = Some(v),
+                    Flag::Terminal => self.dae.hybrid.terminal = Some(v),
+                }
                 v
             }
         };
@@ -280,7 +386,11 @@ impl<'a> Flattener<'a> {
         let mut assigned_by: Vec<Option<usize>> = vec![None; self.dae.variables.len()];
         let mut diags = Vec::new();
         for (c, clause) in self.dae.hybrid.whens.iter().enumerate() {
-            for action in clause.branches.iter().flat_map(|b| &b.actions) {
+            let mut all = Vec::new();
+            for branch in &clause.branches {
+                Action::walk(&branch.actions, &mut |a| all.push(a));
+            }
+            for action in all {
                 match *action {
                     Action::Assign { var, span, .. } => {
                         let v = &mut self.dae.variables[var.0 as usize];
@@ -325,9 +435,17 @@ impl<'a> Flattener<'a> {
                             );
                         }
                     }
+                    Action::If { .. } | Action::Assert(_) | Action::Terminate { .. } => {}
                 }
             }
         }
         self.diags.extend(diags);
     }
+}
+
+/// The instants a held Boolean of the flattener's own marks.
+#[derive(Clone, Copy)]
+enum Flag {
+    Initial,
+    Terminal,
 }

@@ -46,6 +46,29 @@ pub struct EventStats {
     pub iterations: u64,
     /// The first event times (up to ten).
     pub first_times: Vec<f64>,
+    /// `terminate(…)` ended the run.
+    #[serde(skip)]
+    pub terminated: Option<Termination>,
+    /// Warning-level `assert`s in `when` clauses that were false, each at its first time.
+    #[serde(skip)]
+    pub warnings: Vec<EventWarning>,
+}
+
+/// A `terminate(message)` that fired.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Termination {
+    pub time: f64,
+    /// As written (escapes kept).
+    pub message: String,
+    pub span: Span,
+}
+
+/// A warning-level `assert` in a `when` clause that was false when its branch fired.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventWarning {
+    pub time: f64,
+    pub message: String,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +89,12 @@ pub enum EventFailure {
         relation: String,
         /// The equation or `when` clause the relation is in.
         span: Option<Span>,
+    },
+    /// An error-level `assert` in a `when` clause was false when its branch fired.
+    Assertion {
+        t: f64,
+        message: String,
+        span: Span,
     },
     /// Events in a run mocca cannot yet combine them with.
     Unsupported(&'static str),
@@ -92,6 +121,11 @@ impl std::fmt::Display for EventFailure {
             EventFailure::Chattering { t, relation, .. } => write!(
                 f,
                 "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE:e} of the run's length (chattering or a Zeno model)"
+            ),
+            EventFailure::Assertion { t, message, .. } => write!(
+                f,
+                "assertion failed at the event at t = {t}: {}",
+                crate::dae::unescape(message)
             ),
             EventFailure::Unsupported(what) => write!(f, "{what} are not supported yet"),
         }
@@ -218,6 +252,23 @@ impl<'a> Events<'a> {
         self.event(t, x, false)
     }
 
+    /// The terminal event at the end `t` of a run, with the states `x` there: `terminal()`
+    /// is true and the clauses it makes fire run (Modelica 3.7.4.4). Nothing to do for a
+    /// model that does not call `terminal()`.
+    pub fn terminal(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+        let Some(terminal) = self.dae.hybrid.terminal else {
+            return Ok(());
+        };
+        self.load_states(t, x)?;
+        self.point.vars[terminal.0 as usize] = 1.0;
+        self.event(t, x, false)
+    }
+
+    /// Whether `terminate(…)` has ended the run.
+    pub fn terminated(&self) -> bool {
+        self.stats.terminated.is_some()
+    }
+
     /// Sets each switch to its relation's value at the start `t` from the states `x` (the
     /// states' start values), until they agree with the model they make: the mode the
     /// initialisation starts from.
@@ -316,8 +367,11 @@ impl<'a> Events<'a> {
         for clock in &self.clocks {
             self.point.vars[clock.var.0 as usize] = 0.0;
         }
-        if let Some(initial) = self.dae.hybrid.initial {
-            self.point.vars[initial.0 as usize] = 0.0;
+        for flag in [self.dae.hybrid.initial, self.dae.hybrid.terminal]
+            .into_iter()
+            .flatten()
+        {
+            self.point.vars[flag.0 as usize] = 0.0;
         }
         self.evaluate(t)?;
         self.set_pre();
@@ -381,15 +435,7 @@ impl<'a> Events<'a> {
                 fired[c] = true;
                 any = true;
                 let mut reinits = Vec::new();
-                for action in &branch.actions {
-                    match *action {
-                        Action::Assign { var, value, .. } => {
-                            let x = self.eval(value);
-                            self.point.vars[var.0 as usize] = x;
-                        }
-                        Action::Reinit { var, value, .. } => reinits.push((var, self.eval(value))),
-                    }
-                }
+                self.run_actions(t, &branch.actions, &mut reinits)?;
                 for (var, x) in reinits {
                     self.point.vars[var.0 as usize] = x;
                 }
@@ -401,6 +447,62 @@ impl<'a> Events<'a> {
         }
         self.before = self.values(&self.conditions);
         Ok(fired.contains(&true))
+    }
+
+    /// A fired branch's actions in written order; the `reinit`s are gathered, to apply once
+    /// the branch is done.
+    fn run_actions(
+        &mut self,
+        t: f64,
+        actions: &'a [Action],
+        reinits: &mut Vec<(VarId, f64)>,
+    ) -> Result<(), EventFailure> {
+        for action in actions {
+            match action {
+                Action::Assign { var, value, .. } => {
+                    let x = self.eval(*value);
+                    self.point.vars[var.0 as usize] = x;
+                }
+                Action::Reinit { var, value, .. } => reinits.push((*var, self.eval(*value))),
+                Action::If {
+                    branches,
+                    otherwise,
+                } => {
+                    let chosen = branches
+                        .iter()
+                        .find(|(condition, _)| self.eval(*condition) != 0.0)
+                        .map_or(otherwise, |(_, body)| body);
+                    self.run_actions(t, chosen, reinits)?;
+                }
+                Action::Assert(a) => {
+                    if self.eval(a.condition) != 0.0 {
+                        continue;
+                    }
+                    if a.is_error {
+                        return Err(EventFailure::Assertion {
+                            t,
+                            message: a.message.clone(),
+                            span: a.span,
+                        });
+                    }
+                    if !self.stats.warnings.iter().any(|w| w.span == a.span) {
+                        self.stats.warnings.push(EventWarning {
+                            time: t,
+                            message: a.message.clone(),
+                            span: a.span,
+                        });
+                    }
+                }
+                Action::Terminate { message, span } => {
+                    self.stats.terminated.get_or_insert(Termination {
+                        time: t,
+                        message: message.clone(),
+                        span: *span,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The first branch of `clause` (whose conditions start at `first` in `conditions`) with a

@@ -259,9 +259,15 @@ fn run_one_system<'d>(
     let breakpoints = model.breakpoints().to_vec();
     recorder.at_states(model, options.start, &x)?;
     let mut t = options.start;
+    let terminated =
+        |events: &Option<&mut Events<'_>>| events.as_ref().is_some_and(|e| e.terminated());
     for k in 0..options.steps {
+        if terminated(&events) {
+            break;
+        }
         let t_next = options.time(k + 1);
         let span = (t, options.step());
+        let mut end = t_next;
         match events.as_deref_mut() {
             None => {
                 step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?
@@ -274,12 +280,17 @@ fn run_one_system<'d>(
                     events,
                     recorder,
                 };
-                run.advance((t, t_next, options.step()), &mut x)?;
+                end = run.advance((t, t_next, options.step()), &mut x)?;
             }
         }
-        recorder.at_states(model, t_next, &x)?;
+        if end == t_next {
+            recorder.at_states(model, t_next, &x)?;
+        }
         progress(k + 1);
-        t = t_next;
+        t = end;
+    }
+    if let Some(events) = events {
+        events.terminal(t, &mut x).map_err(Failure::Event)?;
     }
     Ok((stepper.stats().clone(), stepper.sparse()))
 }
@@ -296,8 +307,9 @@ struct EventRun<'r, 'e, S> {
 
 impl<S: FixedStep> EventRun<'_, '_, S> {
     /// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the
-    /// events on the way.
-    fn advance(&mut self, (t, t_next, h): (f64, f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+    /// events on the way; where it stopped: `t_next`, or the event at which `terminate` ended
+    /// the run.
+    fn advance(&mut self, (t, t_next, h): (f64, f64, f64), x: &mut [f64]) -> Result<f64, Failure> {
         let mut from = t;
         while from < t_next {
             let timed = self.events.next_time_event(from);
@@ -341,9 +353,12 @@ impl<S: FixedStep> EventRun<'_, '_, S> {
             if at < t_next {
                 self.recorder.at_states(self.model, at, x)?;
             }
+            if self.events.terminated() {
+                return Ok(at);
+            }
             from = at;
         }
-        Ok(())
+        Ok(t_next)
     }
 }
 
@@ -418,7 +433,8 @@ pub fn simulate_bdf_observed(
     let mut recorded = 0u64;
     let mut t = options.start;
     let mut failure = None;
-    while options.steps > 0 && t < options.stop {
+    let terminated = |events: &Option<Events<'_>>| events.as_ref().is_some_and(Events::terminated);
+    while options.steps > 0 && t < options.stop && !terminated(&events) {
         let timed = events
             .as_ref()
             .map_or(f64::INFINITY, |e| e.next_time_event(t));
@@ -478,7 +494,7 @@ pub fn simulate_bdf_observed(
         model.load(&events.point);
         model.enter_interval_from(at);
         // Each segment's first row is the one after the event, but for the last at the end.
-        let at_end = at >= options.stop;
+        let at_end = at >= options.stop || events.terminated();
         segments.push(Segment {
             held: Some(events.point.clone()),
             states: if at_end {
@@ -487,10 +503,18 @@ pub fn simulate_bdf_observed(
                 Vec::new()
             },
         });
+        t = at;
         if at_end {
             break;
         }
-        t = at;
+    }
+    if let Some(events) = events.as_mut()
+        && failure.is_none()
+    {
+        let end = if events.terminated() { t } else { options.stop };
+        if let Err(e) = events.terminal(end, &mut x) {
+            failure = Some(Failure::Event(e));
+        }
     }
     if options.steps == 0 {
         // Initialisation only: the initial state is the whole trajectory.
