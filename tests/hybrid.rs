@@ -519,3 +519,82 @@ equation
   end when;
 end Ball;
 ";
+
+/// The weak RC ladder with a state event (C2's voltage reset when it passes 0.3) and a
+/// sample clock.
+const WEAK_EVENTS: &str = "model WeakEvents
+  extends RCLadderWeak;
+  Integer resets(start = 0, fixed = true);
+  Integer ticks(start = 0, fixed = true);
+equation
+  when C2.v > 0.3 then
+    reinit(C2.v, 0);
+    resets = pre(resets) + 1;
+  end when;
+  when sample(0, 0.5) then
+    ticks = pre(ticks) + 1;
+  end when;
+end WeakEvents;
+";
+
+#[test]
+fn a_weakly_partitioned_run_locates_events_converging_at_its_order() {
+    let ladder = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/rc_ladder_weak.mo");
+    let file = model_file("weak_events", WEAK_EVENTS);
+    let run = |name: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            ladder,
+            file.to_str().expect("utf-8"),
+            "--model",
+            "WeakEvents",
+            "--stop",
+            "2",
+            "--vars",
+            "resets,ticks",
+        ];
+        args.extend(extra);
+        let (csv, err, code) = simulate_csv(name, &args);
+        assert_eq!(code, 0, "{err}");
+        csv
+    };
+    let reference = run(
+        "weak_events_bdf",
+        &["--method", "bdf", "--tol", "1e-11", "--step", "0.01"],
+    );
+    let exact = steps_up(&reference, "resets");
+    assert_eq!(exact.len(), 3, "{exact:?}");
+    for exchange in ["gauss-seidel", "jacobi"] {
+        let mut errors = Vec::new();
+        for step in ["1e-3", "1e-4"] {
+            let csv = run(
+                &format!("weak_events_{exchange}_{step}"),
+                &[
+                    "--partition",
+                    "weak",
+                    "--exchange",
+                    exchange,
+                    "--method",
+                    "trapezoidal",
+                    "--step",
+                    step,
+                ],
+            );
+            let resets = steps_up(&csv, "resets");
+            assert_eq!(resets.len(), exact.len(), "{exchange} {step}: {resets:?}");
+            errors.push((resets[0] - exact[0]).abs());
+            // The clock's events are exact: at 0.5, 1, 1.5 and 2 (the start fires nothing).
+            assert_eq!(
+                steps_up(&csv, "ticks"),
+                [0.5, 1.0, 1.5, 2.0],
+                "{exchange} {step}"
+            );
+        }
+        // The weak exchange lags by a step: first order in the step.
+        let ratio = errors[0] / errors[1];
+        assert!(
+            (8.0..12.0).contains(&ratio),
+            "{exchange}: errors {errors:?}"
+        );
+    }
+}

@@ -82,7 +82,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
     };
-    let (flat, structure) = match load_for_simulation(&args.model, true) {
+    let (flat, structure) = match load_for_simulation(&args.model) {
         Ok(ok) => ok,
         Err(code) => return code,
     };

@@ -62,15 +62,12 @@ pub fn load_and_analyse(
     load_holding(args, false)
 }
 
-/// [`load_and_analyse`] for a simulation: with `events`, relations on continuously varying
-/// values are held between events ([`crate::dae::relations`]); without, they are evaluated
-/// where the integrator evaluates the model (the weakly partitioned runs, which have no events
-/// yet).
+/// [`load_and_analyse`] for a simulation: relations on continuously varying values are held
+/// between events ([`crate::dae::relations`]).
 pub fn load_for_simulation(
     args: &ModelArgs,
-    events: bool,
 ) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
-    load_holding(args, events)
+    load_holding(args, true)
 }
 
 fn load_holding(

@@ -213,11 +213,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let (flat, structure) =
-        match load_for_simulation(&args.model, args.partition.partition != PartitionArg::Weak) {
-            Ok(ok) => ok,
-            Err(code) => return code,
-        };
+    let (flat, structure) = match load_for_simulation(&args.model) {
+        Ok(ok) => ok,
+        Err(code) => return code,
+    };
     let mut dae = flat.dae;
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),
@@ -640,7 +639,7 @@ fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
             "its relation keeps switching",
         ),
         EventFailure::Assertion { span, .. } => (vec![*span], "this condition is false"),
-        EventFailure::Eval { .. } | EventFailure::Unsupported(_) => (Vec::new(), ""),
+        EventFailure::Eval { .. } => (Vec::new(), ""),
     };
     match spans.split_first() {
         Some((&first, rest)) => rest.iter().fold(d.at(first, label), |d, &s| {

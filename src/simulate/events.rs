@@ -96,8 +96,6 @@ pub enum EventFailure {
         message: String,
         span: Span,
     },
-    /// Events in a run mocca cannot yet combine them with.
-    Unsupported(&'static str),
 }
 
 impl std::fmt::Display for EventFailure {
@@ -127,7 +125,6 @@ impl std::fmt::Display for EventFailure {
                 "assertion failed at the event at t = {t}: {}",
                 crate::dae::unescape(message)
             ),
-            EventFailure::Unsupported(what) => write!(f, "{what} are not supported yet"),
         }
     }
 }

@@ -258,6 +258,51 @@ impl Partitioned {
         }
     }
 
+    /// Steps every subsystem from `t` by `h`, ending a step at each breakpoint on the way (one
+    /// thread: a Jacobi step's results are the same on one as on two).
+    pub fn step_over(
+        &mut self,
+        breakpoints: &[f64],
+        (t, h): (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        for (a, b, step) in split_step(breakpoints, t, h) {
+            self.enter_interval(a, b);
+            self.step(a, step, x, None)?;
+        }
+        Ok(())
+    }
+
+    /// The exchanged weak values: what a step reads of the other subsystems besides `x`.
+    pub fn exchanged(&self) -> Vec<f64> {
+        (self.exchanges.iter().flatten())
+            .map(|&(_, last)| self.model.value(last))
+            .collect()
+    }
+
+    /// Sets the exchanged weak values back to `saved` ([`Partitioned::exchanged`]), to step
+    /// again from where they were taken.
+    pub fn set_exchanged(&mut self, saved: &[f64]) {
+        let lasts: Vec<Reg> = (self.exchanges.iter().flatten())
+            .map(|&(_, last)| last)
+            .collect();
+        for (&last, &x) in lasts.iter().zip(saved) {
+            self.model.set_value(last, x);
+        }
+    }
+
+    /// After an event at `t`: takes every value of `point` (the model evaluated as one system
+    /// after the event: held values, states as re-initialised, the unknowns consistent with
+    /// them) and publishes its weak values, so that the next step starts from values
+    /// consistent at `t`, as the first does.
+    pub fn resume(&mut self, point: &Point, t: f64) {
+        self.model.load(point);
+        self.model.enter_interval_from(t);
+        for list in 0..self.exchanges.len() {
+            self.publish(list);
+        }
+    }
+
     /// Integrates from `x0` over the options' grid, calling `record` after every step until it breaks (the
     /// model then holds the values at that time) and `progress` with the steps done.
     pub fn run(

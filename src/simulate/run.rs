@@ -195,11 +195,6 @@ fn simulate_with(
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     start_events(events.as_mut(), &mut model, options, &mut x)?;
-    if events.is_some() && options.partition == Partition::Weak {
-        return Err(Failure::Event(EventFailure::Unsupported(
-            "events with `--partition weak`",
-        )));
-    }
     let (stats, sparse) = match (levels, options.partition) {
         (Some(levels), Partition::None) => {
             let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
@@ -214,16 +209,36 @@ fn simulate_with(
         (_, Partition::Weak) => {
             let point = model.point();
             let model = (dae, structure, causal, jac);
-            let mut split = Partitioned::new(model, &point, options, levels, true);
-            // After each step the partitioned model holds every value, states included.
-            let result = split.run(
-                options,
-                &x,
-                |model, t| recorder.at_registers(model, t, causal),
-                &mut progress,
-            );
-            result.map_err(Failure::Step)?;
-            recorder.violation()?;
+            let mut split = Partitioned::new(model, &point, options, levels, events.is_none());
+            match events.as_mut() {
+                Some(events) => {
+                    let breakpoints = split.model.breakpoints().to_vec();
+                    let mut system = WeakSystem {
+                        split: &mut split,
+                        causal,
+                    };
+                    let run = (options, Some(events));
+                    run_grid(
+                        &mut system,
+                        &breakpoints,
+                        &mut recorder,
+                        x,
+                        run,
+                        &mut progress,
+                    )?;
+                }
+                None => {
+                    // After each step the partitioned model holds every value, states included.
+                    let result = split.run(
+                        options,
+                        &x,
+                        |model, t| recorder.at_registers(model, t, causal),
+                        &mut progress,
+                    );
+                    result.map_err(Failure::Step)?;
+                    recorder.violation()?;
+                }
+            }
             (split.stats(), split.sparse())
         }
     };
@@ -252,39 +267,56 @@ pub fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partiti
 /// every point (and two at each event); the counters and whether the Newton matrix was sparse.
 fn run_one_system<'d>(
     mut stepper: impl FixedStep,
-    (model, recorder, mut x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
-    (options, mut events): (&Options, Option<&mut Events<'d>>),
+    (model, recorder, x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
+    run: (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
 ) -> Result<(Stats, bool), Failure> {
     let breakpoints = model.breakpoints().to_vec();
-    recorder.at_states(model, options.start, &x)?;
+    let mut system = OneSystem {
+        stepper: &mut stepper,
+        model,
+    };
+    run_grid(&mut system, &breakpoints, recorder, x, run, progress)?;
+    Ok((stepper.stats().clone(), stepper.sparse()))
+}
+
+/// Steps `system` from the initial state `x` over the output grid, recording every point
+/// (two at each event), until the stop time or a `terminate`; then the terminal event.
+fn run_grid<'d>(
+    system: &mut impl EventSystem,
+    breakpoints: &[f64],
+    recorder: &mut Recorder<'d>,
+    mut x: Vec<f64>,
+    (options, mut events): (&Options, Option<&mut Events<'d>>),
+    progress: &mut impl FnMut(u64),
+) -> Result<(), Failure> {
+    system.record(recorder, options.start, &x)?;
     let mut t = options.start;
-    let terminated =
-        |events: &Option<&mut Events<'_>>| events.as_ref().is_some_and(|e| e.terminated());
     for k in 0..options.steps {
-        if terminated(&events) {
+        if events.as_ref().is_some_and(|e| e.terminated()) {
             break;
         }
         let t_next = options.time(k + 1);
-        let span = (t, options.step());
-        let mut end = t_next;
-        match events.as_deref_mut() {
+        let end = match events.as_deref_mut() {
             None => {
-                step_to(&mut stepper, model, &breakpoints, span, &mut x).map_err(Failure::Step)?
+                let span = (t, options.step());
+                system
+                    .step_over(breakpoints, span, &mut x)
+                    .map_err(Failure::Step)?;
+                t_next
             }
             Some(events) => {
                 let mut run = EventRun {
-                    stepper: &mut stepper,
-                    model,
-                    breakpoints: &breakpoints,
+                    system: &mut *system,
+                    breakpoints,
                     events,
-                    recorder,
+                    recorder: &mut *recorder,
                 };
-                end = run.advance((t, t_next, options.step()), &mut x)?;
+                run.advance((t, t_next, options.step()), &mut x)?
             }
-        }
+        };
         if end == t_next {
-            recorder.at_states(model, t_next, &x)?;
+            system.record(recorder, t_next, &x)?;
         }
         progress(k + 1);
         t = end;
@@ -292,20 +324,122 @@ fn run_one_system<'d>(
     if let Some(events) = events {
         events.terminal(t, &mut x).map_err(Failure::Event)?;
     }
-    Ok((stepper.stats().clone(), stepper.sparse()))
+    Ok(())
+}
+
+/// What a fixed-step run with events steps: the model as one system, or its weak
+/// subsystems.
+trait EventSystem {
+    /// Whether [`EventSystem::record`] reads the values the last step left (rather than
+    /// evaluating the model at the states it is given).
+    const RECORDS_REGISTERS: bool;
+
+    /// Steps the states `x` from `t` by `h`, ending a step at each breakpoint on the way.
+    fn step_over(
+        &mut self,
+        breakpoints: &[f64],
+        span: (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), StepFailure>;
+
+    /// What stepping again from a step's start needs besides its states.
+    fn checkpoint(&self) -> Vec<f64>;
+
+    /// Back to a [`EventSystem::checkpoint`], to step again from where it was taken.
+    fn rewind(&mut self, saved: &[f64]);
+
+    /// Records the point `(t, x)` the system has just stepped to (or resumed at).
+    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure>;
+
+    /// Continues from the event at `t`, whose values (held ones, states as re-initialised)
+    /// `point` holds.
+    fn resume(&mut self, point: &Point, t: f64);
+}
+
+/// The model as one system and its stepper.
+struct OneSystem<'r, S> {
+    stepper: &'r mut S,
+    model: &'r mut CompiledModel,
+}
+
+impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
+    const RECORDS_REGISTERS: bool = false;
+
+    fn step_over(
+        &mut self,
+        breakpoints: &[f64],
+        span: (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        step_to(self.stepper, self.model, breakpoints, span, x)
+    }
+
+    fn checkpoint(&self) -> Vec<f64> {
+        // One-step methods: the states are all a step starts from.
+        Vec::new()
+    }
+
+    fn rewind(&mut self, _: &[f64]) {}
+
+    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure> {
+        recorder.at_states(self.model, t, x)
+    }
+
+    fn resume(&mut self, point: &Point, t: f64) {
+        self.model.load(point);
+        self.model.enter_interval_from(t);
+    }
+}
+
+/// The weak subsystems, stepped by the partitioned method (SPEC §10).
+struct WeakSystem<'r> {
+    split: &'r mut Partitioned,
+    causal: &'r Causal,
+}
+
+impl EventSystem for WeakSystem<'_> {
+    const RECORDS_REGISTERS: bool = true;
+
+    fn step_over(
+        &mut self,
+        breakpoints: &[f64],
+        span: (f64, f64),
+        x: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        self.split.step_over(breakpoints, span, x)
+    }
+
+    fn checkpoint(&self) -> Vec<f64> {
+        self.split.exchanged()
+    }
+
+    fn rewind(&mut self, saved: &[f64]) {
+        self.split.set_exchanged(saved);
+    }
+
+    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, _: &[f64]) -> Result<(), Failure> {
+        // After each step the partitioned model holds every value, states included.
+        match recorder.at_registers(&self.split.model, t, self.causal) {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => recorder.violation(),
+        }
+    }
+
+    fn resume(&mut self, point: &Point, t: f64) {
+        self.split.resume(point, t);
+    }
 }
 
 /// A fixed-step run with events: each step ends at an event inside it, and the next starts
 /// there, so that the method keeps its order.
-struct EventRun<'r, 'e, S> {
-    stepper: &'r mut S,
-    model: &'r mut CompiledModel,
+struct EventRun<'r, 'e, Y> {
+    system: &'r mut Y,
     breakpoints: &'r [f64],
     events: &'r mut Events<'e>,
     recorder: &'r mut Recorder<'e>,
 }
 
-impl<S: FixedStep> EventRun<'_, '_, S> {
+impl<Y: EventSystem> EventRun<'_, '_, Y> {
     /// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the
     /// events on the way; where it stopped: `t_next`, or the event at which `terminate` ended
     /// the run.
@@ -319,25 +453,20 @@ impl<S: FixedStep> EventRun<'_, '_, S> {
             } else {
                 end - from
             };
-            let saved = x.to_vec();
-            step_to(self.stepper, self.model, self.breakpoints, (from, step), x)
+            let saved = (x.to_vec(), self.system.checkpoint());
+            self.system
+                .step_over(self.breakpoints, (from, step), x)
                 .map_err(Failure::Step)?;
             let at = if self.events.crossed(end, x) {
-                let (stepper, model, breakpoints) =
-                    (&mut *self.stepper, &mut *self.model, self.breakpoints);
-                let mut state_at = |tau: f64| {
-                    let mut y = saved.clone();
-                    if tau > from {
-                        // A failure here leaves the start: no switch is seen there.
-                        if step_to(stepper, model, breakpoints, (from, tau - from), &mut y).is_err()
-                        {
-                            y.copy_from_slice(&saved);
-                        }
-                    }
-                    y
-                };
-                let (at, x_at) = self.events.locate(from, end, &mut state_at);
-                x.copy_from_slice(&x_at);
+                let at = self.locate(from, end, &saved, x);
+                if Y::RECORDS_REGISTERS && at > from {
+                    // Step to the event itself, so that the registers hold the values there.
+                    self.system.rewind(&saved.1);
+                    x.copy_from_slice(&saved.0);
+                    self.system
+                        .step_over(self.breakpoints, (from, at - from), x)
+                        .map_err(Failure::Step)?;
+                }
                 at
             } else if end == timed {
                 end
@@ -345,13 +474,12 @@ impl<S: FixedStep> EventRun<'_, '_, S> {
                 from = end;
                 continue;
             };
-            self.recorder.at_states(self.model, at, x)?;
+            self.system.record(self.recorder, at, x)?;
             self.events.at(at, x).map_err(Failure::Event)?;
-            self.model.load(&self.events.point);
-            self.model.enter_interval_from(at);
+            self.system.resume(&self.events.point, at);
             // An event on the grid: the grid's own row is the one after it.
             if at < t_next {
-                self.recorder.at_states(self.model, at, x)?;
+                self.system.record(self.recorder, at, x)?;
             }
             if self.events.terminated() {
                 return Ok(at);
@@ -359,6 +487,29 @@ impl<S: FixedStep> EventRun<'_, '_, S> {
             from = at;
         }
         Ok(t_next)
+    }
+
+    /// The first switch in `(from, end]`, located on the system's solution stepped again from
+    /// `saved` (states and checkpoint) to each trial time.
+    fn locate(&mut self, from: f64, end: f64, saved: &(Vec<f64>, Vec<f64>), x: &mut [f64]) -> f64 {
+        let (system, breakpoints) = (&mut *self.system, self.breakpoints);
+        let mut state_at = |tau: f64| {
+            let mut y = saved.0.clone();
+            if tau > from {
+                system.rewind(&saved.1);
+                // A failure here leaves the start: no switch is seen there.
+                if system
+                    .step_over(breakpoints, (from, tau - from), &mut y)
+                    .is_err()
+                {
+                    y.copy_from_slice(&saved.0);
+                }
+            }
+            y
+        };
+        let (at, x_at) = self.events.locate(from, end, &mut state_at);
+        x.copy_from_slice(&x_at);
+        at
     }
 }
 
