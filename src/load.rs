@@ -144,3 +144,99 @@ fn mentions(text: &str, name: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .any(|word| word == name)
 }
+
+/// Where top-level library packages are looked for: each `--lib` directory in order, then
+/// the directories of `MODELICAPATH` (separated by `:`, as OpenModelica and Dymola read it).
+pub fn library_roots(libs: &[PathBuf], modelicapath: Option<&str>) -> Vec<PathBuf> {
+    let from_env = modelicapath
+        .into_iter()
+        .flat_map(|p| p.split(':'))
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    libs.iter().cloned().chain(from_env).collect()
+}
+
+/// The top-level package `name` in the first root that has it: `DIR/name/package.mo`,
+/// `DIR/name VERSION/package.mo` (the first version by name) or `DIR/name.mo`.
+pub fn find_library(roots: &[PathBuf], name: &str) -> Option<PathBuf> {
+    roots.iter().find_map(|root| {
+        let plain = root.join(name);
+        if plain.join("package.mo").is_file() {
+            return Some(plain);
+        }
+        let prefix = format!("{name} ");
+        let mut versioned: Vec<PathBuf> = std::fs::read_dir(root)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&prefix))
+                    && p.join("package.mo").is_file()
+            })
+            .collect();
+        versioned.sort();
+        versioned
+            .into_iter()
+            .next()
+            .or_else(|| Some(root.join(format!("{name}.mo"))).filter(|f| f.is_file()))
+    })
+}
+
+/// Loads the library package `name` from `roots` and, transitively, the packages its
+/// `uses` annotation names that the roots have; `loaded` lists the top-level names already
+/// there (the user's files' and the libraries loaded so far). `None` when no root has `name`.
+pub fn load_library(
+    sources: &mut SourceMap,
+    roots: &[PathBuf],
+    name: &str,
+    loaded: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Option<Vec<FileId>>, Diagnostic> {
+    let Some(path) = find_library(roots, name) else {
+        return Ok(None);
+    };
+    loaded.push(name.to_string());
+    let mut ids = load_paths_warning(sources, std::slice::from_ref(&path), warnings)?;
+    let package = if path.is_dir() {
+        path.join("package.mo")
+    } else {
+        path
+    };
+    let text = std::fs::read_to_string(&package).unwrap_or_default();
+    for used in used_packages(&text) {
+        if loaded.contains(&used) {
+            continue;
+        }
+        if let Some(more) = load_library(sources, roots, &used, loaded, warnings)? {
+            ids.extend(more);
+        }
+    }
+    Ok(Some(ids))
+}
+
+/// The packages a `uses(A(version = "…"), B(…))` annotation in `text` names.
+fn used_packages(text: &str) -> Vec<String> {
+    let Some(at) = text.find("uses(") else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    let mut word = String::new();
+    for c in text[at + "uses(".len()..].chars() {
+        match c {
+            '(' => {
+                if depth == 0 && !word.is_empty() {
+                    names.push(std::mem::take(&mut word));
+                }
+                depth += 1;
+            }
+            ')' if depth == 0 => break,
+            ')' => depth -= 1,
+            c if depth == 0 && (c.is_alphanumeric() || c == '_') => word.push(c),
+            _ if depth == 0 => word.clear(),
+            _ => {}
+        }
+    }
+    names
+}

@@ -113,8 +113,8 @@ pub enum Format {
 /// Inputs every subcommand takes: files or package directories, and the output format.
 #[derive(Args, Debug)]
 pub struct InputArgs {
-    /// Modelica files or package directories (a directory holding `package.mo`).
-    #[arg(required = true)]
+    /// Modelica files or package directories (a directory holding `package.mo`); none with
+    /// `--model` naming a model of a library.
     pub files: Vec<PathBuf>,
     /// Output format: text for people, json for scripts.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -137,15 +137,41 @@ impl Command {
     fn format(&self) -> Format {
         match self {
             Command::Parse(a) => a.input.format,
-            Command::Check(a) | Command::Flatten(a) | Command::Blt(a) => a.format(),
-            Command::Jacobian(a) => a.model.format(),
-            Command::Simulate(a) => a.model.format(),
-            Command::Compare(a) => a.model.format(),
-            Command::Reduce(a) => a.model.format(),
-            Command::Emit(a) => a.model.format(),
             Command::Script(_) => Format::Text,
-            Command::Cycles(a) => a.model.format(),
-            Command::Separability(a) => a.model.format(),
+            other => other
+                .model_args()
+                .map_or(Format::Text, model::ModelArgs::format),
+        }
+    }
+
+    /// The model a subcommand works on, for those that work on one.
+    fn model_args(&self) -> Option<&model::ModelArgs> {
+        match self {
+            Command::Parse(_) | Command::Script(_) => None,
+            Command::Check(a) | Command::Flatten(a) | Command::Blt(a) => Some(a),
+            Command::Jacobian(a) => Some(&a.model),
+            Command::Simulate(a) => Some(&a.model),
+            Command::Compare(a) => Some(&a.model),
+            Command::Reduce(a) => Some(&a.model),
+            Command::Emit(a) => Some(&a.model),
+            Command::Cycles(a) => Some(&a.model),
+            Command::Separability(a) => Some(&a.model),
+        }
+    }
+
+    /// Bad usage no argument parser sees: no input at all.
+    fn usage_problem(&self) -> Option<&'static str> {
+        match self {
+            Command::Parse(a) if a.input.files.is_empty() => {
+                Some("give the Modelica files or package directories to parse")
+            }
+            _ => match self.model_args() {
+                Some(m) if m.files().is_empty() && m.model.is_none() => Some(
+                    "give the model's FILE… or, for a model of a library, `--model NAME` \
+                     (with `--lib DIR` or `MODELICAPATH`)",
+                ),
+                _ => None,
+            },
         }
     }
 }
@@ -154,6 +180,9 @@ impl Command {
 /// 2 on bad usage.
 pub fn run(cli: Cli) -> ExitCode {
     JSON_FAILURES.store(cli.command.format() == Format::Json, Ordering::Relaxed);
+    if let Some(problem) = cli.command.usage_problem() {
+        return usage_error(problem);
+    }
     match cli.command {
         Command::Parse(args) => parse::run(&args),
         Command::Check(args) => check::run(&args),

@@ -18,9 +18,16 @@ use crate::source::SourceMap;
 pub struct ModelArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// The model to use (default: the last class of the last file).
+    /// The model to use (default: the last class of the last file). A model of a library
+    /// (`Modelica.Electrical.Analog.Examples.CauerLowPassAnalog`) needs no FILE: its
+    /// top-level package is loaded from `--lib` or `MODELICAPATH`.
     #[arg(long)]
     pub model: Option<String>,
+    /// A directory holding top-level library packages (`DIR/Modelica/package.mo`,
+    /// `DIR/Modelica 4.0.0/package.mo`, `DIR/Complex.mo`); repeatable, searched before
+    /// `MODELICAPATH`.
+    #[arg(long = "lib", value_name = "DIR")]
+    pub libs: Vec<PathBuf>,
     /// Override a parameter, e.g. `-p N=30` (repeatable).
     #[arg(short = 'p', value_name = "NAME=VALUE", value_parser = parse_override)]
     pub params: Vec<(String, String)>,
@@ -105,10 +112,19 @@ fn load_holding(
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut sources = SourceMap::new();
     let mut warnings = Vec::new();
-    let user = match load::load_paths_warning(&mut sources, args.files(), &mut warnings) {
+    let mut user = match load::load_paths_warning(&mut sources, args.files(), &mut warnings) {
         Ok(user) => user,
         Err(d) => return Err((sources, vec![d])),
     };
+    match library_of_model(args, &mut sources, &user, &mut warnings) {
+        Ok(Some(mut library)) => {
+            // The model's library first: the default model stays the user's last class.
+            library.append(&mut user);
+            user = library;
+        }
+        Ok(None) => {}
+        Err(d) => return Err((sources, vec![d])),
+    }
     let flat = frontend::flatten_sources_limited(
         sources,
         &user,
@@ -127,6 +143,70 @@ pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagno
             Err((sources, warnings))
         }
     }
+}
+
+/// The files of the library that `--model`'s top-level package comes from, when no input file
+/// defines that package (`Modelica` for `--model Modelica.Blocks.Examples.PID_Controller`),
+/// with the libraries it uses; `None` when the input files define it, or no library has it
+/// and there are input files to look in.
+fn library_of_model(
+    args: &ModelArgs,
+    sources: &mut SourceMap,
+    user: &[crate::source::FileId],
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Option<Vec<crate::source::FileId>>, Diagnostic> {
+    let Some(model) = &args.model else {
+        return Ok(None);
+    };
+    let top = model.split('.').next().unwrap_or(model);
+    if user
+        .iter()
+        .any(|&f| defines_top_level(sources.text(f), top))
+    {
+        return Ok(None);
+    }
+    let modelicapath = std::env::var("MODELICAPATH").ok();
+    let roots = load::library_roots(&args.libs, modelicapath.as_deref());
+    let mut loaded = Vec::new();
+    let found = load::load_library(sources, &roots, top, &mut loaded, warnings)?;
+    if found.is_none() && user.is_empty() {
+        let looked = if roots.is_empty() {
+            "no `--lib` directory is given and `MODELICAPATH` is not set".to_string()
+        } else {
+            let dirs: Vec<String> = roots.iter().map(|r| format!("`{}`", r.display())).collect();
+            format!("looked in {}", dirs.join(", "))
+        };
+        return Err(Diagnostic::error(format!(
+            "no library has the package `{top}` of `--model {model}`: {looked}"
+        )));
+    }
+    Ok(found)
+}
+
+/// Whether Modelica text declares the class `name` (or a class within it) at its top level:
+/// `within name…;` or a class declaration named `name`.
+fn defines_top_level(text: &str, name: &str) -> bool {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ';'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|pair| match pair {
+        ["within", rest] => rest.trim_end_matches(';').split('.').next() == Some(name),
+        [keyword, declared] => {
+            matches!(
+                *keyword,
+                "model"
+                    | "package"
+                    | "block"
+                    | "class"
+                    | "connector"
+                    | "record"
+                    | "type"
+                    | "function"
+            ) && *declared == name
+        }
+        _ => false,
+    })
 }
 
 /// The causal form with every weak read after the step that solves its variable, so that it
