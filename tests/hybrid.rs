@@ -598,3 +598,40 @@ fn a_weakly_partitioned_run_locates_events_converging_at_its_order() {
         );
     }
 }
+
+#[test]
+fn conditions_on_a_variable_alias_elimination_removed_still_switch() {
+    // `y = x` makes `y` an alias of the state `x`: the relation in `z`'s equation and the
+    // `when` condition read it through its binding.
+    let text = "model Aliased
+  Real x(start = 0, fixed = true);
+  Real y;
+  Real z;
+  Integer n(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  y = x;
+  z = if y > 0.45 then 1 else 0;
+  when y > 0.75 then
+    n = pre(n) + 1;
+  end when;
+end Aliased;
+";
+    for method in ["bdf", "trapezoidal"] {
+        let csv = simulate(
+            &format!("aliased_{method}"),
+            text,
+            &["--method", method, "--step", "0.1", "--vars", "z,n"],
+        );
+        let z = steps_up(&csv, "z");
+        let n = steps_up(&csv, "n");
+        assert!(
+            z.len() == 1 && (z[0] - 0.45).abs() < 1e-9,
+            "{method}: {csv}"
+        );
+        assert!(
+            n.len() == 1 && (n[0] - 0.75).abs() < 1e-9,
+            "{method}: {csv}"
+        );
+    }
+}

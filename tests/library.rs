@@ -1,7 +1,8 @@
 //! Libraries: `--lib DIR` and `MODELICAPATH` find a model's top-level package (and the
 //! packages its `uses` annotation names) so that `--model` needs no FILE; the Modelica
 //! Standard Library 4.0.0 (`../shared/msl`) loads, and each of its examples with reference
-//! results ends with a result or a diagnostic.
+//! results ends with a result or a diagnostic; a model's `experiment` annotation gives
+//! `simulate` its defaults.
 
 mod cli_support;
 
@@ -155,4 +156,118 @@ fn every_example_with_reference_results_ends_with_a_result_or_a_diagnostic() {
         );
         assert!(!err.contains("panicked"), "{model}: {err}");
     }
+}
+
+/// Chua's circuit as the standard library's example writes it, integrated by classical
+/// Runge–Kutta: (L.i, C1.v, C2.v) at `stop`.
+fn chua_by_rk4(stop: f64) -> [f64; 3] {
+    let (c1, c2, l, g, ga, gb, ve, r0) =
+        (10.0, 100.0, 18.0, 0.565, -0.757576, -0.409091, 1.0, 12.5e-3);
+    let nonlinear = |v: f64| {
+        if v < -ve {
+            gb * (v + ve) - ga * ve
+        } else if v > ve {
+            gb * (v - ve) + ga * ve
+        } else {
+            ga * v
+        }
+    };
+    let f = |y: [f64; 3]| {
+        let [i, v1, v2] = y;
+        let through_g = g * (v2 - v1);
+        [
+            (v2 - r0 * i) / l,
+            (through_g - nonlinear(v1)) / c1,
+            (-through_g - i) / c2,
+        ]
+    };
+    let h = 1e-3;
+    let mut y = [0.0, 4.0, 0.0];
+    let add =
+        |y: [f64; 3], k: [f64; 3], s: f64| [y[0] + s * k[0], y[1] + s * k[1], y[2] + s * k[2]];
+    for _ in 0..(stop / h).round() as usize {
+        let k1 = f(y);
+        let k2 = f(add(y, k1, h / 2.0));
+        let k3 = f(add(y, k2, h / 2.0));
+        let k4 = f(add(y, k3, h));
+        for j in 0..3 {
+            y[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        }
+    }
+    y
+}
+
+#[test]
+fn the_standard_librarys_chua_circuit_follows_its_equations() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let model = "Modelica.Electrical.Analog.Examples.ChuaCircuit";
+    let csv = temp_path("chua.csv");
+    let out = csv.to_str().expect("utf-8");
+    let args = [
+        "simulate",
+        "--lib",
+        lib,
+        "--model",
+        model,
+        "--method",
+        "bdf",
+        "--tol",
+        "1e-10",
+        "--stop",
+        "100",
+        "--step",
+        "1",
+        "--vars",
+        "L.i,C1.v,C2.v",
+        "--out",
+        out,
+    ];
+    let (_, err, code) = mocca(&args);
+    assert_eq!(code, 0, "{err}");
+    let columns = cli_support::csv_columns(&std::fs::read_to_string(&csv).expect("CSV"));
+    let exact = chua_by_rk4(100.0);
+    for (name, x) in ["L.i", "C1.v", "C2.v"].into_iter().zip(exact) {
+        let got = *columns[name].last().expect("rows");
+        assert!(
+            (got - x).abs() < 1e-5 * (1.0 + x.abs()),
+            "{name}: {got} against {x}"
+        );
+    }
+}
+
+#[test]
+fn the_experiment_annotation_gives_the_run_its_defaults_and_options_override_them() {
+    let file = cli_support::model_file(
+        "experiment",
+        "model Decay
+           Real x(start = 1, fixed = true);
+         equation
+           der(x) = -x;
+           annotation(experiment(StartTime = 0.5, StopTime = 2.5, Tolerance = 1e-9));
+         end Decay;",
+    );
+    let path = file.to_str().expect("utf-8");
+    // StopTime without Interval: 500 intervals, as OpenModelica takes them.
+    let (csv, err, code) =
+        cli_support::simulate_csv("experiment", &["simulate", path, "--method", "bdf"]);
+    assert_eq!(code, 0, "{err}");
+    let columns = cli_support::csv_columns(&csv);
+    let times = &columns["time"];
+    assert_eq!(
+        (times[0], *times.last().expect("rows"), times.len()),
+        (0.5, 2.5, 501)
+    );
+    let x = *columns["x"].last().expect("rows");
+    assert!((x - (-2.0f64).exp()).abs() < 1e-7, "{x}");
+    let value = cli_support::mocca_json(&[
+        "simulate", path, "--stop", "1", "--step", "0.1", "--format", "json",
+    ]);
+    assert_eq!(value["stats"]["steps"], 5, "{value}");
+    // A start past the experiment's stop, with no stop given, is bad usage.
+    let (_, err, code) = mocca(&["simulate", path, "--start", "3"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::Format;
 use super::model::{ModelArgs, load_for_simulation};
 use super::partition::{self as partitions, Chosen, PartitionArg, PartitionArgs, Subject};
-use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order, run_failure};
+use super::simulate::{Grid, GridArgs, Integrator, MethodArg, one_system_order, run_failure};
 use super::table::{Align, print_table};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::Dae;
@@ -77,16 +77,20 @@ pub fn run(args: &CompareArgs) -> ExitCode {
     if !(args.reference_tol.is_finite() && args.reference_tol > 0.0) {
         return super::usage_error("`--reference-tol` must be a positive number");
     }
-    let steps = match args.grid.steps() {
-        Ok(0) => return super::usage_error("`--stop` must be after `--start`"),
-        Ok(n) => n,
-        Err(m) => return super::usage_error(m),
-    };
+    if let Err(m) = args.grid.check() {
+        return super::usage_error(m);
+    }
     let (flat, structure) = match load_for_simulation(&args.model) {
         Ok(ok) => ok,
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    let grid = args.grid.resolve(&dae.experiment);
+    let steps = match grid.steps() {
+        Ok(0) => return super::usage_error("`--stop` must be after `--start`"),
+        Ok(n) => n,
+        Err(m) => return super::usage_error(m),
+    };
     let causal = causal_form(&mut dae, &structure);
     let (causal, weak) = one_system_order(causal, &dae, PartitionArg::None, &flat.sources);
     let jac = ode_jacobian_with(&mut dae, &causal, weak);
@@ -98,7 +102,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&partition_args, method, &subject, args.grid.step) {
+            match partitions::choose(&partition_args, method, &subject, grid.step) {
                 Ok(c) => Some(c),
                 Err(code) => return code,
             }
@@ -131,8 +135,8 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         .collect();
     let options = |tol: f64| Options {
         method: Method::ImplicitEuler,
-        start: args.grid.start,
-        stop: args.grid.stop,
+        start: grid.start,
+        stop: grid.stop,
         steps,
         tol,
         partition: Partition::None,
@@ -164,7 +168,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                     Integrator::Fixed(m) => m,
                     _ => Method::ImplicitEuler,
                 },
-                ..options(args.grid.tol)
+                ..options(grid.tol)
             };
             let (result, implicit) = match integrator {
                 Integrator::Bdf => (run::simulate_bdf(model, &start, &opts, &states), n),
@@ -184,7 +188,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 }
             };
             let wall = clock.elapsed().as_secs_f64();
-            let outcome = judge(result, args.grid.step, &dae, &causal).map(|t| Outcome {
+            let outcome = judge(result, grid.step, &dae, &causal).map(|t| Outcome {
                 rmse: results::rmse(&results::compare(&names, &t.times, &t.columns, &reference)),
                 stats: t.stats,
                 wall,
@@ -198,6 +202,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         .collect();
     let report = Report {
         args,
+        grid,
         n,
         columns: &columns,
         chosen: chosen.as_ref(),
@@ -276,6 +281,7 @@ fn judge(
 
 struct Report<'a> {
     args: &'a CompareArgs,
+    grid: Grid,
     n: usize,
     columns: &'a [Column],
     chosen: Option<&'a Chosen>,
@@ -310,9 +316,9 @@ impl Report<'_> {
         outln!(
             "{} states, step {} from {} to {}; reference: bdf at tol {} ({:.3} s)",
             self.n,
-            Number(a.grid.step),
-            Number(a.grid.start),
-            Number(a.grid.stop),
+            Number(self.grid.step),
+            Number(self.grid.start),
+            Number(self.grid.stop),
             Number(a.reference_tol),
             self.reference_wall
         );
@@ -397,9 +403,9 @@ impl Report<'_> {
             .collect();
         let mut value = json!({
             "states": self.n,
-            "step": a.grid.step,
-            "start": a.grid.start,
-            "stop": a.grid.stop,
+            "step": self.grid.step,
+            "start": self.grid.start,
+            "stop": self.grid.stop,
             "reference": { "method": "bdf", "tol": a.reference_tol, "wall_time_s": self.reference_wall },
             "methods": methods,
         });

@@ -51,7 +51,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     if let Err(m) = args.partition.check(mixed) {
         return super::usage_error(m);
     }
-    if let Err(m) = args.grid.steps() {
+    if let Err(m) = args.grid.check() {
         return super::usage_error(m);
     }
     if let Err(message) = check_directory(&args.out, args.force) {
@@ -62,6 +62,10 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    let grid = args.grid.resolve(&dae.experiment);
+    if let Err(m) = grid.steps() {
+        return super::usage_error(m);
+    }
     // The emitted runtime has no event handling yet: a model with `when` clauses would run
     // without them, a silent wrong answer.
     if let Some(when) = dae.hybrid.whens.first() {
@@ -108,7 +112,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match choose(&args.partition, method, &subject, args.grid.step) {
+            match choose(&args.partition, method, &subject, grid.step) {
                 Ok(chosen) => Some(chosen.partition),
                 Err(code) => return code,
             }
@@ -127,8 +131,8 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     let settings = Settings {
         method: stepping,
         weak: split.then_some((&structure, exchange)),
-        grid: (args.grid.start, args.grid.stop, args.grid.step),
-        tol: args.grid.tol,
+        grid: (grid.start, grid.stop, grid.step),
+        tol: grid.tol,
     };
     let files = crate_files(&dae, &causal, &jac, &start, settings);
     if let Err(message) = write_crate(&args.out, &files) {
@@ -173,7 +177,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
                 "emitted {} to {out}: {} states, step {}",
                 dae.model,
                 causal.states.len(),
-                crate::numfmt::Number(args.grid.step)
+                crate::numfmt::Number(grid.step)
             );
             for (states, method, rate) in &levels {
                 outln!("  {method} ×{rate}: {} states", states.len());

@@ -14,7 +14,7 @@ use super::jacobian::failure;
 use super::model::{ModelArgs, load_for_simulation, weak_reads_after_writers};
 use super::partition::{self as partitions, ExchangeArg, PartitionArg, PartitionArgs, Subject};
 use crate::causal::{Causal, causal_form, initial_point};
-use crate::dae::{Dae, VarKind};
+use crate::dae::{Dae, Experiment, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::VarId;
 use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
@@ -74,27 +74,85 @@ pub struct SimulateArgs {
     pub partition: PartitionArgs,
 }
 
-/// The time grid and the tolerance, as `simulate` and `compare` take them.
+/// The time grid and the tolerance, as `simulate` and `compare` take them. Each not given
+/// comes from the model's `experiment` annotation, else from mocca's default.
 #[derive(Args, Debug)]
 pub struct GridArgs {
-    /// The step of the fixed-step methods, and the output interval of every method
-    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
-    pub step: f64,
-    /// The start time (initialisation happens here)
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub start: f64,
-    /// The end time (`simulate` with `--stop` equal to `--start` computes and writes the
-    /// initial state only)
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub stop: f64,
+    /// The step of the fixed-step methods, and the output interval of every method (default:
+    /// the experiment's Interval, (StopTime − StartTime)/500 when it gives only a StopTime,
+    /// else 0.001)
+    #[arg(long, allow_negative_numbers = true)]
+    pub step: Option<f64>,
+    /// The start time, where initialisation happens (default: the experiment's StartTime,
+    /// else 0)
+    #[arg(long, allow_negative_numbers = true)]
+    pub start: Option<f64>,
+    /// The end time (default: the experiment's StopTime, else 1); `simulate` with `--stop`
+    /// equal to `--start` computes and writes the initial state only
+    #[arg(long, allow_negative_numbers = true)]
+    pub stop: Option<f64>,
     /// The tolerance: of Newton on the implicit stages (relative to `1 + |x|`), and with
-    /// `bdf` its relative and absolute error tolerance
-    #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
+    /// `bdf` its relative and absolute error tolerance (default: the experiment's Tolerance,
+    /// else 1e-8)
+    #[arg(long, allow_negative_numbers = true)]
+    pub tol: Option<f64>,
+}
+
+/// The time grid and the tolerance of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    pub step: f64,
+    pub start: f64,
+    pub stop: f64,
     pub tol: f64,
 }
 
+/// Intervals of the output grid when the experiment gives a stop time but no interval (as
+/// OpenModelica's default).
+const DEFAULT_INTERVALS: f64 = 500.0;
+
 impl GridArgs {
-    /// Checks the time grid and the tolerance; the number of steps from `--start` to `--stop`.
+    /// Each setting as given, else as the model's `experiment` annotation says, else the
+    /// default.
+    pub fn resolve(&self, experiment: &Experiment) -> Grid {
+        let start = self.start.or(experiment.start).unwrap_or(0.0);
+        let stop = self.stop.or(experiment.stop).unwrap_or(1.0);
+        let from_experiment = experiment.interval.or_else(|| {
+            experiment
+                .stop
+                .map(|_| (stop - start) / DEFAULT_INTERVALS)
+                .filter(|h| *h > 0.0)
+        });
+        Grid {
+            step: self.step.or(from_experiment).unwrap_or(1e-3),
+            start,
+            stop,
+            tol: self.tol.or(experiment.tolerance).unwrap_or(1e-8),
+        }
+    }
+
+    /// Checks each value given (bad usage found before the model is loaded); the grid they
+    /// make with the experiment's is checked by [`Grid::steps`].
+    pub(super) fn check(&self) -> Result<(), String> {
+        if [self.start, self.stop]
+            .iter()
+            .flatten()
+            .any(|t| !t.is_finite())
+        {
+            return Err("`--start` and `--stop` must be numbers".to_string());
+        }
+        if self.step.is_some_and(|h| !(h.is_finite() && h > 0.0)) {
+            return Err("`--step` must be a positive number".to_string());
+        }
+        if self.tol.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+            return Err("`--tol` must be a positive number".to_string());
+        }
+        Ok(())
+    }
+}
+
+impl Grid {
+    /// Checks the time grid and the tolerance; the number of steps from the start to the stop.
     pub(super) fn steps(&self) -> Result<u64, String> {
         let (start, stop, step) = (self.start, self.stop, self.step);
         if !(start.is_finite() && stop.is_finite() && stop >= start) {
@@ -167,12 +225,12 @@ fn check_method(args: &SimulateArgs, integrator: Integrator) -> Result<(), &'sta
     args.partition.check(mixed)
 }
 
-/// Checks the numeric flags; the number of steps of the fixed grid.
-fn grid(args: &SimulateArgs) -> Result<u64, String> {
+/// Checks the numeric flags given.
+fn check_numbers(args: &SimulateArgs) -> Result<(), String> {
     if args.max_step.is_some_and(|h| h.is_nan() || h <= 0.0) {
         return Err("`--max-step` must be a positive number".to_string());
     }
-    args.grid.steps()
+    args.grid.check()
 }
 
 /// The causal form to simulate and what its weak reads stand for. Simulated as one system,
@@ -200,10 +258,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
     if let Err(m) = check_method(args, integrator) {
         return usage(m);
     }
-    let steps = match grid(args) {
-        Ok(n) => n,
-        Err(m) => return usage(m),
-    };
+    if let Err(m) = check_numbers(args) {
+        return usage(m);
+    }
     if let Some(path) = &args.out
         && let Err(message) = super::check_writable(path)
     {
@@ -218,6 +275,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut dae = flat.dae;
+    let grid = args.grid.resolve(&dae.experiment);
+    let steps = match grid.steps() {
+        Ok(n) => n,
+        Err(m) => return usage(m),
+    };
     let (causal, weak) = one_system_order(
         causal_form(&mut dae, &structure),
         &dae,
@@ -242,7 +304,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&args.partition, method, &subject, args.grid.step) {
+            match partitions::choose(&args.partition, method, &subject, grid.step) {
                 Ok(chosen) => Some(chosen),
                 Err(code) => return code,
             }
@@ -258,10 +320,10 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             Integrator::Fixed(m) => m,
             Integrator::Mixed(_) | Integrator::Bdf => Method::ImplicitEuler,
         },
-        start: args.grid.start,
-        stop: args.grid.stop,
+        start: grid.start,
+        stop: grid.stop,
         steps,
-        tol: args.grid.tol,
+        tol: grid.tol,
         partition: match args.partition.partition {
             PartitionArg::None => Partition::None,
             PartitionArg::Weak => Partition::Weak,
@@ -376,14 +438,14 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             if steps == 0 {
                 outln!(
                     "{method_name} at {}: initialisation only",
-                    Number(args.grid.start)
+                    Number(grid.start)
                 );
             } else {
                 outln!(
                     "{} from {} to {}, output every {} ({} intervals)",
                     method_name,
-                    Number(args.grid.start),
-                    Number(args.grid.stop),
+                    Number(grid.start),
+                    Number(grid.stop),
                     Number(options.step()),
                     steps
                 );

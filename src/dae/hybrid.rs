@@ -115,6 +115,22 @@ pub struct Hybrid {
 }
 
 impl Hybrid {
+    /// Every expression of the hybrid part, to rewrite in place: the `when` conditions and
+    /// actions, the switches' relations and the `sample` arguments.
+    pub fn exprs_mut(&mut self, f: &mut impl FnMut(&mut ExprId)) {
+        for branch in self.whens.iter_mut().flat_map(|w| &mut w.branches) {
+            branch.conditions.iter_mut().for_each(&mut *f);
+            actions_exprs_mut(&mut branch.actions, f);
+        }
+        for s in &mut self.switches {
+            f(&mut s.value);
+        }
+        for s in &mut self.samples {
+            f(&mut s.start);
+            f(&mut s.interval);
+        }
+    }
+
     /// Whether the model has anything that happens at events.
     pub fn is_empty(&self) -> bool {
         self.whens.is_empty() && self.samples.is_empty() && self.switches.is_empty()
@@ -140,5 +156,25 @@ impl Hybrid {
     /// The variable `pre(v)` reads, if the model reads it.
     pub fn pre_of(&self, v: VarId) -> Option<VarId> {
         self.pre.iter().find(|&&(_, of)| of == v).map(|&(p, _)| p)
+    }
+}
+
+fn actions_exprs_mut(actions: &mut [Action], f: &mut impl FnMut(&mut ExprId)) {
+    for action in actions {
+        match action {
+            Action::Assign { value, .. } | Action::Reinit { value, .. } => f(value),
+            Action::If {
+                branches,
+                otherwise,
+            } => {
+                for (condition, body) in branches {
+                    f(condition);
+                    actions_exprs_mut(body, f);
+                }
+                actions_exprs_mut(otherwise, f);
+            }
+            Action::Assert(a) => f(&mut a.condition),
+            Action::Terminate { .. } => {}
+        }
     }
 }

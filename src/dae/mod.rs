@@ -305,9 +305,21 @@ pub struct StateChoice {
     pub pivots: Vec<usize>,
 }
 
+/// The run the model's `experiment` annotation asks for; `None` where it says nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Experiment {
+    pub start: Option<f64>,
+    pub stop: Option<f64>,
+    /// The output interval.
+    pub interval: Option<f64>,
+    pub tolerance: Option<f64>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Dae {
     pub model: String,
+    /// The model class's `experiment` annotation.
+    pub experiment: Experiment,
     /// The model's name where its class is declared.
     pub model_span: Option<Span>,
     pub pool: ExprPool,

@@ -10,6 +10,7 @@ mod classes;
 mod connect;
 mod elements;
 mod equations;
+mod experiment;
 mod expr;
 mod implicit_range;
 mod inheritance;
@@ -95,6 +96,9 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
     f.dae.model_span = f.tree.node(model).def.map(|def| def.name.span);
+    if let Some(def) = f.tree.node(model).def {
+        f.dae.experiment = experiment::experiment_of(def);
+    }
     let outer = overrides_mod(request.overrides, model);
     let root = f.instantiate(model, String::new(), outer, None, Default::default());
     debug_assert_eq!(root, InstId(0));

@@ -65,7 +65,36 @@ pub fn eliminate(dae: Dae) -> Dae {
         }
     }
     resolve_alias_chains(&mut out);
+    read_aliases_in_hybrid(&mut out);
     out
+}
+
+/// The `when` conditions and actions and the held relations read each eliminated variable
+/// through its binding, as the equations do: nothing computes an alias's value during a run,
+/// so a condition on one would never change.
+fn read_aliases_in_hybrid(out: &mut Dae) {
+    let bindings: Vec<Option<ExprId>> = (out.variables.iter())
+        .map(|v| v.binding.filter(|_| v.kind == VarKind::Alias))
+        .collect();
+    if out.hybrid.is_empty() || bindings.iter().all(Option::is_none) {
+        return;
+    }
+    let mut done = Substituted::default();
+    let Dae { pool, hybrid, .. } = out;
+    hybrid.exprs_mut(&mut |e| {
+        done.clear();
+        let mut map = |_: &mut ExprPool, node| match node {
+            Node::Var(v) => bindings[v.0 as usize],
+            _ => None,
+        };
+        *e = pool.substitute_with(*e, &mut map, &mut done);
+    });
+    // `pre(v)` of an alias of `w` is `pre(w)`.
+    for (_, of) in &mut hybrid.pre {
+        if let Some(Node::Var(w)) = bindings[of.0 as usize].map(|b| pool.node(b)) {
+            *of = w;
+        }
+    }
 }
 
 /// A later round may eliminate the variable an earlier round bound an alias to, so that the

@@ -309,11 +309,26 @@ pub fn statements(items: Vec<Option<Box<Statement>>>) -> Vec<Statement> {
     items.into_iter().flatten().map(|s| *s).collect()
 }
 
+/// An equation section from its items: the equations, and the last annotation among them.
+pub fn equation_section(initial: bool, items: Vec<SectionItem>) -> Section {
+    let mut annotation = None;
+    let mut equations = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            SectionItem::Element(slot) => equations.push(Some(slot)),
+            SectionItem::Annotation(a) => annotation = Some(a),
+            SectionItem::Error => equations.push(None),
+        }
+    }
+    Section::Equations(initial, equations, annotation)
+}
+
 /// One section of a composition after the leading element list.
 pub enum Section {
     Elements(Visibility, Vec<SectionItem>),
-    /// `equation` (false) or `initial equation` (true).
-    Equations(bool, Vec<Option<Slot>>),
+    /// `equation` (false) or `initial equation` (true), and an annotation among them (the
+    /// class's, when the section ends the class).
+    Equations(bool, Vec<Option<Slot>>, Option<Box<Modification>>),
     /// Already reported as not supported.
     Unsupported,
 }
@@ -345,7 +360,12 @@ pub fn build_composition(
     for section in sections {
         match section {
             Section::Elements(visibility, items) => add_items(visibility, items),
-            Section::Equations(is_initial, items) => eq_sections.push((is_initial, items)),
+            Section::Equations(is_initial, items, found) => {
+                if let Some(a) = found {
+                    add_items(Visibility::Public, vec![SectionItem::Annotation(a)]);
+                }
+                eq_sections.push((is_initial, items));
+            }
             Section::Unsupported => {}
         }
     }
