@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::expr::hash::FxBuild;
 use crate::expr::table::IdTable;
-use crate::expr::{Display, ExprId, ExprPool, Value, VarId};
+use crate::expr::{Display, ExprId, ExprPool, Node, Value, VarId};
 use crate::source::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -376,6 +376,18 @@ impl Dae {
             }
             _ => false,
         })
+    }
+
+    /// An initial equation `v = e` that gives a variable a `when` clause assigns its value at
+    /// the start (`initial algorithm count := …;`): `(v, e)`. Such a variable is known to the
+    /// continuous part, so the equation is no residual of the initial system; the initial
+    /// event assigns it.
+    pub fn initial_assignment(&self, eq: &Equation) -> Option<(VarId, ExprId)> {
+        let Node::Var(v) = self.pool.node(eq.lhs) else {
+            return None;
+        };
+        let user_held = self.var(v).kind == VarKind::Held && self.hybrid.call_of(v).is_none();
+        user_held.then_some((v, eq.rhs))
     }
 
     pub fn count(&self, kind: VarKind) -> usize {

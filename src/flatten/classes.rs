@@ -340,6 +340,38 @@ impl<'a> ClassTree<'a> {
             })
     }
 
+    /// The packages whose element `name` an import of `scope` or of a class around it brings
+    /// in: `import P.c;`, `import P.{c, d};` and `import P.*;` (for constants, which are no
+    /// classes).
+    pub fn importing_packages(&self, scope: ClassId, name: &str) -> Vec<ClassId> {
+        let mut found = Vec::new();
+        let mut at = Some(scope);
+        while let Some(s) = at {
+            for import in &self.node(s).imports {
+                let package = match import {
+                    Import::Qualified(target)
+                        if target.parts.len() > 1
+                            && target.parts.last().is_some_and(|p| p.name == name) =>
+                    {
+                        let parts = target.parts[..target.parts.len() - 1].to_vec();
+                        self.global(&Name {
+                            parts,
+                            ..target.clone()
+                        })
+                    }
+                    Import::Multiple { package, names } if names.iter().any(|n| n.name == name) => {
+                        self.global(package)
+                    }
+                    Import::Unqualified(package) => self.global(package),
+                    _ => None,
+                };
+                found.extend(package);
+            }
+            at = self.node(s).parent;
+        }
+        found
+    }
+
     /// A class by its full path as written in source.
     fn global(&self, name: &Name) -> Option<ClassId> {
         let start = *self.node(ROOT).children.get(&name.parts[0].name)?;

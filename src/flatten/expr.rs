@@ -637,6 +637,9 @@ impl<'a> Flattener<'a> {
             candidates.push((s, 0));
             scope = self.tree.node(s).parent;
         }
+        for package in self.tree.importing_packages(ctx.class, &names[0]) {
+            candidates.push((package, 0));
+        }
         for k in 1..names.len() {
             let path: Vec<_> = cref.parts[..k].iter().map(|p| p.ident.clone()).collect();
             let name = crate::syntax::ast::Name {
@@ -1041,6 +1044,30 @@ impl<'a> Flattener<'a> {
         Ok(())
     }
 
+    /// The builtin a library function stands for: `Modelica.Math.sin` (however it is named
+    /// where it is called: `Math.sin`, `sin` after an import) is a wrapper of the builtin
+    /// `sin` (`external "builtin"`).
+    fn builtin_behind(&self, func: &ComponentRef, ctx: &Ctx<'_>) -> Option<String> {
+        const WRAPPED: [&str; 13] = [
+            "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp",
+            "log", "log10",
+        ];
+        if func.parts.len() < 2 && Func::from_name(&func.dotted()).is_some() {
+            return None;
+        }
+        let name = crate::syntax::ast::Name {
+            global: func.global,
+            parts: func.parts.iter().map(|p| p.ident.clone()).collect(),
+            span: func.span,
+        };
+        let super::classes::TypeRef::Class(class) = self.tree.resolve(&name, ctx.class)? else {
+            return None;
+        };
+        let path = &self.tree.node(class).path;
+        let short = path.strip_prefix("Modelica.Math.")?;
+        WRAPPED.contains(&short).then(|| short.to_string())
+    }
+
     fn flatten_call(
         &mut self,
         func: &'a ComponentRef,
@@ -1048,7 +1075,9 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
-        let name = func.dotted();
+        let name = self
+            .builtin_behind(func, ctx)
+            .unwrap_or_else(|| func.dotted());
         let positional: Vec<&'a Expr> = args
             .iter()
             .filter(|a| a.name.is_none())

@@ -744,6 +744,11 @@ impl<'a> Flattener<'a> {
                 return;
             }
         }
+        if let Some(r) = spec.modification.redeclare {
+            // Its type and prefixes from the redeclaration, looked up where that is written.
+            spec.clause = r.clause;
+            spec.scope = r.class_scope;
+        }
         let Some(ty) = self.resolve_type(&spec, inst) else {
             return;
         };

@@ -42,6 +42,16 @@ pub struct Mod<'a> {
     pub span: Option<Span>,
     /// `weak v` marks written in this modification (SPEC §2.1, connector form).
     pub weak: Vec<&'a Ident>,
+    /// `redeclare Type name(…)`: the element this modifies takes `Type`.
+    pub redeclare: Option<Redeclared<'a>>,
+}
+
+/// A component redeclared by a modification: its new clause, and the class its type name is
+/// looked up in (where the modification is written).
+#[derive(Clone, Copy, Debug)]
+pub struct Redeclared<'a> {
+    pub clause: &'a ast::ComponentClause,
+    pub class_scope: super::classes::ClassId,
 }
 
 /// An expression's form without where it is written (spans are not serialised).
@@ -70,7 +80,15 @@ impl<'a> Mod<'a> {
             }
             _ => false,
         };
+        let same_redeclaration = match (&self.redeclare, &other.redeclare) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                std::ptr::eq(a.clause, b.clause) && a.class_scope == b.class_scope
+            }
+            _ => false,
+        };
         same_binding
+            && same_redeclaration
             && self.each == other.each
             && self.is_final == other.is_final
             && self.weak.len() == other.weak.len()
@@ -135,6 +153,26 @@ impl<'a> Mod<'a> {
                     out.children.insert(key, merged);
                 }
                 Argument::Weak(ident) => out.weak.push(ident),
+                Argument::Redeclare(clause) => {
+                    let Some(decl) = clause.components.first() else {
+                        continue;
+                    };
+                    let mut leaf = match &decl.modification {
+                        Some(inner) => Mod::from_ast(inner, scope, class_scope, diags),
+                        None => Mod::default(),
+                    };
+                    leaf.span = Some(decl.span);
+                    leaf.redeclare = Some(Redeclared {
+                        clause,
+                        class_scope,
+                    });
+                    let key = decl.name.name.clone();
+                    let merged = match out.children.shift_remove(&key) {
+                        Some(existing) => merge_siblings(existing, leaf, diags),
+                        None => leaf,
+                    };
+                    out.children.insert(key, merged);
+                }
                 Argument::Unsupported => {}
             }
         }
@@ -231,6 +269,7 @@ fn combine<'a>(
         is_final: later.is_final || earlier.is_final,
         span: later.span.or(earlier.span),
         weak,
+        redeclare: later.redeclare.or(earlier.redeclare),
     }
 }
 

@@ -242,6 +242,13 @@ impl<'a> Events<'a> {
             clock.next = k + u64::from(at_start);
         }
         self.load_states(t, x)?;
+        // Initial equations of `when`-assigned variables, in order (an initial algorithm's).
+        for eq in &self.dae.initial_equations {
+            if let Some((v, value)) = self.dae.initial_assignment(eq) {
+                self.point.vars[v.0 as usize] = self.eval(value);
+            }
+        }
+        self.evaluate(t)?;
         self.before = self.values(&self.conditions);
         if let Some(initial) = self.dae.hybrid.initial {
             self.point.vars[initial.0 as usize] = 1.0;

@@ -132,10 +132,8 @@ pub fn has_initial_system(dae: &Dae) -> bool {
 }
 
 fn residuals(dae: &Dae) -> Vec<Residual> {
-    let equations = dae
-        .initial_equations
-        .iter()
-        .enumerate()
+    let equations = (dae.initial_equations.iter().enumerate())
+        .filter(|(_, e)| dae.initial_assignment(e).is_none())
         .map(|(i, e)| (InitialResidual::Equation(i), Some(e.residual)));
     let fixed = dae
         .var_ids()

@@ -244,7 +244,10 @@ pub enum Argument {
     },
     /// `weak v` inside a component's modification: that connector variable is weak.
     Weak(Ident),
-    /// `redeclare …` / `replaceable …` (reported as not supported).
+    /// `redeclare Type name(mods)`: element `name` of the modified class takes the type
+    /// `Type` (one declaration in the clause).
+    Redeclare(Box<ComponentClause>),
+    /// A class redeclaration, or `replaceable` in a modification (reported as not supported).
     Unsupported,
 }
 

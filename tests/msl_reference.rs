@@ -1,0 +1,208 @@
+//! The Modelica Standard Library's examples against its maintainers' reference results
+//! (`../shared/msl-reference`, Dymola with DASSL), judged as they judge them: every compared
+//! signal inside the csv-compare tube around the reference (half-width in time
+//! 0.002·max(t_end − t_start, |t_start|), half-height 0.002·max(y_max − y_min, |y_min|,
+//! 0.001)). Each example runs as a user runs it: `simulate --lib ../shared/msl --model M
+//! --method bdf`, the experiment annotation giving start, stop, interval and tolerance.
+//!
+//! `cargo test --release --test msl_reference -- --nocapture` prints the table per package
+//! (CONFORMANCE.md holds the current one).
+
+mod cli_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cli_support::{csv_columns, mocca, temp_path};
+
+/// How one example fared.
+enum Verdict {
+    Matches,
+    /// The signal with the most points outside the tube, and that count.
+    Differs {
+        signal: String,
+        outside: usize,
+        points: usize,
+    },
+    /// The first line of the first diagnostic.
+    Fails(String),
+}
+
+fn shared() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    dir.join("msl-reference").is_dir().then_some(dir)
+}
+
+/// The reference piecewise linear between its rows.
+fn interpolate(times: &[f64], values: &[f64], t: f64) -> f64 {
+    let i = times.partition_point(|&x| x <= t);
+    if i == 0 {
+        return values[0];
+    }
+    if i >= times.len() {
+        return values[values.len() - 1];
+    }
+    let (a, b) = (times[i - 1], times[i]);
+    if b == a {
+        return values[i - 1];
+    }
+    values[i - 1] + (values[i] - values[i - 1]) * (t - a) / (b - a)
+}
+
+/// How many of `(times, ys)` lie outside the tube around the reference `(rt, ry)`: a point
+/// is inside when it is within the half-height of the reference's range over the half-width
+/// around its time.
+fn outside_tube(times: &[f64], ys: &[f64], (rt, ry): (&[f64], &[f64]), span: (f64, f64)) -> usize {
+    let width = 0.002 * (span.1 - span.0).max(span.0.abs());
+    let (lo, hi) = ry
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &y| {
+            (l.min(y), h.max(y))
+        });
+    let height = 0.002 * (hi - lo).max(lo.abs()).max(0.001);
+    times
+        .iter()
+        .zip(ys)
+        .filter(|&(&t, &y)| {
+            let first = rt.partition_point(|&x| x < t - width);
+            let last = rt.partition_point(|&x| x <= t + width);
+            let ends = [
+                interpolate(rt, ry, t - width),
+                interpolate(rt, ry, t + width),
+            ];
+            let (l, h) = ends
+                .iter()
+                .chain(&ry[first..last])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+            !(l - height <= y && y <= h + height)
+        })
+        .count()
+}
+
+fn judge(shared: &Path, model: &str) -> Verdict {
+    let dir = shared.join("msl-reference").join(model);
+    let signals: Vec<String> = std::fs::read_to_string(dir.join("comparisonSignals.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && *s != "time")
+        .map(str::to_string)
+        .collect();
+    let experiment: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("experiment.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    let span = (
+        experiment["StartTime"].as_f64().unwrap_or(0.0),
+        experiment["StopTime"].as_f64().unwrap_or(1.0),
+    );
+    let out = temp_path(&format!("{model}.csv"));
+    let lib = shared.join("msl");
+    let vars = signals.join(",");
+    let (_, err, code) = mocca(&[
+        "simulate",
+        "--lib",
+        lib.to_str().expect("utf-8"),
+        "--model",
+        model,
+        "--method",
+        "bdf",
+        "--vars",
+        &vars,
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    // A panic exits with 101: only a result (0) or a diagnostic (1) will do.
+    assert!(code == 0 || code == 1, "{model}: exit {code}: {err}");
+    if code != 0 {
+        let first = err
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        return Verdict::Fails(first);
+    }
+    let ours = csv_columns(&std::fs::read_to_string(&out).unwrap_or_default());
+    let _ = std::fs::remove_file(&out);
+    // The reference's header quotes its names.
+    let reference_text = std::fs::read_to_string(dir.join("reference.csv")).unwrap_or_default();
+    let reference = csv_columns(&reference_text.replace('"', ""));
+    let mut worst: Option<(String, usize)> = None;
+    for signal in &signals {
+        let (Some(ys), Some(ry)) = (ours.get(signal), reference.get(signal)) else {
+            return Verdict::Fails(format!("no column `{signal}`"));
+        };
+        let outside = outside_tube(&ours["time"], ys, (&reference["time"], ry), span);
+        if outside > 0 && worst.as_ref().is_none_or(|(_, n)| outside > *n) {
+            worst = Some((signal.clone(), outside));
+        }
+    }
+    match worst {
+        None => Verdict::Matches,
+        Some((signal, outside)) => Verdict::Differs {
+            signal,
+            outside,
+            points: ours["time"].len(),
+        },
+    }
+}
+
+#[test]
+fn the_standard_librarys_examples_against_their_reference_results() {
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared/msl-reference is absent");
+        return;
+    };
+    let mut models: Vec<String> = std::fs::read_dir(shared.join("msl-reference"))
+        .expect("msl-reference")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    models.sort();
+    let mut by_package: BTreeMap<String, Vec<(String, Verdict)>> = BTreeMap::new();
+    for model in models {
+        let package = model.split('.').take(3).collect::<Vec<_>>().join(".");
+        let verdict = judge(&shared, &model);
+        by_package
+            .entry(package)
+            .or_default()
+            .push((model, verdict));
+    }
+    let mut matches = 0;
+    let mut total = 0;
+    println!("| package | examples | match | differ | fail |\n| --- | ---: | ---: | ---: | ---: |");
+    for (package, results) in &by_package {
+        let count = |f: fn(&Verdict) -> bool| results.iter().filter(|(_, v)| f(v)).count();
+        let m = count(|v| matches!(v, Verdict::Matches));
+        let d = count(|v| matches!(v, Verdict::Differs { .. }));
+        println!(
+            "| {package} | {} | {m} | {d} | {} |",
+            results.len(),
+            results.len() - m - d
+        );
+        matches += m;
+        total += results.len();
+    }
+    println!("\n| example | result |\n| --- | --- |");
+    for (model, verdict) in by_package.values().flatten() {
+        let text = match verdict {
+            Verdict::Matches => "matches".to_string(),
+            Verdict::Differs {
+                signal,
+                outside,
+                points,
+            } => {
+                format!("differs: `{signal}`, {outside} of {points} points outside the tube")
+            }
+            Verdict::Fails(first) => format!("fails: {}", first.replace('|', "\\\\|")),
+        };
+        println!("| {model} | {text} |");
+    }
+    println!("\n{matches} of {total} match");
+    // The floor as it stands: a regression below it fails.
+    assert!(matches >= 5, "{matches} of {total} match");
+}
