@@ -36,12 +36,13 @@ pub fn flatten_sources_limited(
     max_size: usize,
 ) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let mut parsed = Parsed::default();
-    for &id in user {
-        parsed.add(&sources, id);
+    for p in parse_all(&sources, user) {
+        parsed.add(p);
     }
     let with_modelica = !parsed.asts.iter().flatten().any(defines_modelica);
-    for id in load::load_stdlib(&mut sources, with_modelica) {
-        parsed.add(&sources, id);
+    let stdlib = load::load_stdlib(&mut sources, with_modelica);
+    for p in parse_all(&sources, &stdlib) {
+        parsed.add(p);
     }
     let Parsed {
         asts: parsed,
@@ -93,9 +94,50 @@ struct Parsed {
     unsupported: Vec<Diagnostic>,
 }
 
+/// Below this many files one thread parses them all (a thread costs more than it saves).
+const PARALLEL_FILES: usize = 64;
+
+/// Each file parsed, in order: a library's thousands of files on every processor.
+fn parse_all(sources: &SourceMap, ids: &[FileId]) -> Vec<syntax::ParsedFile> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if ids.len() < PARALLEL_FILES || threads < 2 {
+        return ids
+            .iter()
+            .map(|&id| syntax::parse_file(sources, id))
+            .collect();
+    }
+    let chunk = ids.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| {
+                std::thread::Builder::new()
+                    .stack_size(PARSER_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        part.iter()
+                            .map(|&id| syntax::parse_file(sources, id))
+                            .collect::<Vec<_>>()
+                    })
+            })
+            .collect();
+        let mut all = Vec::with_capacity(ids.len());
+        for (worker, part) in workers.into_iter().zip(ids.chunks(chunk)) {
+            // A thread that could not start or that failed: parse its share here.
+            match worker.ok().and_then(|w| w.join().ok()) {
+                Some(parsed) => all.extend(parsed),
+                None => all.extend(part.iter().map(|&id| syntax::parse_file(sources, id))),
+            }
+        }
+        all
+    })
+}
+
+/// The stack of a parsing thread: deeply nested expressions build deep trees (only the pages
+/// used are committed).
+const PARSER_STACK_BYTES: usize = 1 << 30;
+
 impl Parsed {
-    fn add(&mut self, sources: &SourceMap, id: FileId) {
-        let p = syntax::parse_file(sources, id);
+    fn add(&mut self, p: syntax::ParsedFile) {
         for d in p.diagnostics {
             if d.unsupported {
                 self.unsupported.push(d);

@@ -346,3 +346,48 @@ fn an_initial_algorithm_sets_what_a_when_clause_assigns() {
     let x = *columns["x"].last().expect("rows");
     assert!((x - 5.5).abs() < 1e-6, "{x}");
 }
+
+#[test]
+fn enumeration_values_are_their_literals_ordinals() {
+    let file = cli_support::model_file(
+        "enumerations",
+        "package E
+           type Init = enumeration(NoInit \"none\", SteadyState, InitialState);
+           model Lag
+             parameter Init initType = Init.InitialState;
+             parameter StateSelect select = StateSelect.prefer;
+             Real x(start = 2, stateSelect = select);
+           initial equation
+             if initType == Init.SteadyState then
+               der(x) = 0;
+             elseif initType == Init.InitialState then
+               x = 3;
+             end if;
+           equation
+             der(x) = 1 - x;
+           end Lag;
+           model Steady
+             Lag lag(initType = Init.SteadyState);
+           end Steady;
+         end E;",
+    );
+    let path = file.to_str().expect("utf-8");
+    let first = |model: &str| {
+        let (csv, err, code) = cli_support::simulate_csv(
+            model,
+            &[
+                "simulate", path, "--model", model, "--stop", "0", "--vars", "all",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        cli_support::csv_columns(&csv)
+    };
+    let lag = first("E.Lag");
+    assert_eq!(lag["x"][0], 3.0);
+    assert_eq!(lag["initType"][0], 3.0, "InitialState is the third literal");
+    let steady = first("E.Steady");
+    assert!(
+        (steady["lag.x"][0] - 1.0).abs() < 1e-8,
+        "der(x) = 0 at x = 1"
+    );
+}

@@ -100,6 +100,12 @@ impl StateSelect {
         (StateSelect::Always, "StateSelect.always"),
     ];
 
+    /// The choice of ordinal `x` (1 for `never` … 5 for `always`).
+    pub fn from_ordinal(x: f64) -> Option<StateSelect> {
+        let k = x.round();
+        (k == x && (1.0..=5.0).contains(&k)).then(|| Self::LITERALS[k as usize - 1].0)
+    }
+
     /// The choice a literal `StateSelect.NAME` names.
     pub fn from_literal(name: &str) -> Option<StateSelect> {
         Self::LITERALS

@@ -483,9 +483,14 @@ pub fn builtin(name: &str) -> Option<ScalarType> {
         "Integer" => Some(ScalarType::Integer),
         "Boolean" => Some(ScalarType::Boolean),
         "String" => Some(ScalarType::String),
+        // The predefined enumeration (Modelica 4.9.5.1), as its literals' ordinals.
+        "StateSelect" => Some(ScalarType::Integer),
         _ => None,
     }
 }
+
+/// The literals of the predefined enumeration `StateSelect`, in order.
+pub const STATE_SELECT: [&str; 5] = ["never", "avoid", "default", "prefer", "always"];
 
 fn imports_of(class: &ClassDef) -> Vec<&Import> {
     elements_of(class, |kind| match kind {

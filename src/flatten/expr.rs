@@ -651,6 +651,14 @@ impl<'a> Flattener<'a> {
                 candidates.push((c, k));
             }
         }
+        if let [first, literal] = names.as_slice()
+            && first == "StateSelect"
+            && let Some(i) = super::classes::STATE_SELECT
+                .iter()
+                .position(|l| l == literal)
+        {
+            return Ok(Tree::Leaf(self.dae.pool.constant(i as f64 + 1.0)));
+        }
         for (class, k) in candidates {
             if k + 1 != names.len() {
                 continue;
@@ -658,6 +666,13 @@ impl<'a> Flattener<'a> {
             let Some(def) = self.tree.node(class).def else {
                 continue;
             };
+            if let ClassBody::Enumeration { literals, .. } = &def.body
+                && let Some(i) = literals
+                    .iter()
+                    .position(|l| strip_quotes(&l.name) == names[k])
+            {
+                return Ok(Tree::Leaf(self.dae.pool.constant(i as f64 + 1.0)));
+            }
             let ClassBody::Long(comp) = &def.body else {
                 continue;
             };

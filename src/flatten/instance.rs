@@ -675,11 +675,10 @@ impl<'a> Flattener<'a> {
                     }
                 }
                 ClassBody::Enumeration { .. } => {
-                    self.diags.push(
-                        Diagnostic::error("enumeration types are not supported")
-                            .at(name.span, "an enumeration"),
-                    );
-                    return None;
+                    // A value of an enumeration is its literal's ordinal (1, 2, …), as
+                    // `Integer(e)` gives it (Modelica 4.9.5).
+                    target = TypeRef::Builtin(ScalarType::Integer);
+                    break;
                 }
                 ClassBody::Long(comp) => match type_extension(comp) {
                     // `type MyReal extends Real; end MyReal;` is the builtin type, modified.

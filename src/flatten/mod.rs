@@ -273,7 +273,7 @@ impl<'a> Flattener<'a> {
                 self.dae.variables[i].unit = Some(s.clone());
             }
             if let Some(b) = m.child("stateSelect").and_then(|s| s.binding.as_ref()) {
-                match state_select(b.expr) {
+                match self.state_select(b) {
                     Ok(choice) => self.dae.variables[i].state_select = choice,
                     Err(d) => self.diags.push(d),
                 }
@@ -422,16 +422,28 @@ impl ClassTree<'_> {
     }
 }
 
-/// A `stateSelect` modifier's value: one of the `StateSelect` literals, since it decides at
-/// translation which variables index reduction keeps as states.
-fn state_select(expr: &ast::Expr) -> Result<StateSelect, Diagnostic> {
-    if let ExprKind::Ref(cref) = &expr.kind
-        && let Some(choice) = StateSelect::from_literal(&cref.dotted())
-    {
-        return Ok(choice);
+impl<'a> Flattener<'a> {
+    /// A `stateSelect` modifier's value, known at translation since it decides which variables
+    /// index reduction keeps as states: a `StateSelect` literal, or a parameter of type
+    /// `StateSelect` (`stateSelect = stateSelect`, as the standard library passes it on).
+    fn state_select(&mut self, b: &Bound<'a>) -> Result<StateSelect, Diagnostic> {
+        if let ExprKind::Ref(cref) = &b.expr.kind
+            && let Some(choice) = StateSelect::from_literal(&cref.dotted())
+        {
+            return Ok(choice);
+        }
+        let ctx = Ctx {
+            mode: Mode::Constant,
+            ..b.ctx()
+        };
+        let ordinal = self.eval_scalar(b.expr, &ctx).ok();
+        ordinal
+            .and_then(StateSelect::from_ordinal)
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    "`stateSelect` must be one of `StateSelect.never`, `avoid`, `default`, `prefer`, `always`",
+                )
+                .at(b.expr.span, "not a StateSelect known at translation")
+            })
     }
-    Err(Diagnostic::error(
-        "`stateSelect` must be one of `StateSelect.never`, `avoid`, `default`, `prefer`, `always`",
-    )
-    .at(expr.span, "not a StateSelect literal"))
 }
