@@ -5,8 +5,8 @@
 
 use super::classes::{ClassId, ClassTree};
 use crate::diagnostics::Diagnostic;
-use crate::expr::hash::FxHashSet;
-use crate::source::Span;
+use crate::expr::hash::{FxHashMap, FxHashSet};
+use crate::source::{FileId, Span};
 
 /// The diagnostics of `unsupported` whose construct lies in a class of `used`, or outside every
 /// class.
@@ -15,21 +15,37 @@ pub fn relevant(
     used: &FxHashSet<ClassId>,
     unsupported: &[Diagnostic],
 ) -> Vec<Diagnostic> {
+    if unsupported.is_empty() {
+        return Vec::new();
+    }
+    // The class definitions of each file: a library has thousands of each.
+    let mut by_file: FxHashMap<FileId, Vec<(ClassId, Span)>> = FxHashMap::default();
+    for id in tree.ids() {
+        if let Some(def) = tree.node(id).def {
+            by_file
+                .entry(def.span.file)
+                .or_default()
+                .push((id, def.span));
+        }
+    }
     unsupported
         .iter()
         .filter(|d| match d.primary.as_ref().map(|(span, _)| *span) {
-            Some(span) => innermost_class(tree, span).is_none_or(|c| used.contains(&c)),
+            Some(span) => {
+                innermost_class(by_file.get(&span.file), span).is_none_or(|c| used.contains(&c))
+            }
             None => true,
         })
         .cloned()
         .collect()
 }
 
-/// The smallest class definition whose text holds `span`.
-fn innermost_class(tree: &ClassTree<'_>, span: Span) -> Option<ClassId> {
-    tree.ids()
-        .filter_map(|id| tree.node(id).def.map(|def| (id, def.span)))
-        .filter(|(_, s)| s.file == span.file && s.start <= span.start && span.end <= s.end)
+/// The smallest class definition of `classes` (those of `span`'s file) whose text holds
+/// `span`.
+fn innermost_class(classes: Option<&Vec<(ClassId, Span)>>, span: Span) -> Option<ClassId> {
+    classes?
+        .iter()
+        .filter(|(_, s)| s.start <= span.start && span.end <= s.end)
         .min_by_key(|(_, s)| s.end - s.start)
-        .map(|(id, _)| id)
+        .map(|&(id, _)| id)
 }
