@@ -391,3 +391,37 @@ fn enumeration_values_are_their_literals_ordinals() {
         "der(x) = 0 at x = 1"
     );
 }
+
+#[test]
+fn an_encapsulated_class_sees_its_imports_and_not_the_classes_around_it() {
+    let file = cli_support::model_file(
+        "encapsulated",
+        "package P
+           constant Real k = 2;
+           package Interfaces
+             partial model Decaying
+               Real x(start = 1, fixed = true);
+             end Decaying;
+           end Interfaces;
+           encapsulated model Inner
+             import P.k;
+             import P.Interfaces.Decaying;
+             extends Decaying;
+           equation
+             der(x) = -k*x;
+           end Inner;
+           encapsulated model Outside
+             Real x(start = 1, fixed = true);
+           equation
+             der(x) = -k*x;
+           end Outside;
+         end P;",
+    );
+    let path = file.to_str().expect("utf-8");
+    let (out, err, code) = mocca(&["check", path, "--model", "P.Inner"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("balanced"), "{out}");
+    let (_, err, code) = mocca(&["check", path, "--model", "P.Outside"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown name `k`"), "{err}");
+}

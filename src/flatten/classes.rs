@@ -316,6 +316,10 @@ impl<'a> ClassTree<'a> {
             if let Some(found) = self.imported(s, name) {
                 return Some(found);
             }
+            if self.node(s).def.is_some_and(|d| d.prefixes.encapsulated) {
+                // Beyond it, only the predefined types (the caller's fallback).
+                return None;
+            }
             at = self.node(s).parent;
         }
         None
@@ -345,8 +349,7 @@ impl<'a> ClassTree<'a> {
     /// classes).
     pub fn importing_packages(&self, scope: ClassId, name: &str) -> Vec<ClassId> {
         let mut found = Vec::new();
-        let mut at = Some(scope);
-        while let Some(s) = at {
+        for s in self.lookup_scopes(scope) {
             for import in &self.node(s).imports {
                 let package = match import {
                     Import::Qualified(target)
@@ -367,9 +370,23 @@ impl<'a> ClassTree<'a> {
                 };
                 found.extend(package);
             }
-            at = self.node(s).parent;
         }
         found
+    }
+
+    /// The classes a name used in `scope` is looked up in, innermost first: `scope` and the
+    /// classes around it, up to the first `encapsulated` one (Modelica 5.3.1).
+    pub fn lookup_scopes(&self, scope: ClassId) -> Vec<ClassId> {
+        let mut scopes = Vec::new();
+        let mut at = Some(scope);
+        while let Some(s) = at {
+            scopes.push(s);
+            if self.node(s).def.is_some_and(|d| d.prefixes.encapsulated) {
+                break;
+            }
+            at = self.node(s).parent;
+        }
+        scopes
     }
 
     /// A class by its full path as written in source.
@@ -464,10 +481,19 @@ impl<'a> ClassTree<'a> {
     ) -> Option<TypeRef> {
         let first = &name.parts[0].name;
         let local = self.node(class).children.get(first).copied();
+        let encapsulated = self
+            .node(class)
+            .def
+            .is_some_and(|d| d.prefixes.encapsulated);
         let start = match local {
             Some(c) => Some(c),
             None if name.global => self.node(ROOT).children.get(first).copied(),
-            None => self.lookup_first(first, parent),
+            // The class's own imports hold in its `extends` clauses too.
+            None => self.imported(class, first).or_else(|| {
+                (!encapsulated)
+                    .then(|| self.lookup_first(first, parent))
+                    .flatten()
+            }),
         };
         match start {
             Some(start) => self.composite(start, name).ok().map(TypeRef::Class),

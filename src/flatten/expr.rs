@@ -631,12 +631,10 @@ impl<'a> Flattener<'a> {
             )
         };
         // `c` in an enclosing class, or `P.Q.c` with `P.Q` a class.
-        let mut candidates = Vec::new();
-        let mut scope = Some(ctx.class);
-        while let Some(s) = scope {
-            candidates.push((s, 0));
-            scope = self.tree.node(s).parent;
-        }
+        let mut candidates: Vec<(ClassId, usize)> = (self.tree.lookup_scopes(ctx.class))
+            .into_iter()
+            .map(|s| (s, 0))
+            .collect();
         for package in self.tree.importing_packages(ctx.class, &names[0]) {
             candidates.push((package, 0));
         }

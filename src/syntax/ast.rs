@@ -79,6 +79,14 @@ impl ClassKind {
 pub struct ElementPrefixes {
     pub is_final: bool,
     pub partial: bool,
+    /// `encapsulated`: names inside the class are looked up in it and through its imports
+    /// only, not in the classes around it (Modelica 5.3.1).
+    #[serde(skip_serializing_if = "is_false")]
+    pub encapsulated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
