@@ -1058,14 +1058,15 @@ impl<'a> Flattener<'a> {
     }
 
     /// The builtin a library function stands for: `Modelica.Math.sin` (however it is named
-    /// where it is called: `Math.sin`, `sin` after an import) is a wrapper of the builtin
-    /// `sin` (`external "builtin"`).
+    /// where it is called: `Math.sin`, `M.Math.sin`) is a wrapper of the builtin `sin`
+    /// (`external "builtin"`). A one-part name (`sin` after an import) is the builtin by its
+    /// name already, so only dotted names are looked up (not every `der` of a big model).
     fn builtin_behind(&self, func: &ComponentRef, ctx: &Ctx<'_>) -> Option<String> {
         const WRAPPED: [&str; 13] = [
             "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp",
             "log", "log10",
         ];
-        if func.parts.len() < 2 && Func::from_name(&func.dotted()).is_some() {
+        if func.parts.len() < 2 {
             return None;
         }
         let name = crate::syntax::ast::Name {

@@ -386,8 +386,7 @@ impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
     }
 
     fn resume(&mut self, point: &Point, t: f64) {
-        self.model.load(point);
-        self.model.enter_interval_from(t);
+        hold(self.model, point, t);
     }
 }
 
@@ -711,7 +710,7 @@ fn events_from_start<'d>(
     events
         .free_at_start(options.start, &model.state_values())
         .map_err(Failure::Event)?;
-    hold(model, &events, options.start);
+    hold(model, &events.point, options.start);
     Ok(Some(events))
 }
 
@@ -725,13 +724,14 @@ fn start_events(
 ) -> Result<(), Failure> {
     if let Some(events) = events {
         events.initial(options.start, x).map_err(Failure::Event)?;
-        hold(model, events, options.start);
+        hold(model, &events.point, options.start);
     }
     Ok(())
 }
 
-fn hold(model: &mut CompiledModel, events: &Events<'_>, t: f64) {
-    model.load(&events.point);
+/// The model holds the values of `point` (held ones among them) from `t` on.
+fn hold(model: &mut CompiledModel, point: &Point, t: f64) {
+    model.load(point);
     model.enter_interval_from(t);
 }
 
