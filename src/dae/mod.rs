@@ -230,6 +230,17 @@ impl Equation {
         (span, component): (Span, Arc<str>),
     ) -> Equation {
         let lhs = pool.var(v);
+        Equation::between(pool, lhs, value, origin, (span, component))
+    }
+
+    /// `lhs = rhs`, its two sides its two terms.
+    pub fn between(
+        pool: &mut ExprPool,
+        lhs: ExprId,
+        value: ExprId,
+        origin: EquationOrigin,
+        (span, component): (Span, Arc<str>),
+    ) -> Equation {
         Equation {
             lhs,
             rhs: value,

@@ -21,7 +21,7 @@ use crate::dae::{Equation, EquationOrigin, ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, Node, VarId};
 use crate::source::Span;
-use crate::syntax::ast::{self, Expr, Statement, StatementKind};
+use crate::syntax::ast::{self, Expr, ExprKind, Statement, StatementKind};
 
 use super::equations::Sink;
 
@@ -111,9 +111,36 @@ impl<'a> Flattener<'a> {
     ) -> Result<Flow, Diagnostic> {
         match &s.kind {
             StatementKind::Assign { target, value } => {
-                for (var, value) in self.assignment(target, value, s.span, ctx, values)? {
+                let new = self.flatten_expr(value, ctx)?;
+                for (var, value) in self.assignment(target, new, s.span, ctx, values)? {
                     values.insert(var, value);
                 }
+            }
+            StatementKind::AssignOutputs { targets, call } => {
+                let outputs = self.call_outputs(call, ctx)?;
+                if targets.len() > outputs.len() {
+                    return Err(Diagnostic::error(format!(
+                        "{} targets for {} outputs",
+                        targets.len(),
+                        outputs.len()
+                    ))
+                    .at(s.span, "too many targets"));
+                }
+                // Every output is computed before any target is written.
+                let mut assigned = Vec::new();
+                for (target, new) in targets.iter().zip(outputs) {
+                    match target.as_ref().map(|t| (&t.kind, t.span)) {
+                        None => {}
+                        Some((ExprKind::Ref(cref), _)) => {
+                            assigned.extend(self.assignment(cref, new, s.span, ctx, values)?);
+                        }
+                        Some((_, span)) => {
+                            return Err(Diagnostic::error("only a variable can be assigned")
+                                .at(span, "not a variable"));
+                        }
+                    }
+                }
+                values.extend(assigned);
             }
             StatementKind::Break => return Ok(Flow::Break),
             StatementKind::Return => return Ok(Flow::Return),
@@ -154,13 +181,13 @@ impl<'a> Flattener<'a> {
     fn assignment(
         &mut self,
         target: &'a ast::ComponentRef,
-        value: &'a Expr,
+        new: Tree<ExprId>,
         span: Span,
         ctx: &Ctx<'_>,
         values: &Values,
     ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
         let targets = self.flatten_ref(target, ctx)?.leaves();
-        let new = self.flatten_expr(value, ctx)?.leaves();
+        let new = new.leaves();
         if targets.len() != new.len() {
             return Err(Diagnostic::error(format!(
                 "assigning {} values to {} variables",
@@ -411,7 +438,8 @@ impl<'a> Flattener<'a> {
         match &s.kind {
             StatementKind::Assign { target, value } => {
                 // Read at the event, after the actions before it wrote: no symbolic values.
-                for (var, value) in self.assignment(target, value, s.span, ctx, &Values::new())? {
+                let new = self.flatten_expr(value, ctx)?;
+                for (var, value) in self.assignment(target, new, s.span, ctx, &Values::new())? {
                     actions.push(Action::Assign {
                         var,
                         value,

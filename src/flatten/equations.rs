@@ -36,6 +36,7 @@ impl<'a> Flattener<'a> {
                 loops: &[],
                 mode: Mode::Symbolic,
                 end: None,
+                locals: None,
             };
             if let Err(d) = self.equation(eq, &ctx, sink) {
                 self.diags.push(d);
@@ -144,6 +145,9 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
         sink: &mut Sink,
     ) -> Result<(), Diagnostic> {
+        if let ExprKind::Tuple(targets) = &lhs.kind {
+            return self.outputs_equation(eq, targets, rhs, ctx, sink);
+        }
         let mut lhs_terms = Terms::new();
         split_terms(lhs, 1.0, &mut lhs_terms);
         let mut rhs_terms = Terms::new();
@@ -229,6 +233,51 @@ impl<'a> Flattener<'a> {
                 span: eq.span,
                 component: component.clone(),
             });
+        }
+        Ok(())
+    }
+
+    /// `(a, , c) = f(x)`: one equation per element of each output given a target.
+    fn outputs_equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        targets: &'a [Option<Expr>],
+        call: &'a Expr,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink,
+    ) -> Result<(), Diagnostic> {
+        let outputs = self.call_outputs(call, ctx)?;
+        if targets.len() > outputs.len() {
+            return Err(Diagnostic::error(format!(
+                "{} targets for {} outputs",
+                targets.len(),
+                outputs.len()
+            ))
+            .at(eq.span, "too many targets"));
+        }
+        let component = self.insts[ctx.inst.expect("instance").0 as usize]
+            .owner
+            .clone();
+        for (target, value) in targets.iter().zip(outputs) {
+            let Some(target) = target else {
+                continue;
+            };
+            let lhs = self.flatten_expr(target, ctx)?.leaves();
+            let rhs = value.leaves();
+            if lhs.len() != rhs.len() {
+                return Err(Diagnostic::error(format!(
+                    "the output has {} elements and its target {}",
+                    rhs.len(),
+                    lhs.len()
+                ))
+                .at(target.span, "sizes differ"));
+            }
+            for (l, r) in lhs.into_iter().zip(rhs) {
+                let place = (eq.span, component.clone());
+                let equation =
+                    Equation::between(&mut self.dae.pool, l, r, EquationOrigin::Model, place);
+                sink.equations.push(equation);
+            }
         }
         Ok(())
     }

@@ -39,6 +39,8 @@ pub struct Ctx<'l> {
     pub mode: Mode,
     /// The size of the dimension being subscripted (value of `end`).
     pub end: Option<usize>,
+    /// Inside a function: its variables, which names find first.
+    pub locals: Option<&'l super::function::Locals>,
 }
 
 /// A `for` index (of an equation, an array constructor or a reduction) bound to one of its
@@ -220,6 +222,7 @@ impl<'a> Flattener<'a> {
             loops: &[],
             mode: Mode::Constant,
             end: None,
+            locals: None,
         };
         let v = self.eval_scalar(e, &ctx)?;
         if v >= 0.0 && v.fract() == 0.0 && v < 1e9 {
@@ -242,6 +245,7 @@ impl<'a> Flattener<'a> {
             loops: &[],
             mode: Mode::Constant,
             end: None,
+            locals: None,
         };
         if b.select.is_empty()
             && let Some(shape) = self.filled_shape(b.expr, &ctx)
@@ -366,6 +370,11 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
         let first = strip_quotes(&cref.parts[0].ident.name);
+        if !cref.global
+            && let Some(local) = ctx.locals.and_then(|l| l.get(first.as_ref()))
+        {
+            return self.local_ref(local, cref, ctx);
+        }
         let plain = cref.parts.len() == 1 && cref.parts[0].subscripts.is_empty();
         if plain && let Some(index) = ctx.loop_index(&first) {
             return Ok(Tree::Leaf(self.dae.pool.constant(index.value)));
@@ -722,6 +731,7 @@ impl<'a> Flattener<'a> {
                         loops: &[],
                         mode: Mode::Constant,
                         end: None,
+                        locals: None,
                     };
                     let value = self.flatten_expr(binding, &cctx)?;
                     let dims = value.shape();
@@ -1199,11 +1209,16 @@ impl<'a> Flattener<'a> {
                 )))
             }
             "size" => {
+                // A size does not depend on the values: a function's variables need not be
+                // known at translation time to have one.
                 let a = self.flatten_expr(
                     positional
                         .first()
                         .ok_or_else(|| err(span, "`size` needs an array", "missing argument"))?,
-                    ctx,
+                    &Ctx {
+                        mode: Mode::Symbolic,
+                        ..*ctx
+                    },
                 )?;
                 let shape = a.shape();
                 match positional.get(1) {
@@ -1336,7 +1351,23 @@ impl<'a> Flattener<'a> {
                 )
             }
             "reinit" => Err(Self::reinit_outside_when(span)),
-            "delay" | "cardinality" | "homotopy" | "semiLinear" => Err(err(
+            "homotopy" => {
+                // The actual model: mocca's initialisation needs no simplified one.
+                let actual = args
+                    .iter()
+                    .find(|a| a.name.as_ref().is_some_and(|n| n.name == "actual"))
+                    .map(|a| &a.value)
+                    .or(positional.first().copied())
+                    .ok_or_else(|| {
+                        err(
+                            span,
+                            "`homotopy` needs its actual expression",
+                            "missing argument",
+                        )
+                    })?;
+                self.flatten_expr(actual, ctx)
+            }
+            "delay" | "cardinality" | "semiLinear" => Err(err(
                 func.span,
                 format!("`{name}` is not supported"),
                 "outside mocca's subset",
@@ -1347,11 +1378,20 @@ impl<'a> Flattener<'a> {
                 }
                 self.array_function(n, &positional, span, ctx)
             }
-            _ => Err(err(
-                func.span,
-                format!("unknown function `{name}` (user functions are not supported)"),
-                "not a builtin function",
-            )),
+            _ => match self.function_class(func, ctx) {
+                Some(class) => {
+                    let mut outputs = self.call_function(class, args, span, ctx)?;
+                    if outputs.is_empty() {
+                        return Err(err(span, format!("`{name}` has no output"), "no value"));
+                    }
+                    Ok(outputs.swap_remove(0))
+                }
+                None => Err(err(
+                    func.span,
+                    format!("unknown function `{name}`"),
+                    "not a function",
+                )),
+            },
         }
     }
 }

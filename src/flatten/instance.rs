@@ -856,6 +856,7 @@ impl<'a> Flattener<'a> {
             loops: &[],
             mode: super::expr::Mode::Constant,
             end: None,
+            locals: None,
         };
         if let Some(ty) = self.symbolic_type(condition, &ctx)
             && ty != ScalarType::Boolean

@@ -12,6 +12,7 @@ mod elements;
 mod equations;
 mod experiment;
 mod expr;
+mod function;
 mod implicit_range;
 mod inheritance;
 mod instance;
@@ -91,6 +92,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         checked_classes: FxHashSet::default(),
         used_classes: FxHashSet::default(),
         bases: FxHashMap::default(),
+        functions: FxHashMap::default(),
+        call_depth: 0,
         max_size: request.max_size,
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
@@ -218,6 +221,10 @@ pub(crate) struct Flattener<'a> {
     /// Per class, the classes it extends (as long classes), from the `extends` met while
     /// collecting.
     pub bases: FxHashMap<ClassId, Vec<ClassId>>,
+    /// The functions called so far, collected once each.
+    pub functions: FxHashMap<ClassId, std::rc::Rc<function::FunctionDef<'a>>>,
+    /// How deep the function calls being inlined nest.
+    pub call_depth: usize,
     /// [`Request::max_size`].
     pub max_size: usize,
 }
@@ -261,6 +268,7 @@ impl<'a> Flattener<'a> {
                     loops: &[],
                     mode: Mode::Constant,
                     end: None,
+                    locals: None,
                 };
                 match self.eval_scalar(b.expr, &ctx) {
                     Ok(x) => self.dae.variables[i].fixed = Some(x != 0.0),

@@ -28,6 +28,7 @@ impl Bound<'_> {
             loops: &[],
             mode: Mode::Symbolic,
             end: None,
+            locals: None,
         }
     }
 }

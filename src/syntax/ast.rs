@@ -128,6 +128,17 @@ pub struct Composition {
     pub equations: Vec<Equation>,
     pub initial_equations: Vec<Equation>,
     pub annotation: Option<Modification>,
+    /// A function's `external` clause (Modelica 12.9).
+    pub external: Option<External>,
+}
+
+/// `external "C" …;`: the function's body is written in another language.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct External {
+    /// `"C"`, `"builtin"`, …; `None` when none is written (then it is C).
+    pub language: Option<String>,
+    #[serde(skip)]
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -314,6 +325,11 @@ pub enum StatementKind {
     Assign {
         target: ComponentRef,
         value: Expr,
+    },
+    /// `(a, , c) := f(x)`: the outputs of a call, in order, to the targets written.
+    AssignOutputs {
+        targets: Vec<Option<Expr>>,
+        call: Expr,
     },
     /// `assert(…)`, `terminate(…)`, `reinit(…)`.
     Call {

@@ -329,8 +329,8 @@ pub enum Section {
     /// `equation` (false) or `initial equation` (true), and an annotation among them (the
     /// class's, when the section ends the class).
     Equations(bool, Vec<Option<Slot>>, Option<Box<Modification>>),
-    /// Already reported as not supported.
-    Unsupported,
+    /// A function's `external` clause.
+    External(External),
 }
 
 /// Assembles a composition, taking its elements and equations off the arena.
@@ -339,7 +339,7 @@ pub fn build_composition(
     description: Option<String>,
     (first, sections): (Vec<SectionItem>, Vec<Section>),
 ) -> Composition {
-    let mut annotation = None;
+    let (mut annotation, mut external) = (None, None);
     // Slots in order, with each element's visibility and whether each equation is initial.
     let (mut elements, mut visibilities) = (Vec::new(), Vec::new());
     let (mut equations, mut initial) = (Vec::new(), Vec::new());
@@ -366,7 +366,7 @@ pub fn build_composition(
                 }
                 eq_sections.push((is_initial, items));
             }
-            Section::Unsupported => {}
+            Section::External(clause) => external = Some(clause),
         }
     }
     for (is_initial, items) in eq_sections {
@@ -396,5 +396,6 @@ pub fn build_composition(
         equations,
         initial_equations,
         annotation,
+        external,
     }
 }

@@ -1,0 +1,1164 @@
+//! Calls of Modelica functions (Modelica 12) that are not builtins, inlined at translation
+//! time. The function's inputs are bound to the call's arguments (positional, named, or the
+//! declared defaults), and its algorithm is executed symbolically over them: every value is
+//! an expression of the arguments, so a call with parameter arguments folds to a constant,
+//! and a call with varying arguments becomes an expression the tape compiles and the symbolic
+//! Jacobian differentiates exactly.
+//!
+//! Control flow that depends on values not known at translation time is followed on every
+//! path: the execution is a list of *paths*, each with its condition (over the arguments) and
+//! its locals. A varying `if` runs both branches; when each leaves one path and no Integer or
+//! Boolean that is known on both differs, the two merge into `if`-expressions, otherwise both
+//! go on. A varying `while` condition forks at each turn. At the end each output is the value
+//! of the path whose condition holds. Relations inside a function make no events (Modelica
+//! 8.5), so the conditions are written under `noEvent`.
+
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+use super::Flattener;
+use super::classes::{ClassId, ROOT, TypeRef};
+use super::expr::{Ctx, Mode, Pick, Val, select};
+use super::tree::Tree;
+use crate::dae::{ScalarType, VarKind};
+use crate::diagnostics::Diagnostic;
+use crate::expr::{ExprId, Func, Node};
+use crate::source::Span;
+use crate::syntax::ast::{
+    self, Arg, Causality, ClassBody, ClassKind, ComponentRef, ElementKind, EquationKind, Expr,
+    ExprKind, Statement, StatementKind, Subscript, Visibility,
+};
+
+/// Paths a call may follow at once before it is refused.
+const MAX_PATHS: usize = 256;
+/// Calls nested inside one another (recursion included) before a call is refused.
+const MAX_DEPTH: usize = 64;
+/// Turns of one `while` loop before it is taken for one that never ends.
+const MAX_TURNS: usize = 1_000_000;
+
+/// A function's variables by name: inputs, outputs and protected ones, as far as known.
+pub(crate) type Locals = IndexMap<String, Local>;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Local {
+    /// `None` before the first assignment of an array of unknown size.
+    pub value: Option<Val>,
+    ty: ScalarType,
+    input: bool,
+}
+
+/// One declared variable of a function.
+struct Param<'a> {
+    name: String,
+    causality: Causality,
+    ty: ScalarType,
+    dims: Vec<&'a Subscript>,
+    default: Option<&'a Expr>,
+    /// The class the declaration is written in: where its names are looked up.
+    scope: ClassId,
+    span: Span,
+}
+
+/// A function class, its variables collected through its `extends`.
+pub(crate) struct FunctionDef<'a> {
+    path: String,
+    params: Vec<Param<'a>>,
+    body: Option<&'a [Statement]>,
+    external: Option<(Option<String>, Span)>,
+}
+
+impl<'a> FunctionDef<'a> {
+    fn inputs(&self) -> impl Iterator<Item = &Param<'a>> {
+        self.params
+            .iter()
+            .filter(|p| p.causality == Causality::Input)
+    }
+
+    fn outputs(&self) -> impl Iterator<Item = &Param<'a>> {
+        self.params
+            .iter()
+            .filter(|p| p.causality == Causality::Output)
+    }
+}
+
+/// How a statement list ended on one path.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Flow {
+    Next,
+    Break,
+    Return,
+}
+
+/// One way through the function: the condition under which it is taken and its locals.
+#[derive(Clone)]
+struct Path {
+    condition: ExprId,
+    /// The varying conditions the path has decided so far, with their values: a condition
+    /// met again is known on the path (a loop's test after the `if` that entered it).
+    facts: Vec<(ExprId, bool)>,
+    locals: Locals,
+    flow: Flow,
+}
+
+fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
+    Diagnostic::error(msg).at(span, label)
+}
+
+impl<'a> Flattener<'a> {
+    /// The function class `func` names, seen from `ctx`, if it names one.
+    pub(crate) fn function_class(&self, func: &ComponentRef, ctx: &Ctx<'_>) -> Option<ClassId> {
+        let name = func.as_name()?;
+        let TypeRef::Class(class) = self.tree.resolve(&name, ctx.class)? else {
+            return None;
+        };
+        let class = self.through_short_functions(class);
+        let def = self.tree.node(class).def?;
+        matches!(def.kind, ClassKind::Function | ClassKind::OperatorFunction).then_some(class)
+    }
+
+    /// `function f = g;` is `g`.
+    fn through_short_functions(&self, mut class: ClassId) -> ClassId {
+        for _ in 0..32 {
+            let Some(def) = self.tree.node(class).def else {
+                break;
+            };
+            let ClassBody::Short(short) = &def.body else {
+                break;
+            };
+            let parent = self.tree.node(class).parent.unwrap_or(ROOT);
+            match self.tree.resolve(&short.base, parent) {
+                Some(TypeRef::Class(base)) => class = base,
+                _ => break,
+            }
+        }
+        class
+    }
+
+    /// Every output of the call `func(args)`, in declaration order.
+    pub(crate) fn call_function(
+        &mut self,
+        class: ClassId,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        let def = self.function_def(class, span)?;
+        if let Some((language, at)) = &def.external {
+            let language = language.as_deref().unwrap_or("C");
+            return Err(err(
+                span,
+                format!(
+                    "`{}` is an external function (language \"{language}\"): mocca does not compile foreign code",
+                    def.path
+                ),
+                "an external function",
+            )
+            .with_secondary(*at, "declared external here"));
+        }
+        if self.call_depth >= MAX_DEPTH {
+            return Err(err(
+                span,
+                format!(
+                    "calls of `{}` nest more than {MAX_DEPTH} deep: a recursion that values known at translation time do not end",
+                    def.path
+                ),
+                "too deep",
+            ));
+        }
+        self.call_depth += 1;
+        let result = self.inline_call(&def, args, span, ctx);
+        self.call_depth -= 1;
+        result
+    }
+
+    fn inline_call(
+        &mut self,
+        def: &FunctionDef<'a>,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        let mut locals = self.bind_inputs(def, args, span, ctx)?;
+        for p in def
+            .params
+            .iter()
+            .filter(|p| p.causality != Causality::Input)
+        {
+            let value = match p.default {
+                Some(e) => Some(self.local_expr(e, p.scope, &locals, ctx.mode)?),
+                None => self.declared_shape(p, &locals)?.map(|shape| {
+                    let zero = self.dae.pool.zero();
+                    filled(&shape, zero)
+                }),
+            };
+            locals.insert(
+                p.name.clone(),
+                Local {
+                    value,
+                    ty: p.ty,
+                    input: false,
+                },
+            );
+        }
+        let start = Path {
+            condition: self.dae.pool.one(),
+            facts: Vec::new(),
+            locals,
+            flow: Flow::Next,
+        };
+        let paths = match def.body {
+            Some(body) => {
+                let scope = self.function_scope(def);
+                let run = Run {
+                    class: scope,
+                    mode: ctx.mode,
+                    span,
+                };
+                self.block(body, vec![start], &run)?
+            }
+            None => vec![start],
+        };
+        def.outputs()
+            .map(|p| self.merged_output(&paths, &p.name, p.span, span))
+            .collect()
+    }
+
+    /// The class whose names the function's body sees.
+    fn function_scope(&self, def: &FunctionDef<'a>) -> ClassId {
+        self.tree.find_path(&def.path).unwrap_or(ROOT)
+    }
+
+    /// Inputs bound to the arguments: positional first, then named, then defaults (which
+    /// may read the inputs before them).
+    fn bind_inputs(
+        &mut self,
+        def: &FunctionDef<'a>,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Locals, Diagnostic> {
+        let inputs: Vec<&Param<'a>> = def.inputs().collect();
+        let mut given: Vec<Option<Val>> = vec![None; inputs.len()];
+        let mut position = 0;
+        for arg in args {
+            let k = match &arg.name {
+                None => {
+                    position += 1;
+                    if position > inputs.len() {
+                        return Err(err(
+                            arg.value.span,
+                            format!(
+                                "`{}` takes {} inputs, more are given",
+                                def.path,
+                                inputs.len()
+                            ),
+                            "an extra argument",
+                        ));
+                    }
+                    position - 1
+                }
+                Some(name) => inputs
+                    .iter()
+                    .position(|p| p.name == name.name)
+                    .ok_or_else(|| {
+                        err(
+                            name.span,
+                            format!("`{}` has no input `{}`", def.path, name.name),
+                            "no such input",
+                        )
+                    })?,
+            };
+            if given[k].is_some() {
+                return Err(err(
+                    arg.value.span,
+                    format!("input `{}` is given twice", inputs[k].name),
+                    "given again",
+                ));
+            }
+            given[k] = Some(self.flatten_expr(&arg.value, ctx)?);
+        }
+        let mut locals = Locals::new();
+        for (p, value) in inputs.iter().zip(given) {
+            let value = match (value, p.default) {
+                (Some(v), _) => v,
+                (None, Some(e)) => self.local_expr(e, p.scope, &locals, ctx.mode)?,
+                (None, None) => {
+                    return Err(err(
+                        span,
+                        format!("input `{}` of `{}` is not given", p.name, def.path),
+                        "missing argument",
+                    )
+                    .with_secondary(p.span, "declared without a default"));
+                }
+            };
+            locals.insert(
+                p.name.clone(),
+                Local {
+                    value: Some(value),
+                    ty: p.ty,
+                    input: true,
+                },
+            );
+        }
+        Ok(locals)
+    }
+
+    /// The size of a declared variable, when all its dimensions are known (`:` is not).
+    fn declared_shape(
+        &mut self,
+        p: &Param<'a>,
+        locals: &Locals,
+    ) -> Result<Option<Vec<usize>>, Diagnostic> {
+        let mut shape = Vec::with_capacity(p.dims.len());
+        for d in &p.dims {
+            let Subscript::Expr(e) = d else {
+                return Ok(None);
+            };
+            let n = self.eval_scalar(e, &local_ctx(p.scope, locals, Mode::Constant))?;
+            if n < 0.0 || n.fract() != 0.0 || n > self.max_size as f64 {
+                return Err(err(
+                    e.span,
+                    format!("an array size must be a non-negative integer, found {n}"),
+                    "bad size",
+                ));
+            }
+            shape.push(n as usize);
+        }
+        Ok(Some(shape))
+    }
+
+    fn local_expr(
+        &mut self,
+        e: &'a Expr,
+        scope: ClassId,
+        locals: &Locals,
+        mode: Mode,
+    ) -> Result<Val, Diagnostic> {
+        self.flatten_expr(e, &local_ctx(scope, locals, mode))
+    }
+
+    /// An output's value over every path: the value of the path whose condition holds.
+    fn merged_output(
+        &mut self,
+        paths: &[Path],
+        name: &str,
+        declared: Span,
+        call: Span,
+    ) -> Result<Val, Diagnostic> {
+        let unassigned = || {
+            err(
+                call,
+                format!("output `{name}` is not assigned"),
+                "this call leaves it without a value",
+            )
+            .with_secondary(declared, "declared here")
+        };
+        let (last, rest) = paths.split_last().expect("a call has a path");
+        let mut value = last.locals[name].value.clone().ok_or_else(unassigned)?;
+        for p in rest.iter().rev() {
+            let mine = p.locals[name].value.clone().ok_or_else(unassigned)?;
+            value = self.choose(p.condition, &mine, &value).ok_or_else(|| {
+                err(
+                    call,
+                    format!("output `{name}` has a different size on different paths"),
+                    "sizes differ",
+                )
+            })?;
+        }
+        Ok(value)
+    }
+
+    /// `if c then a else b` elementwise; `None` when the sizes differ.
+    fn choose(&mut self, c: ExprId, a: &Val, b: &Val) -> Option<Val> {
+        match (a, b) {
+            (Tree::Leaf(x), Tree::Leaf(y)) => {
+                Some(Tree::Leaf(self.dae.pool.if_then_else(c, *x, *y)))
+            }
+            (Tree::Node(xs), Tree::Node(ys)) if xs.len() == ys.len() => xs
+                .iter()
+                .zip(ys)
+                .map(|(x, y)| self.choose(c, x, y))
+                .collect::<Option<Vec<_>>>()
+                .map(Tree::Node),
+            _ => None,
+        }
+    }
+
+    /// The function's variables through its `extends` (bases first), its algorithm and its
+    /// `external` clause; memoised per class.
+    fn function_def(
+        &mut self,
+        class: ClassId,
+        span: Span,
+    ) -> Result<Rc<FunctionDef<'a>>, Diagnostic> {
+        if let Some(def) = self.functions.get(&class) {
+            return Ok(def.clone());
+        }
+        let mut def = FunctionDef {
+            path: self.tree.node(class).path.clone(),
+            params: Vec::new(),
+            body: None,
+            external: None,
+        };
+        self.collect_function(class, &mut def, span, 0)?;
+        let def = Rc::new(def);
+        self.functions.insert(class, def.clone());
+        Ok(def)
+    }
+
+    fn collect_function(
+        &mut self,
+        class: ClassId,
+        def: &mut FunctionDef<'a>,
+        span: Span,
+        depth: usize,
+    ) -> Result<(), Diagnostic> {
+        if depth > 32 {
+            return Err(err(
+                span,
+                format!("`{}` extends itself", def.path),
+                "a cycle",
+            ));
+        }
+        self.used_classes.insert(class);
+        let Some(cdef) = self.tree.node(class).def else {
+            return Ok(());
+        };
+        let ClassBody::Long(comp) = &cdef.body else {
+            return Err(err(
+                cdef.span,
+                format!("`{}` is not a function with a body", def.path),
+                "a short definition",
+            ));
+        };
+        let parent = self.tree.node(class).parent.unwrap_or(ROOT);
+        for element in &comp.elements {
+            match &element.kind {
+                ElementKind::Extends(ext) => {
+                    match self.tree.resolve_excluding(&ext.base, class, parent) {
+                        Some(TypeRef::Class(base)) => {
+                            let base = self.through_short_functions(base);
+                            self.collect_function(base, def, span, depth + 1)?;
+                        }
+                        _ => {
+                            return Err(err(
+                                ext.base.span,
+                                format!("class `{}` not found", ext.base.dotted()),
+                                "unknown class",
+                            ));
+                        }
+                    }
+                }
+                ElementKind::Component(clause) => {
+                    let (ty, type_dims) = self.function_variable_type(&clause.type_name, class)?;
+                    for decl in &clause.components {
+                        let causality = match (clause.prefixes.causality, element.visibility) {
+                            (Causality::None, _) | (_, Visibility::Protected) => Causality::None,
+                            (c, _) => c,
+                        };
+                        let mut dims: Vec<&'a Subscript> = decl.dims.iter().collect();
+                        dims.extend(clause.dims.iter());
+                        dims.extend(type_dims.iter().copied());
+                        let name = decl.name.name.clone();
+                        def.params.retain(|p| p.name != name);
+                        def.params.push(Param {
+                            name,
+                            causality,
+                            ty,
+                            dims,
+                            default: decl.modification.as_ref().and_then(|m| m.binding.as_ref()),
+                            scope: class,
+                            span: decl.span,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        for eq in &comp.equations {
+            match &eq.kind {
+                EquationKind::Algorithm(body) => def.body = Some(body),
+                _ => {
+                    return Err(err(
+                        eq.span,
+                        "a function has no equations, only an algorithm",
+                        "not allowed in a function",
+                    ));
+                }
+            }
+        }
+        if let Some(external) = &comp.external {
+            let builtin = external.language.as_deref() == Some("builtin");
+            if !builtin || def.body.is_none() {
+                def.external = Some((external.language.clone(), external.span));
+            }
+        }
+        Ok(())
+    }
+
+    /// The scalar type of a function variable's type name, with the dimensions its type
+    /// definition adds (`type Vector3 = Real[3]`).
+    fn function_variable_type(
+        &self,
+        name: &'a ast::Name,
+        scope: ClassId,
+    ) -> Result<(ScalarType, Vec<&'a Subscript>), Diagnostic> {
+        let mut dims = Vec::new();
+        let mut target = self.tree.resolve(name, scope);
+        for _ in 0..32 {
+            match target {
+                Some(TypeRef::Builtin(t)) => return Ok((t, dims)),
+                Some(TypeRef::Class(c)) => {
+                    let Some(def) = self.tree.node(c).def else {
+                        break;
+                    };
+                    let parent = self.tree.node(c).parent.unwrap_or(ROOT);
+                    match &def.body {
+                        ClassBody::Short(short) => {
+                            dims.extend(short.dims.iter());
+                            target = self.tree.resolve(&short.base, parent);
+                        }
+                        ClassBody::Enumeration { .. } => return Ok((ScalarType::Integer, dims)),
+                        ClassBody::Long(comp) if def.kind == ClassKind::Type => {
+                            let base = comp.elements.iter().find_map(|e| match &e.kind {
+                                ElementKind::Extends(ext) => Some(&ext.base),
+                                _ => None,
+                            });
+                            match base {
+                                Some(base) => target = self.tree.resolve_excluding(base, c, parent),
+                                None => break,
+                            }
+                        }
+                        ClassBody::Long(_) => {
+                            return Err(err(
+                                name.span,
+                                format!(
+                                    "a function variable of {} type `{}` is not supported (only Real, Integer, Boolean and enumerations)",
+                                    def.kind.keyword(),
+                                    name.dotted()
+                                ),
+                                "not supported yet",
+                            ));
+                        }
+                    }
+                }
+                None => break,
+            }
+        }
+        Err(err(
+            name.span,
+            format!("type `{}` not found", name.dotted()),
+            "unknown type",
+        ))
+    }
+}
+
+/// What every statement of one call shares.
+struct Run {
+    class: ClassId,
+    mode: Mode,
+    span: Span,
+}
+
+fn local_ctx<'l>(class: ClassId, locals: &'l Locals, mode: Mode) -> Ctx<'l> {
+    Ctx {
+        inst: None,
+        class,
+        loops: &[],
+        mode,
+        end: None,
+        locals: Some(locals),
+    }
+}
+
+/// An array of `shape` filled with `value`.
+fn filled(shape: &[usize], value: ExprId) -> Val {
+    match shape.split_first() {
+        None => Tree::Leaf(value),
+        Some((&n, rest)) => Tree::Node((0..n).map(|_| filled(rest, value)).collect()),
+    }
+}
+
+impl<'a> Flattener<'a> {
+    fn block(
+        &mut self,
+        body: &'a [Statement],
+        mut paths: Vec<Path>,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        for s in body {
+            if paths.iter().all(|p| p.flow != Flow::Next) {
+                break;
+            }
+            let mut next = Vec::with_capacity(paths.len());
+            for p in paths {
+                if p.flow == Flow::Next {
+                    next.extend(self.statement_on(s, p, run)?);
+                } else {
+                    next.push(p);
+                }
+            }
+            if next.len() > MAX_PATHS {
+                return Err(err(
+                    s.span,
+                    format!(
+                        "this function's control flow depends on values not known at translation time in more than {MAX_PATHS} ways"
+                    ),
+                    "too many paths",
+                ));
+            }
+            paths = next;
+        }
+        Ok(paths)
+    }
+
+    fn statement_on(
+        &mut self,
+        s: &'a Statement,
+        mut p: Path,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        match &s.kind {
+            StatementKind::Assign { target, value } => {
+                let value = self.local_expr(value, run.class, &p.locals, run.mode)?;
+                self.assign_local(&mut p.locals, target, value, run)?;
+            }
+            StatementKind::AssignOutputs { targets, call } => {
+                let outputs =
+                    self.call_outputs(call, &local_ctx(run.class, &p.locals, run.mode))?;
+                if targets.len() > outputs.len() {
+                    return Err(err(
+                        s.span,
+                        format!("{} targets for {} outputs", targets.len(), outputs.len()),
+                        "too many targets",
+                    ));
+                }
+                for (target, value) in targets.iter().zip(outputs) {
+                    match target.as_ref().map(|t| &t.kind) {
+                        None => {}
+                        Some(ExprKind::Ref(cref)) => {
+                            self.assign_local(&mut p.locals, cref, value, run)?
+                        }
+                        Some(_) => {
+                            return Err(err(
+                                target.as_ref().expect("a target").span,
+                                "only a variable can be assigned",
+                                "not a variable",
+                            ));
+                        }
+                    }
+                }
+            }
+            StatementKind::Break => p.flow = Flow::Break,
+            StatementKind::Return => p.flow = Flow::Return,
+            StatementKind::If {
+                branches,
+                else_branch,
+            } => {
+                return self.if_on(branches, else_branch, p, run);
+            }
+            StatementKind::For { indices, body } => {
+                return self.for_on(s.span, indices, body, p, run);
+            }
+            StatementKind::While { condition, body } => {
+                return self.while_on(condition, body, p, run);
+            }
+            StatementKind::Call { name, args } => {
+                self.call_statement(name, args, s.span, &p, run)?
+            }
+            StatementKind::When { .. } => {
+                return Err(err(
+                    s.span,
+                    "a function cannot hold a `when` statement (Modelica 12.2)",
+                    "not allowed in a function",
+                ));
+            }
+            StatementKind::Unsupported => {}
+        }
+        Ok(vec![p])
+    }
+
+    /// `assert(c, message)` is checked where `c` is known at translation time; other call
+    /// statements compute nothing a function returns.
+    fn call_statement(
+        &mut self,
+        name: &'a ast::Name,
+        args: &'a [Arg],
+        span: Span,
+        p: &Path,
+        run: &Run,
+    ) -> Result<(), Diagnostic> {
+        if name.dotted() != "assert" {
+            return Ok(());
+        }
+        let Some(first) = args.first() else {
+            return Err(err(span, "`assert` needs a condition", "missing condition"));
+        };
+        let value = self.local_expr(&first.value, run.class, &p.locals, run.mode)?;
+        if let Tree::Leaf(c) = value
+            && self.dae.pool.as_const(c) == Some(0.0)
+        {
+            let message = match args.get(1).map(|a| &a.value.kind) {
+                Some(ExprKind::Str(m)) => m.trim_matches('"').to_string(),
+                _ => "assertion failed".to_string(),
+            };
+            return Err(err(
+                span,
+                format!("assertion failed in a function: {message}"),
+                "false for this call",
+            )
+            .with_secondary(run.span, "called here"));
+        }
+        Ok(())
+    }
+
+    /// A scalar Boolean condition under the path's locals.
+    fn path_condition(
+        &mut self,
+        condition: &'a Expr,
+        p: &Path,
+        run: &Run,
+    ) -> Result<ExprId, Diagnostic> {
+        match self.local_expr(condition, run.class, &p.locals, run.mode)? {
+            Tree::Leaf(c) => Ok(c),
+            Tree::Node(_) => Err(err(
+                condition.span,
+                "a condition must be a scalar",
+                "an array",
+            )),
+        }
+    }
+
+    /// The value of condition `c` on path `p`, when known: a constant, or decided by the
+    /// path's facts (through `and`, `or` and `not`).
+    fn decided(&self, p: &Path, c: ExprId) -> Option<bool> {
+        if let Some(v) = self.dae.pool.as_const(c) {
+            return Some(v != 0.0);
+        }
+        if let Some(&(_, v)) = p.facts.iter().find(|f| f.0 == c) {
+            return Some(v);
+        }
+        match self.dae.pool.node(c) {
+            Node::Not(a) => self.decided(p, a).map(|v| !v),
+            Node::And(a, b) => match (self.decided(p, a), self.decided(p, b)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Node::Or(a, b) => match (self.decided(p, a), self.decided(p, b)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `p` narrowed to where `c` (or, with `holds` false, `not c`) holds.
+    fn narrowed(&mut self, p: &Path, c: ExprId, holds: bool) -> Path {
+        let pool = &mut self.dae.pool;
+        let guarded = pool.call(Func::NoEvent, c);
+        let guarded = if holds { guarded } else { pool.not(guarded) };
+        let mut facts = p.facts.clone();
+        facts.push((c, holds));
+        Path {
+            condition: pool.and(p.condition, guarded),
+            facts,
+            locals: p.locals.clone(),
+            flow: p.flow,
+        }
+    }
+
+    fn if_on(
+        &mut self,
+        branches: &'a [(Expr, Vec<Statement>)],
+        else_branch: &'a [Statement],
+        p: Path,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        let Some(((condition, body), rest)) = branches.split_first() else {
+            return self.block(else_branch, vec![p], run);
+        };
+        let c = self.path_condition(condition, &p, run)?;
+        match self.decided(&p, c) {
+            Some(false) => self.if_on(rest, else_branch, p, run),
+            Some(true) => self.block(body, vec![p], run),
+            None => {
+                let then = self.narrowed(&p, c, true);
+                let otherwise = self.narrowed(&p, c, false);
+                let taken = self.block(body, vec![then], run)?;
+                let not_taken = self.if_on(rest, else_branch, otherwise, run)?;
+                if let ([a], [b]) = (taken.as_slice(), not_taken.as_slice())
+                    && let Some(merged) = self.merged(c, a, b, p.condition)
+                {
+                    return Ok(vec![merged]);
+                }
+                Ok(taken.into_iter().chain(not_taken).collect())
+            }
+        }
+    }
+
+    /// Two paths that ended alike as one, their locals chosen by `c`; `None` when an Integer
+    /// or Boolean known on both differs (later statements may need it known: a subscript, a
+    /// loop's range) or a size differs.
+    fn merged(&mut self, c: ExprId, a: &Path, b: &Path, condition: ExprId) -> Option<Path> {
+        if a.flow != b.flow {
+            return None;
+        }
+        let c = self.dae.pool.call(Func::NoEvent, c);
+        let mut locals = Locals::with_capacity(a.locals.len());
+        for (name, la) in &a.locals {
+            let lb = &b.locals[name];
+            let value = match (&la.value, &lb.value) {
+                (Some(x), Some(y)) if x == y => Some(x.clone()),
+                (Some(x), Some(y)) => {
+                    let known = |v: &Val, f: &Self| {
+                        v.leaves().iter().all(|&e| f.dae.pool.as_const(e).is_some())
+                    };
+                    if la.ty != ScalarType::Real && known(x, self) && known(y, self) {
+                        return None;
+                    }
+                    Some(self.choose(c, x, y)?)
+                }
+                (None, None) => None,
+                _ => return None,
+            };
+            locals.insert(
+                name.clone(),
+                Local {
+                    value,
+                    ..la.clone()
+                },
+            );
+        }
+        let facts = a
+            .facts
+            .iter()
+            .filter(|f| b.facts.contains(f))
+            .copied()
+            .collect();
+        Some(Path {
+            condition,
+            facts,
+            locals,
+            flow: a.flow,
+        })
+    }
+
+    fn for_on(
+        &mut self,
+        span: Span,
+        indices: &'a [ast::ForIndex],
+        body: &'a [Statement],
+        p: Path,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        let Some((first, rest)) = indices.split_first() else {
+            return self.block(body, vec![p], run);
+        };
+        let Some(range) = &first.range else {
+            return Err(err(
+                span,
+                "a `for` statement needs its range (`for i in 1:n`)",
+                "no range",
+            ));
+        };
+        let values = match self.local_expr(range, run.class, &p.locals, Mode::Constant)? {
+            Tree::Node(items) => items,
+            leaf => vec![leaf],
+        };
+        let name = first.name.name.clone();
+        let shadowed = p.locals.get(&name).cloned();
+        let (mut active, mut done) = (vec![p], Vec::new());
+        for value in values {
+            for q in &mut active {
+                q.locals.insert(
+                    name.clone(),
+                    Local {
+                        value: Some(value.clone()),
+                        ty: ScalarType::Integer,
+                        input: true,
+                    },
+                );
+            }
+            let mut turned = Vec::with_capacity(active.len());
+            for q in std::mem::take(&mut active) {
+                turned.extend(self.for_on(span, rest, body, q, run)?);
+            }
+            for mut q in turned {
+                match q.flow {
+                    Flow::Next => active.push(q),
+                    Flow::Break => {
+                        q.flow = Flow::Next;
+                        done.push(q);
+                    }
+                    Flow::Return => done.push(q),
+                }
+            }
+            if active.is_empty() {
+                break;
+            }
+        }
+        let mut out: Vec<Path> = done.into_iter().chain(active).collect();
+        for q in &mut out {
+            match &shadowed {
+                Some(local) => q.locals.insert(name.clone(), local.clone()),
+                None => q.locals.shift_remove(&name),
+            };
+        }
+        Ok(out)
+    }
+
+    fn while_on(
+        &mut self,
+        condition: &'a Expr,
+        body: &'a [Statement],
+        p: Path,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        let (mut active, mut done) = (vec![p], Vec::new());
+        for _ in 0..MAX_TURNS {
+            let mut entering = Vec::with_capacity(active.len());
+            for q in std::mem::take(&mut active) {
+                let c = self.path_condition(condition, &q, run)?;
+                match self.decided(&q, c) {
+                    Some(false) => done.push(q),
+                    Some(true) => entering.push(q),
+                    None => {
+                        done.push(self.narrowed(&q, c, false));
+                        entering.push(self.narrowed(&q, c, true));
+                    }
+                }
+            }
+            if entering.is_empty() {
+                return Ok(done);
+            }
+            for mut q in self.block(body, entering, run)? {
+                match q.flow {
+                    Flow::Next => active.push(q),
+                    Flow::Break => {
+                        q.flow = Flow::Next;
+                        done.push(q);
+                    }
+                    Flow::Return => done.push(q),
+                }
+            }
+            if active.len() + done.len() > MAX_PATHS {
+                return Err(err(
+                    condition.span,
+                    format!(
+                        "this loop depends on values not known at translation time in more than {MAX_PATHS} ways"
+                    ),
+                    "too many paths",
+                ));
+            }
+            if active.is_empty() {
+                return Ok(done);
+            }
+        }
+        Err(err(
+            condition.span,
+            format!("this loop did not end within {MAX_TURNS} turns"),
+            "endless loop",
+        ))
+    }
+
+    /// `target := value` on a path's locals: a whole variable or the elements its
+    /// subscripts select.
+    fn assign_local(
+        &mut self,
+        locals: &mut Locals,
+        target: &'a ComponentRef,
+        value: Val,
+        run: &Run,
+    ) -> Result<(), Diagnostic> {
+        let part = &target.parts[0];
+        let name = part.ident.name.as_str();
+        if target.parts.len() > 1 {
+            return Err(err(
+                target.span,
+                "assigning a field of a function variable is not supported",
+                "not supported yet",
+            ));
+        }
+        let Some(local) = locals.get(name) else {
+            return Err(err(
+                part.ident.span,
+                format!("`{name}` is not a variable of this function"),
+                "unknown name",
+            ));
+        };
+        if local.input {
+            return Err(err(
+                part.ident.span,
+                format!("`{name}` is an input: a function cannot assign it (Modelica 12.2)"),
+                "an input",
+            ));
+        }
+        if part.subscripts.is_empty() {
+            if let Some(old) = &local.value
+                && old.shape() != value.shape()
+                && !old.shape().is_empty()
+                && !value.shape().is_empty()
+                && old.shape().len() != value.shape().len()
+            {
+                return Err(err(
+                    target.span,
+                    format!(
+                        "assigning a value of size {:?} to `{name}` of size {:?}",
+                        value.shape(),
+                        old.shape()
+                    ),
+                    "sizes differ",
+                ));
+            }
+            locals[name].value = Some(value);
+            return Ok(());
+        }
+        let Some(mut current) = local.value.clone() else {
+            return Err(err(
+                part.ident.span,
+                format!("`{name}` has no size yet: assign it whole before its elements"),
+                "size unknown",
+            ));
+        };
+        let shape = current.shape();
+        let picks = {
+            let ctx = local_ctx(run.class, locals, run.mode);
+            self.picks(&part.subscripts, (&shape, &[]), target.span, &ctx)?
+        };
+        let paths = pick_paths(&picks);
+        let new = value.leaves();
+        if paths.len() != new.len() {
+            return Err(err(
+                target.span,
+                format!("assigning {} values to {} elements", new.len(), paths.len()),
+                "sizes differ",
+            ));
+        }
+        for (path, v) in paths.iter().zip(new) {
+            set_leaf(&mut current, path, v);
+        }
+        locals[name].value = Some(current);
+        Ok(())
+    }
+
+    /// A read of a function variable, its subscripts applied; in `Constant` mode its value
+    /// must be known at translation time (parameters at their values).
+    pub(super) fn local_ref(
+        &mut self,
+        local: &Local,
+        cref: &'a ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let part = &cref.parts[0];
+        let name = &part.ident.name;
+        if cref.parts.len() > 1 {
+            return Err(err(
+                cref.span,
+                format!("`{name}` has no fields: records in functions are not supported yet"),
+                "not supported yet",
+            ));
+        }
+        let Some(value) = &local.value else {
+            return Err(err(
+                part.ident.span,
+                format!("`{name}` is read before it is assigned"),
+                "no value yet",
+            ));
+        };
+        let value = if part.subscripts.is_empty() {
+            value.clone()
+        } else {
+            let shape = value.shape();
+            let picks = self.picks(&part.subscripts, (&shape, &[]), cref.span, ctx)?;
+            select(&value.leaves(), &shape, &picks)
+        };
+        if ctx.mode == Mode::Symbolic {
+            return Ok(value);
+        }
+        value.map(&mut |&e| self.known_now(e, part.ident.span, name))
+    }
+
+    /// `e` folded to a constant, its parameters at their values.
+    fn known_now(&mut self, e: ExprId, span: Span, name: &str) -> Result<ExprId, Diagnostic> {
+        if self.dae.pool.as_const(e).is_some() {
+            return Ok(e);
+        }
+        let mut leaves = Vec::new();
+        self.dae.pool.visit_leaves(e, |n| leaves.push(n));
+        let mut known = Vec::with_capacity(leaves.len());
+        for leaf in leaves {
+            match leaf {
+                Node::Var(v)
+                    if matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant) =>
+                {
+                    let x = self.const_value(v, span)?;
+                    known.push((v, self.dae.pool.constant(x)));
+                }
+                Node::Const(_) => {}
+                _ => {
+                    return Err(err(
+                        span,
+                        format!("`{name}` is not known at translation time here"),
+                        "not a constant",
+                    ));
+                }
+            }
+        }
+        Ok(self.dae.pool.substitute(e, &mut |_, n| match n {
+            Node::Var(v) => known.iter().find(|k| k.0 == v).map(|k| k.1),
+            _ => None,
+        }))
+    }
+
+    /// The outputs of a call written as an expression: a function's, in order.
+    pub(crate) fn call_outputs(
+        &mut self,
+        call: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        let ExprKind::Call { func, args } = &call.kind else {
+            return Err(err(
+                call.span,
+                "several values come only from a function call",
+                "not a call",
+            ));
+        };
+        match self.function_class(func, ctx) {
+            Some(class) => self.call_function(class, args, call.span, ctx),
+            None => Ok(vec![self.flatten_expr(call, ctx)?]),
+        }
+    }
+}
+
+/// Every element path (0-based) the picks select, row-major.
+fn pick_paths(picks: &[Pick]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new()];
+    for pick in picks {
+        let along: Vec<usize> = match pick {
+            Pick::One(i) => vec![*i],
+            Pick::Many(v) => v.clone(),
+        };
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                along.iter().map(move |&i| {
+                    let mut p = prefix.clone();
+                    p.push(i);
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+fn set_leaf(tree: &mut Val, path: &[usize], value: ExprId) {
+    match (path.split_first(), tree) {
+        (None, t) => *t = Tree::Leaf(value),
+        (Some((&i, rest)), Tree::Node(kids)) => set_leaf(&mut kids[i], rest, value),
+        (Some(_), t) => *t = Tree::Leaf(value),
+    }
+}
