@@ -68,6 +68,9 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
     system.targets(y);
     system.residuals(r);
     let mut factored = false;
+    if !r.iter().all(|x| x.is_finite()) && !step_off_singular_point(system, y, r) {
+        return Err(f64::INFINITY);
+    }
     for _ in 0..MAX_ITERATIONS {
         let tol = TOL * (1.0 + max_abs(y));
         if !r.iter().all(|x| x.is_finite()) {
@@ -76,7 +79,7 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
         if max_abs(r) <= tol && (!factored || remaining_correction(system, r, delta) <= tol) {
             return Ok(());
         }
-        if !system.factor() {
+        if !system.factor() && !step_off_singular_point(system, y, r) {
             return Err(max_abs(r));
         }
         factored = true;
@@ -100,6 +103,31 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
         y.copy_from_slice(trial);
     }
     Err(max_abs(r))
+}
+
+/// Where the residuals cannot be evaluated or the Jacobian is singular (most often at a
+/// guess of zeros: `v = R·i` with `R` and `i` both 0 has no slope in either, `x / vt` with
+/// `vt` 0 is infinite), moves every target by a growing relative amount until the residuals
+/// are finite and the Jacobian factors there; the targets and residuals are then that point's.
+/// False (the system left as it was) when no such point is found.
+fn step_off_singular_point(system: &mut dyn System, y: &mut [f64], r: &mut [f64]) -> bool {
+    let start = y.to_vec();
+    for scale in [1e-6, 1e-3, 1e-1] {
+        for (t, &s) in y.iter_mut().zip(&start) {
+            *t = s + scale * (1.0 + s.abs());
+        }
+        system.set_targets(y);
+        if system.factor() {
+            system.residuals(r);
+            if r.iter().all(|x| x.is_finite()) {
+                return true;
+            }
+        }
+    }
+    y.copy_from_slice(&start);
+    system.set_targets(y);
+    system.residuals(r);
+    false
 }
 
 /// `max |J⁻¹ r|` for the last factorization (the correction still to come).
@@ -189,6 +217,15 @@ mod tests {
         assert_eq!(outcome, Ok(()));
         let root = 5.0 * std::f64::consts::PI / 6.0;
         assert!((y - root).abs() < 1e-10, "y = {y}, expected {root}");
+    }
+
+    /// `R(y) = y²` at 0: the Jacobian is singular at the guess; stepping off it, Newton
+    /// goes on to the root (the test fails with an error without the step).
+    #[test]
+    fn a_singular_guess_is_stepped_off() {
+        let (outcome, y) = scalar(0.0, |y| (y * y - 4.0, 2.0 * y));
+        assert_eq!(outcome, Ok(()));
+        assert!((y - 2.0).abs() < 1e-10, "y = {y}");
     }
 
     #[test]

@@ -381,6 +381,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         })
         .collect();
     warnings.extend(event_notes(&trajectory.events));
+    warnings.extend(defaulted_starts(&dae, &causal));
     super::report(&flat.sources, &warnings);
     if let Some(path) = &args.out
         && let Err(message) = super::write_whole(path, |p| write_out(p, &names, &trajectory))
@@ -794,6 +795,24 @@ fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnost
          the variables whose derivatives should stay `stateSelect = StateSelect.prefer` and the \
          others `StateSelect.avoid`",
     )
+}
+
+/// A warning for the states an under-determined initial system fixed at their start values.
+fn defaulted_starts(dae: &Dae, causal: &Causal) -> Option<Diagnostic> {
+    let defaulted = crate::simulate::init::fixed_by_default(dae, causal);
+    let (first, rest) = defaulted.split_first()?;
+    let names: Vec<String> = (defaulted.iter())
+        .map(|&v| format!("`{}`", dae.var(v).name))
+        .collect();
+    let mut d = Diagnostic::warning(format!(
+        "the initial system has fewer conditions than free states: {} fixed at their start values",
+        names.join(", ")
+    ))
+    .at(dae.var(*first).span, "fixed at its start value");
+    for &v in rest {
+        d = d.with_secondary(dae.var(v).span, "fixed at its start value");
+    }
+    Some(d.with_note("give them `fixed = true` or `fixed = false` to say which"))
 }
 
 pub(super) fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {

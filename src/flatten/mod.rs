@@ -108,6 +108,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
     if !diagnostics::has_errors(&f.diags) {
         f.bindings_and_attributes();
         f.check_parameter_values();
+        f.free_parameters();
         f.all_equations();
         f.connection_equations();
         f.mark_states();

@@ -3,7 +3,7 @@
 //! binding depends on itself.
 
 use super::Flattener;
-use crate::dae::{ScalarType, VarKind};
+use crate::dae::{Equation, EquationOrigin, ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::hash::FxIndexMap;
 use crate::expr::{Node, VarId};
@@ -152,4 +152,67 @@ fn first_cycle(depends: &[Vec<VarId>]) -> Option<VarId> {
         }
     }
     None
+}
+
+impl Flattener<'_> {
+    /// Parameters with `fixed = false` are unknowns of the initial system, constant after it
+    /// (Modelica 8.6): each becomes a state whose derivative is zero, free at the start (its
+    /// binding, if any, gives its start value). A parameter whose binding reads one becomes an
+    /// algebraic variable computed by its binding.
+    pub(crate) fn free_parameters(&mut self) {
+        let free: Vec<bool> = (self.dae.variables.iter())
+            .map(|v| v.kind == VarKind::Parameter && v.fixed == Some(false))
+            .collect();
+        if !free.contains(&true) {
+            return;
+        }
+        let mut dependent = vec![false; free.len()];
+        loop {
+            let mut grew = false;
+            for (i, var) in self.dae.variables.iter().enumerate() {
+                if var.kind != VarKind::Parameter || free[i] || dependent[i] {
+                    continue;
+                }
+                let Some(binding) = var.binding else {
+                    continue;
+                };
+                let mut reads = false;
+                self.dae.pool.visit_leaves(binding, |n| {
+                    if let Node::Var(w) = n {
+                        reads |= free[w.0 as usize] || dependent[w.0 as usize];
+                    }
+                });
+                if reads {
+                    dependent[i] = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        for i in 0..free.len() {
+            let v = VarId(i as u32);
+            if free[i] {
+                let var = &mut self.dae.variables[i];
+                var.kind = VarKind::Algebraic;
+                if let Some(binding) = var.binding.take() {
+                    var.start = Some(binding);
+                }
+                let place = (var.span, var.component.clone());
+                let pool = &mut self.dae.pool;
+                let (rate, zero) = (pool.der(v), pool.zero());
+                let eq = Equation::between(pool, rate, zero, EquationOrigin::Binding, place);
+                self.dae.equations.push(eq);
+            } else if dependent[i] {
+                let var = &mut self.dae.variables[i];
+                var.kind = VarKind::Algebraic;
+                let binding = var.binding.take().expect("a dependent has a binding");
+                let place = (var.span, var.component.clone());
+                let pool = &mut self.dae.pool;
+                let eq = Equation::assignment(pool, v, binding, EquationOrigin::Binding, place);
+                self.dae.equations.push(eq);
+            }
+        }
+    }
 }

@@ -58,11 +58,12 @@ pub fn initialise(
         evaluate(model, t0, &x)?;
         return Ok((x, 0));
     }
+    let defaulted = fixed_by_default(dae, causal);
     let free: Vec<usize> = causal
         .states
         .iter()
         .enumerate()
-        .filter(|&(_, &v)| dae.var(v).fixed != Some(true))
+        .filter(|&(_, &v)| dae.var(v).fixed != Some(true) && !defaulted.contains(&v))
         .map(|(i, _)| i)
         .collect();
     if free.len() > residuals.len() {
@@ -80,6 +81,37 @@ pub fn initialise(
     seed_explicit_states(dae, causal, model, &free, &mut x);
     let iterations = newton(dae, model, &residuals, &free, t0, &mut x)?;
     Ok((x, iterations))
+}
+
+/// The states an under-determined initial system takes as fixed at their start values, as
+/// other Modelica tools do (with a warning): states whose `fixed` is not written, those no
+/// initial equation reads first, as many as the conditions are short of the free states.
+pub fn fixed_by_default(dae: &Dae, causal: &Causal) -> Vec<VarId> {
+    let conditions = residuals(dae).len();
+    if conditions == 0 {
+        return Vec::new();
+    }
+    let free: Vec<VarId> = (causal.states.iter().copied())
+        .filter(|&v| dae.var(v).fixed != Some(true))
+        .collect();
+    let Some(surplus) = free.len().checked_sub(conditions).filter(|&n| n > 0) else {
+        return Vec::new();
+    };
+    let mut read = vec![false; dae.variables.len()];
+    for eq in &dae.initial_equations {
+        dae.pool.visit_leaves(eq.residual, |n| {
+            if let crate::expr::Node::Var(v) | crate::expr::Node::Der(v) = n {
+                read[v.0 as usize] = true;
+            }
+        });
+    }
+    let mut unwritten: Vec<VarId> = free
+        .into_iter()
+        .filter(|&v| dae.var(v).fixed.is_none())
+        .collect();
+    unwritten.sort_by_key(|&v| read[v.0 as usize]);
+    unwritten.truncate(surplus);
+    unwritten
 }
 
 /// Initial equations that fix one free state from parameters alone (`omega = omega_ref`) are
