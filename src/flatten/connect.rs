@@ -22,6 +22,10 @@ pub struct ConnEnd<'a> {
     pub var: Option<VarId>,
     /// The model's own connector (sign −1 for its flows) rather than a sub-component's.
     pub outside: bool,
+    /// An outside connector declared `protected`: nothing outside the class can connect to
+    /// it, so as an input it does not drive its set (it is driven inside the class, as
+    /// the standard library's `f_internal` of a conditional input is).
+    pub protected: bool,
     /// `weak v` marks that apply to this connection.
     pub weak: Vec<&'a Ident>,
 }
@@ -59,12 +63,16 @@ struct Roles {
     outside_input: bool,
     /// Seen as a sub-component's connector somewhere (so something outside may drive it).
     inside: bool,
+    /// An `output` of a class connected inside that class: what it connects to there
+    /// drives it, so seen from outside it relays that source rather than being one.
+    outside_output: bool,
 }
 
 impl Roles {
-    /// Drives its set: an inside output, or an outside input nothing connects to from outside.
+    /// Drives its set: an inside output its own class does not connect inside, or an
+    /// outside input nothing connects to from outside.
     fn is_source(self) -> bool {
-        self.inside_output || (self.outside_input && !self.inside)
+        (self.inside_output && !self.outside_output) || (self.outside_input && !self.inside)
     }
 }
 
@@ -180,8 +188,8 @@ impl<'a> Flattener<'a> {
     ) -> Result<Tree<ConnEnd<'a>>, Diagnostic> {
         let first = strip_quotes(&arg.cref.parts[0].ident.name);
         let element = self.insts[inst.0 as usize].elements.get(first.as_ref());
-        let outside = match element.filter(|e| self.sees(ctx.class, &first, e)) {
-            Some(e) => e.connector,
+        let (outside, protected) = match element.filter(|e| self.sees(ctx.class, &first, e)) {
+            Some(e) => (e.connector, e.connector && e.protected),
             None => {
                 return Err(Diagnostic::error(format!(
                     "unknown connector `{}`",
@@ -196,6 +204,16 @@ impl<'a> Flattener<'a> {
             below_component: false,
         };
         let mut ends = self.connect_walk(inst, &arg.cref.parts, at, ctx)?;
+        if protected {
+            ends = ends
+                .map::<_, ()>(&mut |end| {
+                    Ok(ConnEnd {
+                        protected: true,
+                        ..end.clone()
+                    })
+                })
+                .expect("infallible");
+        }
         if arg.weak.is_none() {
             return Ok(ends);
         }
@@ -245,6 +263,7 @@ impl<'a> Flattener<'a> {
                         inst: None,
                         var: Some(v),
                         outside,
+                        protected: false,
                         weak: Vec::new(),
                     })
                 })
@@ -267,6 +286,7 @@ impl<'a> Flattener<'a> {
                             inst: Some(id),
                             var: None,
                             outside,
+                            protected: false,
                             weak,
                         })
                     });
@@ -337,8 +357,8 @@ impl<'a> Flattener<'a> {
             }
             if c.a.weak.is_empty() && c.b.weak.is_empty() {
                 for (x, y) in la.iter().zip(&lb) {
-                    self.note_roles(&mut roles, x.var, c.a.outside, c.at_root);
-                    self.note_roles(&mut roles, y.var, c.b.outside, c.at_root);
+                    self.note_roles(&mut roles, x.var, &c.a, c.at_root);
+                    self.note_roles(&mut roles, y.var, &c.b, c.at_root);
                     match (x.known, x.flow) {
                         (true, _) => {}
                         (false, true) => {
@@ -381,17 +401,19 @@ impl<'a> Flattener<'a> {
         &self,
         roles: &mut FxIndexMap<VarId, Roles>,
         v: VarId,
-        outside: bool,
+        end: &ConnEnd<'_>,
         at_root: bool,
     ) {
         let causality = self.causality[v.0 as usize];
         if causality == Causality::None {
             return;
         }
+        let outside = end.outside;
         let r = roles.entry(v).or_default();
         r.inside |= !outside;
         r.inside_output |= !outside && causality == Causality::Output;
-        r.outside_input |= outside && !at_root && causality == Causality::Input;
+        r.outside_output |= outside && causality == Causality::Output;
+        r.outside_input |= outside && !end.protected && !at_root && causality == Causality::Input;
     }
 
     /// A connection set of causal variables has at most one source (Modelica 9.3).
@@ -627,6 +649,7 @@ impl<'a> Flattener<'a> {
                         inst: Some(child),
                         var: None,
                         outside: false,
+                        protected: false,
                         weak: Vec::new(),
                     };
                     for leaf in self.leaves(&end) {

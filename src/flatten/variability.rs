@@ -161,7 +161,9 @@ impl Flattener<'_> {
     /// algebraic variable computed by its binding.
     pub(crate) fn free_parameters(&mut self) {
         let free: Vec<bool> = (self.dae.variables.iter())
-            .map(|v| v.kind == VarKind::Parameter && v.fixed == Some(false))
+            .map(|v| {
+                v.kind == VarKind::Parameter && v.fixed == Some(false) && v.ty == ScalarType::Real
+            })
             .collect();
         if !free.contains(&true) {
             return;

@@ -129,6 +129,7 @@ pub struct Composition {
     pub initial_equations: Vec<Equation>,
     pub annotation: Option<Modification>,
     /// A function's `external` clause (Modelica 12.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<External>,
 }
 
