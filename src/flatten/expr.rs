@@ -247,6 +247,14 @@ impl<'a> Flattener<'a> {
             end: None,
             locals: None,
         };
+        if !b.field.is_empty() {
+            return Some(
+                self.record_field(b, Mode::Constant)
+                    .ok()?
+                    .select(&b.select)?
+                    .shape(),
+            );
+        }
         if b.select.is_empty()
             && let Some(shape) = self.filled_shape(b.expr, &ctx)
         {
@@ -345,6 +353,13 @@ impl<'a> Flattener<'a> {
         mode: Mode,
     ) -> Result<Option<ExprId>, Diagnostic> {
         let ctx = Ctx { mode, ..b.ctx() };
+        if !b.field.is_empty() {
+            let value = self.record_field(b, mode)?;
+            return Ok(match value.select(&b.select) {
+                Some(Tree::Leaf(id)) => Some(*id),
+                _ => None,
+            });
+        }
         if b.select.is_empty() {
             return Ok(match self.flatten_expr(b.expr, &ctx)? {
                 Tree::Leaf(id) => Some(id),
@@ -511,7 +526,12 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    fn var_value(&mut self, v: VarId, ctx: &Ctx<'_>, span: Span) -> Result<ExprId, Diagnostic> {
+    pub(crate) fn var_value(
+        &mut self,
+        v: VarId,
+        ctx: &Ctx<'_>,
+        span: Span,
+    ) -> Result<ExprId, Diagnostic> {
         match ctx.mode {
             Mode::Symbolic => Ok(self.dae.pool.var(v)),
             Mode::Constant => match self.dae.var(v).kind {
@@ -1367,7 +1387,27 @@ impl<'a> Flattener<'a> {
                     })?;
                 self.flatten_expr(actual, ctx)
             }
-            "delay" | "cardinality" | "semiLinear" => Err(err(
+            "semiLinear" => {
+                // `smooth(0, if x >= 0 then x*positive else x*negative)` (Modelica 3.7.4.6).
+                arity(3)?;
+                let mut parts = Vec::with_capacity(3);
+                for arg in &positional {
+                    match self.flatten_expr(arg, ctx)? {
+                        Tree::Leaf(id) => parts.push(id),
+                        Tree::Node(_) => {
+                            return Err(err(arg.span, "`semiLinear` takes scalars", "an array"));
+                        }
+                    }
+                }
+                let p = &mut self.dae.pool;
+                let (x, positive, negative) = (parts[0], parts[1], parts[2]);
+                let zero = p.zero();
+                let ahead = p.cmp(CmpOp::Ge, x, zero);
+                let (up, down) = (p.mul(x, positive), p.mul(x, negative));
+                let value = p.if_then_else(ahead, up, down);
+                Ok(Tree::Leaf(p.call(Func::NoEvent, value)))
+            }
+            "delay" | "cardinality" => Err(err(
                 func.span,
                 format!("`{name}` is not supported"),
                 "outside mocca's subset",

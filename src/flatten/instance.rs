@@ -808,6 +808,17 @@ impl<'a> Flattener<'a> {
                 return;
             }
             TypeRef::Class(class) => {
+                let mut modification = modification;
+                let mut class = class;
+                if modification.binding.is_some() && self.is_record(class) {
+                    match self.record_binding(&mut modification, class) {
+                        Ok(c) => class = c,
+                        Err(d) => {
+                            self.diags.push(d);
+                            return;
+                        }
+                    }
+                }
                 if let Some(d) =
                     self.value_given_to_component(&base, spec.decl, class, &modification)
                 {

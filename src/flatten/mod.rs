@@ -18,6 +18,7 @@ mod inheritance;
 mod instance;
 mod modifier;
 mod prefixes;
+mod records;
 mod restrictions;
 mod tree;
 mod types;
@@ -173,6 +174,7 @@ fn overrides_mod(overrides: &[Override], model: ClassId) -> Mod<'_> {
                 scope: InstId(0),
                 class_scope: model,
                 select: Vec::new(),
+                field: Vec::new(),
             }),
             span: Some(o.span),
             ..Mod::default()
@@ -312,7 +314,10 @@ impl<'a> Flattener<'a> {
             .chain(attributes)
             .collect();
         for (b, target) in bound {
-            if target == ScalarType::Real && !types::may_be_other_than_number(b.expr) {
+            // A record's field: its record's fields were typed where they were declared.
+            if !b.field.is_empty()
+                || (target == ScalarType::Real && !types::may_be_other_than_number(b.expr))
+            {
                 continue;
             }
             let result = match target {

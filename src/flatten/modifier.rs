@@ -17,6 +17,9 @@ pub struct Bound<'a> {
     /// The class in which names not found in the instance are looked up (package constants).
     pub class_scope: super::classes::ClassId,
     pub select: Vec<usize>,
+    /// The field of the record value `expr` that this binding is (`medium.rho` of a binding
+    /// `medium = m`): empty for the value itself.
+    pub field: Vec<String>,
 }
 
 impl Bound<'_> {
@@ -116,6 +119,7 @@ impl<'a> Mod<'a> {
                 scope,
                 class_scope,
                 select: Vec::new(),
+                field: Vec::new(),
             }),
             span: Some(m.span),
             ..Mod::default()

@@ -1,0 +1,252 @@
+//! Values bound to whole record components (Modelica 12.6): `parameter Medium medium =
+//! Water()`, `CellData cellData = CellData(Qnom = 5)`, `Pipe pipe(medium = medium)`.
+//!
+//! A record component is instantiated like any other, one variable per field, so its value
+//! becomes bindings of its fields. A record constructor call `S(a = 1)` makes the component
+//! an instance of `S` (which gives every field `S`'s default, with the modifications its
+//! `extends` clauses write) and its arguments modifications of the fields; a reference to
+//! another record gives each field the referenced record's field. A modification written on
+//! a field itself wins over the record's value.
+
+use super::Flattener;
+use super::classes::{ClassId, ROOT, TypeRef};
+use super::expr::{Mode, Selected, Val};
+use super::instance::{InstId, strip_quotes};
+use super::modifier::{Bound, Mod};
+use crate::diagnostics::Diagnostic;
+use crate::syntax::ast::{ClassBody, ClassKind, ComponentRef, ElementKind, ExprKind};
+
+fn err(span: crate::source::Span, msg: impl Into<String>, label: &str) -> Diagnostic {
+    Diagnostic::error(msg).at(span, label)
+}
+
+impl<'a> Flattener<'a> {
+    /// Whether `class` is a record.
+    pub(crate) fn is_record(&self, class: ClassId) -> bool {
+        self.tree
+            .node(class)
+            .def
+            .is_some_and(|d| matches!(d.kind, ClassKind::Record | ClassKind::OperatorRecord))
+    }
+
+    /// Moves the value bound to a record component of class `class` into its fields'
+    /// modifications; the class the component is then an instance of (a constructor's).
+    pub(crate) fn record_binding(
+        &mut self,
+        modification: &mut Mod<'a>,
+        class: ClassId,
+    ) -> Result<ClassId, Diagnostic> {
+        let b = modification.binding.take().expect("a record binding");
+        let by_reference = !b.field.is_empty() || matches!(b.expr.kind, ExprKind::Ref(_));
+        if by_reference {
+            for name in self.record_field_names(class) {
+                let child = modification.children.entry(name.clone()).or_default();
+                if child.binding.is_none() {
+                    let mut field = b.field.clone();
+                    field.push(name);
+                    child.binding = Some(Bound { field, ..b.clone() });
+                }
+            }
+            return Ok(class);
+        }
+        let ExprKind::Call { func, args } = &b.expr.kind else {
+            return Err(err(
+                b.expr.span,
+                "this value of a record is not supported: give a record constructor call or another record",
+                "not supported yet",
+            ));
+        };
+        let constructor = func
+            .as_name()
+            .and_then(|name| self.tree.resolve(&name, b.class_scope))
+            .and_then(|t| match t {
+                TypeRef::Class(c) => Some(self.long_record(c)),
+                TypeRef::Builtin(_) => None,
+            })
+            .filter(|&c| self.is_record(c));
+        let Some(constructor) = constructor else {
+            return Err(err(
+                b.expr.span,
+                format!(
+                    "`{}` is not a record constructor: functions returning records are not supported yet",
+                    func.dotted()
+                ),
+                "not supported yet",
+            ));
+        };
+        let fields = self.record_field_names(constructor);
+        let mut position = 0;
+        for arg in args {
+            let name = match &arg.name {
+                Some(name) => name.name.clone(),
+                None => {
+                    position += 1;
+                    fields.get(position - 1).cloned().ok_or_else(|| {
+                        err(
+                            arg.value.span,
+                            format!(
+                                "`{}` has {} fields, more arguments are given",
+                                func.dotted(),
+                                fields.len()
+                            ),
+                            "an extra argument",
+                        )
+                    })?
+                }
+            };
+            if !fields.contains(&name) {
+                return Err(err(
+                    arg.value.span,
+                    format!("record `{}` has no field `{name}`", func.dotted()),
+                    "no such field",
+                ));
+            }
+            let child = modification.children.entry(name).or_default();
+            if child.binding.is_none() {
+                child.binding = Some(Bound {
+                    expr: &arg.value,
+                    field: Vec::new(),
+                    ..b.clone()
+                });
+            }
+        }
+        Ok(constructor)
+    }
+
+    /// `record R = S;` is `S`.
+    fn long_record(&self, mut class: ClassId) -> ClassId {
+        for _ in 0..32 {
+            let Some(def) = self.tree.node(class).def else {
+                break;
+            };
+            let ClassBody::Short(short) = &def.body else {
+                break;
+            };
+            let parent = self.tree.node(class).parent.unwrap_or(ROOT);
+            match self.tree.resolve(&short.base, parent) {
+                Some(TypeRef::Class(base)) => class = base,
+                _ => break,
+            }
+        }
+        class
+    }
+
+    /// A record's fields in declaration order, its bases' first.
+    fn record_field_names(&self, class: ClassId) -> Vec<String> {
+        let mut names = Vec::new();
+        self.collect_field_names(self.long_record(class), &mut names, 0);
+        names
+    }
+
+    fn collect_field_names(&self, class: ClassId, names: &mut Vec<String>, depth: usize) {
+        let Some(def) = self.tree.node(class).def else {
+            return;
+        };
+        let ClassBody::Long(comp) = &def.body else {
+            return;
+        };
+        if depth > 32 {
+            return;
+        }
+        let parent = self.tree.node(class).parent.unwrap_or(ROOT);
+        for element in &comp.elements {
+            match &element.kind {
+                ElementKind::Extends(ext) => {
+                    if let Some(TypeRef::Class(base)) =
+                        self.tree.resolve_excluding(&ext.base, class, parent)
+                    {
+                        self.collect_field_names(self.long_record(base), names, depth + 1);
+                    }
+                }
+                ElementKind::Component(clause) => {
+                    for decl in &clause.components {
+                        if !names.contains(&decl.name.name) {
+                            names.push(decl.name.name.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The field `b.field` of the record `b.expr` names, as the values of its variables.
+    pub(crate) fn record_field(&mut self, b: &Bound<'a>, mode: Mode) -> Result<Val, Diagnostic> {
+        let ExprKind::Ref(cref) = &b.expr.kind else {
+            return Err(err(
+                b.expr.span,
+                "a record value here must name a record",
+                "not a record",
+            ));
+        };
+        let mut inst = self.record_instance(cref, b.scope)?;
+        let (last, path) = b.field.split_last().expect("a field path");
+        for name in path {
+            inst = match self.element_selection(inst, name) {
+                Some(Selected::Insts(super::tree::Tree::Leaf(child))) => child,
+                _ => return Err(self.no_field(cref, name)),
+            };
+        }
+        match self.element_selection(inst, last) {
+            Some(Selected::Vars(vars)) => {
+                let ctx = super::expr::Ctx { mode, ..b.ctx() };
+                vars.map(&mut |&v| self.var_value(v, &ctx, b.expr.span))
+            }
+            _ => Err(self.no_field(cref, last)),
+        }
+    }
+
+    fn no_field(&self, cref: &ComponentRef, name: &str) -> Diagnostic {
+        err(
+            cref.span,
+            format!(
+                "`{}` has no field `{name}` (or it is not a scalar or array of scalars)",
+                cref.dotted()
+            ),
+            "no such field",
+        )
+    }
+
+    /// The whole of element `name` of instance `inst`.
+    fn element_selection(&self, inst: InstId, name: &str) -> Option<Selected> {
+        let (slot, elem) = self.insts[inst.0 as usize].elements.get_full(name)?;
+        let picks: Vec<super::expr::Pick> = (elem.dims.iter())
+            .map(|&n| super::expr::Pick::Many((0..n).collect()))
+            .collect();
+        Some(
+            self.element_content(inst, slot)
+                .select(&elem.dims.clone(), &picks),
+        )
+    }
+
+    /// The record instance `cref` names, seen from instance `scope` (where the value is
+    /// written).
+    fn record_instance(
+        &mut self,
+        cref: &ComponentRef,
+        scope: InstId,
+    ) -> Result<InstId, Diagnostic> {
+        let mut inst = scope;
+        for part in &cref.parts {
+            if !part.subscripts.is_empty() {
+                return Err(err(
+                    cref.span,
+                    "a subscripted record reference as a record's value is not supported yet",
+                    "not supported yet",
+                ));
+            }
+            let name = strip_quotes(&part.ident.name);
+            inst = match self.element_selection(inst, &name) {
+                Some(Selected::Insts(super::tree::Tree::Leaf(child))) => child,
+                _ => {
+                    return Err(err(
+                        cref.span,
+                        format!("`{}` is not a record component", cref.dotted()),
+                        "not a record",
+                    ));
+                }
+            };
+        }
+        Ok(inst)
+    }
+}
