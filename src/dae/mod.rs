@@ -417,6 +417,7 @@ impl Dae {
         self.var_ids().filter(|&v| {
             let var = self.var(v);
             var.kind == VarKind::Parameter
+                && var.ty != ScalarType::String
                 && var.binding.is_none()
                 && var.start.is_none()
                 && var.fixed != Some(false)

@@ -164,12 +164,17 @@ impl<'a> Flattener<'a> {
                     )
                     .at(s.span, "outside `when`"));
                 }
-                other => {
-                    return Err(Diagnostic::error(format!(
-                        "`{other}` as a statement is not supported yet"
-                    ))
-                    .at(s.span, "outside mocca's subset"));
-                }
+                other => match self.function_class_named(name, ctx) {
+                    // Its outputs, if any, are dropped; its asserts are checked where
+                    // they are known at translation time.
+                    Some(class) => {
+                        self.call_function(class, args, s.span, ctx)?;
+                    }
+                    None => {
+                        return Err(Diagnostic::error(format!("unknown function `{other}`"))
+                            .at(s.span, "not a function"));
+                    }
+                },
             },
             StatementKind::Unsupported => {}
         }

@@ -461,6 +461,14 @@ impl<'a> Flattener<'a> {
     ) -> Result<Val, Diagnostic> {
         let part = &parts[0];
         let name = strip_quotes(&part.ident.name);
+        let pending = (self.insts[inst.0 as usize].elements.get_full(name.as_ref()))
+            .filter(|(_, e)| matches!(e.content, Content::Pending))
+            .map(|(slot, _)| slot);
+        if let Some(slot) = pending
+            && self.instantiate_pending(inst, slot)
+        {
+            return self.walk(inst, parts, span, ctx, from_outside);
+        }
         let instance = &self.insts[inst.0 as usize];
         let Some((slot, elem)) = instance.elements.get_full(name.as_ref()) else {
             let owner = if instance.prefix.is_empty() {
@@ -816,7 +824,7 @@ impl<'a> Flattener<'a> {
     ) -> Result<Val, Diagnostic> {
         self.check_branch_types(branches, else_branch, ctx)?;
         // Conditions known at translation time pick a branch without flattening the others.
-        let mut pending: Vec<(ExprId, &'a Expr)> = Vec::new();
+        let mut pending: Vec<(ExprId, &'a Expr, &'a Expr)> = Vec::new();
         for (cond, value) in branches {
             self.expect_boolean(cond, ctx)?;
             let c = match self.flatten_expr(cond, ctx)? {
@@ -832,12 +840,26 @@ impl<'a> Flattener<'a> {
             match self.dae.pool.as_const(c) {
                 Some(x) if x != 0.0 && pending.is_empty() => return self.flatten_expr(value, ctx),
                 Some(0.0) => {}
-                _ => pending.push((c, value)),
+                _ => pending.push((c, cond, value)),
             }
         }
         let mut result = self.flatten_expr(else_branch, ctx)?;
-        for (c, value) in pending.into_iter().rev() {
+        for (c, cond, value) in pending.into_iter().rev() {
             let v = self.flatten_expr(value, ctx)?;
+            if v.shape() != result.shape() {
+                // Branches of different sizes need a condition known at translation time
+                // (over parameters, at their values).
+                let known = Ctx {
+                    mode: Mode::Constant,
+                    ..*ctx
+                };
+                if let Ok(x) = self.eval_scalar(cond, &known) {
+                    if x != 0.0 {
+                        result = v;
+                    }
+                    continue;
+                }
+            }
             result = self.zip(
                 v,
                 result,

@@ -65,7 +65,7 @@ pub(crate) struct FunctionDef<'a> {
     path: String,
     params: Vec<Param<'a>>,
     body: Option<&'a [Statement]>,
-    external: Option<(Option<String>, Span)>,
+    external: Option<&'a ast::External>,
 }
 
 impl<'a> FunctionDef<'a> {
@@ -108,8 +108,12 @@ fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
 impl<'a> Flattener<'a> {
     /// The function class `func` names, seen from `ctx`, if it names one.
     pub(crate) fn function_class(&self, func: &ComponentRef, ctx: &Ctx<'_>) -> Option<ClassId> {
-        let name = func.as_name()?;
-        let TypeRef::Class(class) = self.tree.resolve(&name, ctx.class)? else {
+        self.function_class_named(&func.as_name()?, ctx)
+    }
+
+    /// The function class `name` names, seen from `ctx`, if it names one.
+    pub(crate) fn function_class_named(&self, name: &ast::Name, ctx: &Ctx<'_>) -> Option<ClassId> {
+        let TypeRef::Class(class) = self.tree.resolve(name, ctx.class)? else {
             return None;
         };
         let class = self.through_short_functions(class);
@@ -144,8 +148,13 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Val>, Diagnostic> {
         let def = self.function_def(class, span)?;
-        if let Some((language, at)) = &def.external {
-            let language = language.as_deref().unwrap_or("C");
+        if let Some(external) = def.external {
+            if let Some(function) = external.function.as_deref()
+                && super::tables::is_implemented(function)
+            {
+                return self.foreign_call(function, args, span, ctx);
+            }
+            let (language, at) = (external.language.as_deref().unwrap_or("C"), &external.span);
             return Err(err(
                 span,
                 format!(
@@ -491,7 +500,7 @@ impl<'a> Flattener<'a> {
         if let Some(external) = &comp.external {
             let builtin = external.language.as_deref() == Some("builtin");
             if !builtin || def.body.is_none() {
-                def.external = Some((external.language.clone(), external.span));
+                def.external = Some(external);
             }
         }
         Ok(())
@@ -529,6 +538,11 @@ impl<'a> Flattener<'a> {
                                 Some(base) => target = self.tree.resolve_excluding(base, c, parent),
                                 None => break,
                             }
+                        }
+                        // An external object is opaque: only the foreign functions
+                        // implemented in `tables.rs` read one.
+                        ClassBody::Long(_) if self.is_external_object(c) => {
+                            return Ok((ScalarType::String, dims));
                         }
                         ClassBody::Long(_) => {
                             return Err(err(

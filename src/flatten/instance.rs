@@ -49,6 +49,27 @@ pub struct Instance<'a> {
     /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
     /// its enclosing components: its elements inherit them (Modelica 4.4.2).
     pub prefixes: TypePrefixes,
+    /// Per element slot, the element still to instantiate: an element a size needs before
+    /// its turn is instantiated then (`nout = size(columns, 1)` of a later `columns[:]`).
+    pending: Vec<Option<ElemSpec<'a>>>,
+}
+
+impl Instance<'_> {
+    /// An instance without elements (an external object's).
+    pub(crate) fn empty(prefix: String) -> Self {
+        Instance {
+            owner: prefix.as_str().into(),
+            prefix,
+            elements: ElementMap::default(),
+            equations: Vec::new(),
+            initial_equations: Vec::new(),
+            is_connector: false,
+            weak_marks: Vec::new(),
+            class_mods: Vec::new(),
+            prefixes: TypePrefixes::default(),
+            pending: Vec::new(),
+        }
+    }
 }
 
 /// What `collect` gathers for one instance: its elements, and what its modifiers name.
@@ -163,6 +184,7 @@ impl<'a> Flattener<'a> {
             weak_marks,
             class_mods: Vec::new(),
             prefixes,
+            pending: Vec::new(),
         });
         self.instantiating.push(class);
         if let Some(def) = self.tree.node(class).def
@@ -202,7 +224,7 @@ impl<'a> Flattener<'a> {
         // conditional components last, so that their conditions can. Each element keeps its
         // slot: the placeholders went in in the same order.
         let (mut scalars, mut rest, mut conditional) = (Vec::new(), Vec::new(), Vec::new());
-        for (slot, spec) in specs.into_values().enumerate() {
+        for (slot, spec) in specs.values().enumerate() {
             let group = if spec.decl.condition.is_some() {
                 &mut conditional
             } else if spec.decl.dims.is_empty() && spec.clause.dims.is_empty() {
@@ -210,13 +232,31 @@ impl<'a> Flattener<'a> {
             } else {
                 &mut rest
             };
-            group.push((slot, spec));
+            group.push(slot);
         }
-        for (slot, spec) in scalars.into_iter().chain(rest).chain(conditional) {
-            self.instantiate_element(id, slot, spec);
+        self.insts[id.0 as usize].pending = specs.into_values().map(Some).collect();
+        for slot in scalars.into_iter().chain(rest).chain(conditional) {
+            self.instantiate_pending(id, slot);
         }
+        self.insts[id.0 as usize].pending = Vec::new();
         self.instantiating.pop();
         id
+    }
+
+    /// Instantiates element `slot` of `inst` if it has not been yet; false when it is being
+    /// instantiated (a size that needs itself).
+    pub(crate) fn instantiate_pending(&mut self, inst: InstId, slot: usize) -> bool {
+        let spec = self.insts[inst.0 as usize]
+            .pending
+            .get_mut(slot)
+            .and_then(Option::take);
+        match spec {
+            Some(spec) => {
+                self.instantiate_element(inst, slot, spec);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether names written in class `from` see `elem`: a class sees its own elements and
@@ -806,6 +846,22 @@ impl<'a> Flattener<'a> {
                     .at(spec.clause.type_name.span, "recursive component type"),
                 );
                 return;
+            }
+            TypeRef::Class(class) if self.is_external_object(class) => {
+                if !dims.is_empty() {
+                    self.diags.push(
+                        Diagnostic::error("arrays of external objects are not supported")
+                            .at(spec.decl.span, "an array"),
+                    );
+                    return;
+                }
+                match self.external_object(base, modification.binding, spec.decl.span) {
+                    Ok(content) => content,
+                    Err(d) => {
+                        self.diags.push(d);
+                        return;
+                    }
+                }
             }
             TypeRef::Class(class) => {
                 let mut modification = modification;

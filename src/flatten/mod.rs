@@ -20,6 +20,7 @@ mod modifier;
 mod prefixes;
 mod records;
 mod restrictions;
+mod tables;
 mod tree;
 mod types;
 mod unsupported;
@@ -95,6 +96,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         bases: FxHashMap::default(),
         functions: FxHashMap::default(),
         call_depth: 0,
+        external_objects: FxHashMap::default(),
+        tables: FxHashMap::default(),
         max_size: request.max_size,
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
@@ -228,6 +231,10 @@ pub(crate) struct Flattener<'a> {
     pub functions: FxHashMap<ClassId, std::rc::Rc<function::FunctionDef<'a>>>,
     /// How deep the function calls being inlined nest.
     pub call_depth: usize,
+    /// External objects, by their instance: the constructor call each was given.
+    pub external_objects: FxHashMap<InstId, Bound<'a>>,
+    /// The tables read from external objects' constructors so far.
+    pub tables: FxHashMap<InstId, std::rc::Rc<tables::Table>>,
     /// [`Request::max_size`].
     pub max_size: usize,
 }
@@ -239,7 +246,9 @@ impl<'a> Flattener<'a> {
         for i in 0..self.dae.variables.len() {
             let v = VarId(i as u32);
             let m = self.modification_of(v);
-            if let Some(b) = &m.binding {
+            // A String's value is text: mocca computes no strings, and uses none in numbers.
+            let text = self.dae.variables[i].ty == ScalarType::String;
+            if let Some(b) = m.binding.as_ref().filter(|_| !text) {
                 match self.bound_scalar(b) {
                     Ok(value) => self.apply_binding(v, value),
                     Err(d) => self.diags.push(d),

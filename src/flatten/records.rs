@@ -221,7 +221,7 @@ impl<'a> Flattener<'a> {
 
     /// The record instance `cref` names, seen from instance `scope` (where the value is
     /// written).
-    fn record_instance(
+    pub(crate) fn record_instance(
         &mut self,
         cref: &ComponentRef,
         scope: InstId,

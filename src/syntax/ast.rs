@@ -138,6 +138,9 @@ pub struct Composition {
 pub struct External {
     /// `"C"`, `"builtin"`, …; `None` when none is written (then it is C).
     pub language: Option<String>,
+    /// The foreign function called (`ModelicaStandardTables_CombiTimeTable_getValue`), when
+    /// the clause names one.
+    pub function: Option<String>,
     #[serde(skip)]
     pub span: Span,
 }

@@ -174,12 +174,6 @@ pub fn not_supported(diags: &mut Vec<Diagnostic>, what: &str, span: Span) {
     diags.push(d);
 }
 
-pub fn purity_not_supported(diags: &mut Vec<Diagnostic>, purity: Option<((), Span)>) {
-    if let Some((_, span)) = purity {
-        not_supported(diags, "a `pure`/`impure` function", span);
-    }
-}
-
 pub fn check_end_name(diags: &mut Vec<Diagnostic>, name: &Ident, end: &Ident) {
     if name.name != end.name {
         diags.push(
