@@ -148,20 +148,7 @@ impl<'a> Flattener<'a> {
                     .collect::<Result<Vec<_>, _>>()?;
                 Tree::Node(vals)
             }
-            ExprKind::Matrix(rows) => {
-                let mut out = Vec::new();
-                for row in rows {
-                    let mut cells = Vec::new();
-                    for cell in row {
-                        match self.flatten_expr(cell, ctx)? {
-                            Tree::Node(kids) => cells.extend(kids),
-                            leaf => cells.push(leaf),
-                        }
-                    }
-                    out.push(Tree::Node(cells));
-                }
-                Tree::Node(out)
-            }
+            ExprKind::Matrix(rows) => self.matrix(rows, e.span, ctx)?,
             ExprKind::Comprehension { body, indices } => {
                 self.comprehension(body, indices, e.span, ctx)?
             }
@@ -180,6 +167,64 @@ impl<'a> Flattener<'a> {
                 ));
             }
         })
+    }
+
+    /// `[a, b; c, d]`: each cell promoted to a matrix (a scalar is 1 × 1, a vector a
+    /// column), the cells of a row joined side by side, the rows stacked (Modelica 10.4.2).
+    fn matrix(
+        &mut self,
+        rows: &'a [Vec<Expr>],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let mut out: Vec<Val> = Vec::new();
+        let mut width = None;
+        for row in rows {
+            let mut block: Vec<Vec<Val>> = Vec::new();
+            for cell in row {
+                let promoted: Vec<Vec<Val>> = match self.flatten_expr(cell, ctx)? {
+                    leaf @ Tree::Leaf(_) => vec![vec![leaf]],
+                    Tree::Node(items) => match items.first() {
+                        Some(Tree::Node(_)) => items
+                            .into_iter()
+                            .map(|r| match r {
+                                Tree::Node(cells) => cells,
+                                leaf => vec![leaf],
+                            })
+                            .collect(),
+                        _ => items.into_iter().map(|x| vec![x]).collect(),
+                    },
+                };
+                if block.is_empty() {
+                    block = promoted;
+                } else if block.len() == promoted.len() {
+                    for (r, more) in block.iter_mut().zip(promoted) {
+                        r.extend(more);
+                    }
+                } else {
+                    return Err(err(
+                        cell.span,
+                        format!(
+                            "this cell has {} rows where the others of its row have {}",
+                            promoted.len(),
+                            block.len()
+                        ),
+                        "rows differ",
+                    ));
+                }
+            }
+            for r in block {
+                if *width.get_or_insert(r.len()) != r.len() {
+                    return Err(err(
+                        span,
+                        "the rows of this matrix have different lengths",
+                        "columns differ",
+                    ));
+                }
+                out.push(Tree::Node(r));
+            }
+        }
+        Ok(Tree::Node(out))
     }
 
     fn map1(
