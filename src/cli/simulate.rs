@@ -382,6 +382,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         .collect();
     warnings.extend(event_notes(&trajectory.events));
     warnings.extend(defaulted_starts(&dae, &causal));
+    warnings.extend(released_starts(&dae));
     super::report(&flat.sources, &warnings);
     if let Some(path) = &args.out
         && let Err(message) = super::write_whole(path, |p| write_out(p, &names, &trajectory))
@@ -813,6 +814,24 @@ fn defaulted_starts(dae: &Dae, causal: &Causal) -> Option<Diagnostic> {
         d = d.with_secondary(dae.var(v).span, "fixed at its start value");
     }
     Some(d.with_note("give them `fixed = true` or `fixed = false` to say which"))
+}
+
+/// A warning for the `fixed = true` conditions an over-determined initial system dropped.
+fn released_starts(dae: &Dae) -> Option<Diagnostic> {
+    let released = crate::simulate::init::released_fixed(dae);
+    let (first, rest) = released.split_first()?;
+    let names: Vec<String> = (released.iter())
+        .map(|&v| format!("`{}`", dae.var(v).name))
+        .collect();
+    let mut d = Diagnostic::warning(format!(
+        "the initial system has more conditions than free states: `fixed = true` of {} dropped (index reduction made them algebraic; the constraints give them)",
+        names.join(", ")
+    ))
+    .at(dae.var(*first).span, "its `fixed = true` dropped");
+    for &v in rest {
+        d = d.with_secondary(dae.var(v).span, "its `fixed = true` dropped");
+    }
+    Some(d)
 }
 
 pub(super) fn init_failure(dae: &Dae, causal: &Causal, f: &InitFailure) -> Diagnostic {

@@ -396,14 +396,19 @@ impl Dae {
     }
 
     /// An initial equation `v = e` that gives a variable a `when` clause assigns its value at
-    /// the start (`initial algorithm count := …;`): `(v, e)`. Such a variable is known to the
+    /// the start (`initial algorithm count := …;`), or `pre(v) = e` its value before the
+    /// initial event: `(v, e)` (`v` the held `pre(v)` in the second case). Such a variable is known to the
     /// continuous part, so the equation is no residual of the initial system; the initial
     /// event assigns it.
     pub fn initial_assignment(&self, eq: &Equation) -> Option<(VarId, ExprId)> {
         let Node::Var(v) = self.pool.node(eq.lhs) else {
             return None;
         };
-        let user_held = self.var(v).kind == VarKind::Held && self.hybrid.call_of(v).is_none();
+        let user_held = self.var(v).kind == VarKind::Held
+            && matches!(
+                self.hybrid.call_of(v),
+                None | Some(hybrid::HeldCall::Pre(_))
+            );
         user_held.then_some((v, eq.rhs))
     }
 

@@ -164,6 +164,16 @@ pub fn has_initial_system(dae: &Dae) -> bool {
 }
 
 fn residuals(dae: &Dae) -> Vec<Residual> {
+    let released = released_fixed(dae);
+    conditions(dae)
+        .into_iter()
+        .filter(|(r, _)| !matches!(r, InitialResidual::Fixed(v) if released.contains(v)))
+        .collect()
+}
+
+/// Every condition written for the start: initial equations, then `fixed = true` on
+/// variables that are not states.
+fn conditions(dae: &Dae) -> Vec<Residual> {
     let equations = (dae.initial_equations.iter().enumerate())
         .filter(|(_, e)| dae.initial_assignment(e).is_none())
         .map(|(i, e)| (InitialResidual::Equation(i), Some(e.residual)));
@@ -175,6 +185,30 @@ fn residuals(dae: &Dae) -> Vec<Residual> {
         })
         .map(|v| (InitialResidual::Fixed(v), dae.var(v).start));
     equations.chain(fixed).collect()
+}
+
+/// The `fixed = true` conditions an over-determined initial system drops, as other
+/// Modelica tools do (with a warning): those on states index reduction made algebraic
+/// (their derivative a dummy), whose values the constraints give, as many as the
+/// conditions exceed the states left free.
+pub fn released_fixed(dae: &Dae) -> Vec<VarId> {
+    let all = conditions(dae);
+    let free = (dae.var_ids())
+        .filter(|&v| dae.var(v).kind == VarKind::State && dae.var(v).fixed != Some(true))
+        .count();
+    let Some(surplus) = all.len().checked_sub(free).filter(|&n| n > 0) else {
+        return Vec::new();
+    };
+    let mut demoted: Vec<VarId> = all
+        .iter()
+        .filter_map(|(r, _)| match *r {
+            InitialResidual::Fixed(v) => Some(v),
+            InitialResidual::Equation(_) => None,
+        })
+        .filter(|&v| dae.lookup(&format!("der({})", dae.var(v).name)).is_some())
+        .collect();
+    demoted.truncate(surplus);
+    demoted
 }
 
 fn evaluate(model: &mut CompiledModel, t: f64, x: &[f64]) -> Result<(), InitFailure> {
