@@ -216,7 +216,7 @@ pub fn load_library(
 }
 
 /// The packages a `uses(A(version = "…"), B(…))` annotation in `text` names.
-fn used_packages(text: &str) -> Vec<String> {
+pub fn used_packages(text: &str) -> Vec<String> {
     let Some(at) = text.find("uses(") else {
         return Vec::new();
     };

@@ -147,28 +147,52 @@ pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagno
 
 /// The files of the library that `--model`'s top-level package comes from, when no input file
 /// defines that package (`Modelica` for `--model Modelica.Blocks.Examples.PID_Controller`),
-/// with the libraries it uses; `None` when the input files define it, or no library has it
-/// and there are input files to look in.
+/// and of the packages the input files' `uses` annotations name, with the libraries each
+/// uses; `None` when the input files define them all, or no library has them and there are
+/// input files to look in.
 fn library_of_model(
     args: &ModelArgs,
     sources: &mut SourceMap,
     user: &[crate::source::FileId],
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Option<Vec<crate::source::FileId>>, Diagnostic> {
-    let Some(model) = &args.model else {
-        return Ok(None);
-    };
-    let top = model.split('.').next().unwrap_or(model);
-    if user
-        .iter()
-        .any(|&f| defines_top_level(sources.text(f), top))
-    {
-        return Ok(None);
-    }
     let modelicapath = std::env::var("MODELICAPATH").ok();
     let roots = load::library_roots(&args.libs, modelicapath.as_deref());
     let mut loaded = Vec::new();
+    // The packages the input files' `uses` annotations name, when no input defines them.
+    let mut used: Vec<String> = Vec::new();
+    for &f in user {
+        used.extend(load::used_packages(sources.text(f)));
+    }
+    used.retain(|p| !user.iter().any(|&f| defines_top_level(sources.text(f), p)));
+    let mut from_uses: Option<Vec<crate::source::FileId>> = None;
+    for package in used {
+        if loaded.contains(&package) {
+            continue;
+        }
+        if let Some(ids) = load::load_library(sources, &roots, &package, &mut loaded, warnings)? {
+            from_uses.get_or_insert_with(Vec::new).extend(ids);
+        }
+    }
+    let Some(model) = &args.model else {
+        return Ok(from_uses);
+    };
+    let top = model.split('.').next().unwrap_or(model);
+    if loaded.iter().any(|p| p == top)
+        || user
+            .iter()
+            .any(|&f| defines_top_level(sources.text(f), top))
+    {
+        return Ok(from_uses);
+    }
     let found = load::load_library(sources, &roots, top, &mut loaded, warnings)?;
+    let found = match (found, from_uses) {
+        (Some(mut a), Some(b)) => {
+            a.extend(b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    };
     if found.is_none() && user.is_empty() {
         let looked = if roots.is_empty() {
             "no `--lib` directory is given and `MODELICAPATH` is not set".to_string()

@@ -1,0 +1,404 @@
+//! Functions (Modelica 12), records, matrix constructors and the start policies, checked
+//! against values computed here independently: a table interpolation against its closed
+//! form, several outputs against their formulas, BDF on an inlined right-hand side against
+//! the exact solution (which needs the inlined function's Jacobian), record values field by
+//! field.
+
+mod cli_support;
+
+use cli_support::{csv_columns, mocca, model_file, simulate_csv};
+
+fn columns(name: &str, text: &str, args: &[&str]) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let file = model_file(name, text);
+    let mut all = vec!["simulate", file.to_str().expect("utf-8")];
+    if !args.contains(&"--vars") {
+        all.extend(["--vars", "all"]);
+    }
+    all.extend(args);
+    let (csv, err, code) = simulate_csv(name, &all);
+    assert_eq!(code, 0, "{name}: {err}");
+    csv_columns(&csv)
+}
+
+/// `Modelica.Math.Vectors.interpolate` as the standard library writes it: a `while` search
+/// whose turns depend on the abscissa, so every path of the search is followed.
+const INTERPOLATE: &str = "function interp
+  input Real x[:];
+  input Real y[size(x, 1)];
+  input Real xi;
+  input Integer iLast = 1;
+  output Real yi;
+  output Integer iNew = 1;
+protected
+  Integer i;
+  Integer nx = size(x, 1);
+  Real x1; Real x2; Real y1; Real y2;
+algorithm
+  assert(nx > 0, \"The table vectors must have at least 1 entry.\");
+  if nx == 1 then
+    yi := y[1];
+  else
+    i := min(max(iLast, 1), nx - 1);
+    if xi >= x[i] then
+      while i < nx and xi >= x[i] loop
+        i := i + 1;
+      end while;
+      i := i - 1;
+    else
+      while i > 1 and xi < x[i] loop
+        i := i - 1;
+      end while;
+    end if;
+    x1 := x[i]; x2 := x[i + 1]; y1 := y[i]; y2 := y[i + 1];
+    yi := y1 + (y2 - y1)*(xi - x1)/(x2 - x1);
+  end if;
+  iNew := i;
+end interp;
+";
+
+/// The table's linear interpolation, extrapolated from the end segments.
+fn piecewise(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+    let i = (1..xs.len() - 1).rev().find(|&k| x >= xs[k]).unwrap_or(0);
+    ys[i] + (ys[i + 1] - ys[i]) * (x - xs[i]) / (xs[i + 1] - xs[i])
+}
+
+#[test]
+fn a_search_loop_on_a_varying_value_interpolates_like_the_closed_form() {
+    let text = format!(
+        "{INTERPOLATE}
+model T
+  parameter Real tab[:, 2] = [0, 1; 1, 3; 2, 2; 4, 0];
+  parameter Real atHalf = interp(tab[:, 1], tab[:, 2], 1.5);
+  Real x(start = -1, fixed = true);
+  Real y, constant15;
+equation
+  der(x) = 1;
+  y = interp(tab[:, 1], tab[:, 2], x);
+  constant15 = atHalf;
+end T;
+"
+    );
+    let c = columns("interp", &text, &["--stop", "6"]);
+    let (xs, ys) = ([0.0, 1.0, 2.0, 4.0], [1.0, 3.0, 2.0, 0.0]);
+    for (k, (&x, &y)) in c["x"].iter().zip(&c["y"]).enumerate() {
+        let expected = piecewise(&xs, &ys, x);
+        assert!(
+            (y - expected).abs() < 1e-9,
+            "row {k}: y({x}) = {y}, expected {expected}"
+        );
+    }
+    assert!(c["constant15"].iter().all(|&v| (v - 2.5).abs() < 1e-12));
+}
+
+const OUTPUTS: &str = "function polar
+  input Real x;
+  input Real y;
+  output Real r;
+  output Real phi;
+algorithm
+  r := sqrt(x^2 + y^2);
+  phi := atan2(y, x);
+end polar;
+
+function fact
+  input Integer n;
+  output Integer f;
+algorithm
+  f := if n <= 1 then 1 else n*fact(n - 1);
+end fact;
+";
+
+#[test]
+fn several_outputs_recursion_and_named_arguments() {
+    let text = format!(
+        "{OUTPUTS}
+model P
+  parameter Integer f5 = fact(5);
+  Real r, phi, r2, phi2, five;
+algorithm
+  (r2, phi2) := polar(y = sin(time), x = cos(time) + 2);
+equation
+  (r, phi) = polar(cos(time) + 2, sin(time));
+  five = f5;
+end P;
+"
+    );
+    let c = columns("outputs", &text, &["--stop", "3"]);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let (x, y) = (t.cos() + 2.0, t.sin());
+        assert!((c["r"][k] - x.hypot(y)).abs() < 1e-12);
+        assert!((c["phi"][k] - y.atan2(x)).abs() < 1e-12);
+        assert!((c["r2"][k] - c["r"][k]).abs() < 1e-12);
+        assert!((c["phi2"][k] - c["phi"][k]).abs() < 1e-12);
+        assert_eq!(c["five"][k], 120.0);
+    }
+}
+
+/// `der(x) = −g(x)` with `g(x) = x²` behind a function with a branch: BDF at a tight
+/// tolerance follows `1/(1 + t)` only with the right Jacobian of the inlined body.
+#[test]
+fn bdf_on_an_inlined_function_follows_the_exact_solution() {
+    let text = "function g
+  input Real x;
+  output Real y;
+algorithm
+  if x >= 0 then
+    y := x*x;
+  else
+    y := -x*x;
+  end if;
+end g;
+model Decay
+  Real x(start = 1, fixed = true);
+equation
+  der(x) = -g(x);
+end Decay;
+";
+    let c = columns(
+        "decay",
+        text,
+        &["--method", "bdf", "--tol", "1e-9", "--stop", "5"],
+    );
+    for (&t, &x) in c["time"].iter().zip(&c["x"]) {
+        let exact = 1.0 / (1.0 + t);
+        assert!((x - exact).abs() < 1e-6, "x({t}) = {x}, exact {exact}");
+    }
+}
+
+#[test]
+fn an_external_c_function_is_an_error_naming_it() {
+    let file = model_file(
+        "external",
+        "function cfun
+  input Real u;
+  output Real y;
+external \"C\" y = my_c_function(u);
+end cfun;
+model E
+  Real y = cfun(time);
+end E;
+",
+    );
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("`cfun` is an external function"), "{err}");
+}
+
+#[test]
+fn a_function_assert_false_at_translation_time_is_an_error() {
+    let file = model_file(
+        "fassert",
+        "function half
+  input Real u;
+  output Real y;
+algorithm
+  assert(u > 0, \"u must be positive\");
+  y := u/2;
+end half;
+model A
+  parameter Real p = half(-1);
+  Real y = p*time;
+end A;
+",
+    );
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("u must be positive"), "{err}");
+}
+
+const RECORDS: &str = "record Medium
+  parameter Real rho = 1;
+  parameter Real cp = 2;
+end Medium;
+record Water
+  extends Medium(rho = 995.6, cp = 4177);
+end Water;
+model Pipe
+  parameter Medium medium;
+  Real q = medium.rho*medium.cp*time;
+end Pipe;
+model R
+  parameter Medium water = Water();
+  parameter Medium custom = Medium(cp = 7);
+  parameter Medium positional = Medium(3, 4);
+  Pipe pipe(medium = water);
+  Pipe other(medium = custom, medium(rho = 5));
+  Real a = positional.rho + positional.cp;
+end R;
+";
+
+#[test]
+fn record_values_bind_every_field() {
+    let c = columns("records", RECORDS, &["--stop", "1"]);
+    let last = c["time"].len() - 1;
+    let t = c["time"][last];
+    assert!((c["pipe.q"][last] - 995.6 * 4177.0 * t).abs() < 1e-6);
+    // `medium(rho = 5)` written on the field wins over the record's value.
+    assert!((c["other.q"][last] - 5.0 * 7.0 * t).abs() < 1e-9);
+    assert_eq!(c["a"][last], 7.0);
+}
+
+#[test]
+fn a_matrix_constructor_takes_vectors_as_columns() {
+    let text = "model M
+  parameter Real t[:] = {2, 4, 6, 8};
+  parameter Integer n = size(t, 1);
+  parameter Real a[:, 2] = [t[1], 0; t, {mod(i, 2.0) for i in 1:n}];
+  parameter Real b[2, 3] = [[1, 2; 3, 4], {5, 6}];
+  Real s = a[1, 1] + 10*a[3, 1] + 100*a[5, 2] + 1000*b[2, 3];
+end M;
+";
+    let c = columns("matrix", text, &["--stop", "1"]);
+    assert_eq!(c["s"][0], 2.0 + 10.0 * 4.0 + 0.0 + 6000.0);
+    let file = model_file(
+        "ragged",
+        "model G\n  Real a[2, 2] = [1, 2; {3, 4}];\nend G;\n",
+    );
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `parameter Real p(fixed = false)` is found by the initial system: the mean of two
+/// temperatures, the `TwoMasses` example's projected final temperature.
+#[test]
+fn a_free_parameter_is_solved_at_the_start_and_stays_constant() {
+    let text = "model Two
+  parameter Real mean(fixed = false);
+  Real a(start = 100, fixed = true), b(start = 0, fixed = true);
+equation
+  der(a) = b - a;
+  der(b) = a - b;
+initial equation
+  mean = (a + b)/2;
+end Two;
+";
+    let c = columns("free", text, &["--stop", "2"]);
+    assert!(
+        c["mean"].iter().all(|&m| (m - 50.0).abs() < 1e-9),
+        "{:?}",
+        &c["mean"][..3]
+    );
+}
+
+#[test]
+fn an_under_determined_start_fixes_unwritten_states_with_a_warning() {
+    let file = model_file(
+        "under",
+        "model U
+  Real a(start = 3), b(start = 1, fixed = false);
+equation
+  der(a) = -a;
+  der(b) = a - b;
+initial equation
+  b = 2;
+end U;
+",
+    );
+    let path = file.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv("under", &["simulate", path, "--stop", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("`a` fixed at their start values"), "{err}");
+    let c = csv_columns(&csv);
+    assert_eq!((c["a"][0], c["b"][0]), (3.0, 2.0));
+}
+
+/// `v = R(T)·i` with `R` and `i` starting at 0 has a singular Jacobian at the guess; Newton
+/// steps off it and finds the solution.
+#[test]
+fn newton_steps_off_a_singular_guess() {
+    let text = "model Heated
+  Real R, i, T;
+  Real v = 10*sin(time) + 1;
+equation
+  R = 100*(1 + 0.001*(T - 293));
+  v = R*i;
+  T = 293 + 50*i*v;
+end Heated;
+";
+    let c = columns("heated", text, &["--stop", "1"]);
+    let rows = c["R"].iter().zip(&c["i"]).zip(c["T"].iter().zip(&c["v"]));
+    for ((&r, &i), (&t, &v)) in rows {
+        assert!((v - r * i).abs() < 1e-8 && (r - 100.0 * (1.0 + 0.001 * (t - 293.0))).abs() < 1e-8);
+    }
+}
+
+/// A conditional input relayed through a protected input, as the standard library's
+/// sources write it: the relay is not a second source of its set.
+#[test]
+fn a_protected_relay_input_is_not_a_second_source() {
+    let text = "connector RealInput = input Real;
+connector RealOutput = output Real;
+block Source
+  RealOutput y = 2*time;
+end Source;
+block Gain
+  parameter Boolean useInput = true;
+  RealInput u if useInput;
+  RealOutput y;
+protected
+  RealInput u_internal;
+equation
+  connect(u, u_internal);
+  if not useInput then
+    u_internal = 1;
+  end if;
+  y = 3*u_internal;
+end Gain;
+model Top
+  Source s;
+  Gain g;
+equation
+  connect(s.y, g.u);
+end Top;
+";
+    let c = columns("relay", text, &["--stop", "1"]);
+    for (k, &t) in c["time"].iter().enumerate() {
+        assert!((c["g.y"][k] - 6.0 * t).abs() < 1e-12);
+    }
+}
+
+/// The standard library's tables, their C functions written in Rust: linear segments
+/// extrapolated from the last two points, constant segments held, a 1-D table of `2t`.
+#[test]
+fn the_standard_librarys_tables_interpolate_their_matrix() {
+    let msl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
+    if !msl.is_dir() {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    }
+    let text = "model Tab
+  Modelica.Blocks.Sources.CombiTimeTable lin(table = [0, 0; 1, 1; 2, 4; 3, 9],
+    extrapolation = Modelica.Blocks.Types.Extrapolation.LastTwoPoints);
+  Modelica.Blocks.Sources.CombiTimeTable steps(table = [0, 0; 1, 1; 2, 4; 3, 9],
+    smoothness = Modelica.Blocks.Types.Smoothness.ConstantSegments);
+  Modelica.Blocks.Tables.CombiTable1Ds curve(table = [0, 0; 1, 1; 2, 4; 3, 9]);
+equation
+  curve.u = 2*time;
+  annotation(uses(Modelica(version = \"4.0.0\")));
+end Tab;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let vars = "lin.y[1],steps.y[1],curve.y[1]";
+    let args = [
+        "--lib", lib, "--model", "Tab", "--stop", "4", "--step", "0.01", "--vars", vars,
+    ];
+    let c = columns("tables", text, &args);
+    let (xs, ys) = ([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 4.0, 9.0]);
+    let times = &c["time"];
+    for (k, &t) in times.iter().enumerate() {
+        if times.get(k + 1) == Some(&t) {
+            continue; // an event's left limit: the row after it holds the value from there on
+        }
+        let step = ys[(t.floor() as usize).min(3)];
+        assert!(
+            (c["lin.y[1]"][k] - piecewise(&xs, &ys, t)).abs() < 1e-9,
+            "lin at {t}"
+        );
+        assert!((c["steps.y[1]"][k] - step).abs() < 1e-12, "steps at {t}");
+        let u = 2.0 * t;
+        assert!(
+            (c["curve.y[1]"][k] - piecewise(&xs, &ys, u)).abs() < 1e-9,
+            "curve at {u}"
+        );
+    }
+}
