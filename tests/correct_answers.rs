@@ -6,7 +6,7 @@ mod simulate_support;
 
 use std::process::Command;
 
-use cli_support::{mocca, model_file, simulate_csv, temp_path};
+use cli_support::{csv_columns, mocca, model_file, simulate_csv, temp_path};
 use mocca::causal::initial_point;
 use mocca::simulate::fixed_step::Method;
 use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate, simulate_bdf};
@@ -713,20 +713,26 @@ fn compare_takes_every_column_the_model_has() {
 }
 
 /// A value bound to a whole record was dropped: `parameter Rec r2 = r1` gave `r2.a` its
-/// default 1, not `r1.a` = 3, with exit 0. It is refused at the binding until supported.
+/// default 1, not `r1.a` = 3, with exit 0. Each field now takes the other record's.
 #[test]
-fn a_value_for_a_whole_record_is_refused_not_dropped() {
+fn a_value_for_a_whole_record_gives_each_field_its_value() {
     let path = model_file(
         "record_binding",
         "record Rec\n  Real a = 1;\nend Rec;\nmodel M\n  parameter Rec r1(a = 3);\n  \
-         parameter Rec r2 = r1;\n  Real x(start = 1);\nequation\n  der(x) = -r2.a*x;\nend M;\n",
+         parameter Rec r2 = r1;\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -r2.a*x;\nend M;\n",
     );
-    let (_, err, code) = mocca(&["flatten", path.to_str().expect("utf-8")]);
-    assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("record component `r2` is not supported") && err.contains(":6:22"),
-        "{err}"
+    let path = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "record_binding",
+        &[
+            "simulate", path, "--method", "bdf", "--tol", "1e-9", "--stop", "1",
+        ],
     );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    for (&t, &x) in c["time"].iter().zip(&c["x"]) {
+        assert!((x - (-3.0 * t).exp()).abs() < 1e-6, "x({t}) = {x}");
+    }
 }
 
 /// An assert's message reads as written, its escapes resolved (it showed `\"big\"\n`).

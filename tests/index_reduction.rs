@@ -328,10 +328,23 @@ fn a_constraint_reading_an_input_is_refused_by_name() {
     assert!(err.contains("the input `u`"), "{err}");
 }
 
+/// Both coordinates fixed where the rod's length allows them: the second condition is
+/// redundant and dropped with a warning, as other Modelica tools do.
+#[test]
+fn a_redundant_fixed_coordinate_of_the_pendulum_is_dropped_with_a_warning() {
+    let text =
+        pendulum(0.6, -0.8).replace("Real y(start = -0.8)", "Real y(start = -0.8, fixed = true)");
+    let path = model_file("pendulum_redundant", &text);
+    let (_, err, code) = mocca(&["simulate", path.to_str().unwrap(), "--stop", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("dropped"), "{err}");
+}
+
+/// Both coordinates fixed where the rod's length does not allow them: a conflict.
 #[test]
 fn fixing_both_coordinates_of_the_pendulum_names_the_conflict() {
     let text =
-        pendulum(0.6, -0.8).replace("Real y(start = -0.8)", "Real y(start = -0.8, fixed = true)");
+        pendulum(0.6, -0.8).replace("Real y(start = -0.8)", "Real y(start = -0.5, fixed = true)");
     let path = model_file("pendulum_over", &text);
     let (_, err, code) = mocca(&["simulate", path.to_str().unwrap(), "--stop", "1"]);
     assert_eq!(code, 1);

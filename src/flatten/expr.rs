@@ -882,6 +882,12 @@ impl<'a> Flattener<'a> {
                     ));
                 }
             };
+            // Relations in a function make no events (Modelica 8.5).
+            let c = if ctx.locals.is_some() && self.dae.pool.as_const(c).is_none() {
+                self.dae.pool.call(Func::NoEvent, c)
+            } else {
+                c
+            };
             match self.dae.pool.as_const(c) {
                 Some(x) if x != 0.0 && pending.is_empty() => return self.flatten_expr(value, ctx),
                 Some(0.0) => {}

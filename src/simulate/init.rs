@@ -56,6 +56,7 @@ pub fn initialise(
     let residuals = residuals(dae);
     if residuals.is_empty() {
         evaluate(model, t0, &x)?;
+        check_released(dae, model)?;
         return Ok((x, 0));
     }
     let defaulted = fixed_by_default(dae, causal);
@@ -80,7 +81,42 @@ pub fn initialise(
     }
     seed_explicit_states(dae, causal, model, &free, &mut x);
     let iterations = newton(dae, model, &residuals, &free, t0, &mut x)?;
+    check_released(dae, model)?;
     Ok((x, iterations))
+}
+
+/// The dropped `fixed = true` conditions must hold where the constraints put their
+/// variables (they were redundant, as other tools accept them); one that does not is a
+/// conflict.
+fn check_released(dae: &Dae, model: &CompiledModel) -> Result<(), InitFailure> {
+    let released = released_fixed(dae);
+    if released.is_empty() {
+        return Ok(());
+    }
+    let point = model.point();
+    let conflicting: Vec<InitialResidual> = released
+        .into_iter()
+        .filter(|&v| {
+            let start = dae
+                .var(v)
+                .start
+                .map_or(Ok(0.0), |e| dae.pool.eval(e, &point));
+            let start = start.unwrap_or(f64::NAN);
+            let gap = point.vars[v.0 as usize] - start;
+            gap.is_nan() || gap.abs() > 1e-6 * (1.0 + start.abs())
+        })
+        .map(InitialResidual::Fixed)
+        .collect();
+    if conflicting.is_empty() {
+        return Ok(());
+    }
+    let free = (dae.var_ids())
+        .filter(|&v| dae.var(v).kind == VarKind::State && dae.var(v).fixed != Some(true))
+        .count();
+    Err(InitFailure::Overdetermined {
+        surplus: conflicting,
+        free,
+    })
 }
 
 /// The states an under-determined initial system takes as fixed at their start values, as
@@ -190,7 +226,8 @@ fn conditions(dae: &Dae) -> Vec<Residual> {
 /// The `fixed = true` conditions an over-determined initial system drops, as other
 /// Modelica tools do (with a warning): those on states index reduction made algebraic
 /// (their derivative a dummy), whose values the constraints give, as many as the
-/// conditions exceed the states left free.
+/// conditions exceed the states left free. Each must still hold at the solution
+/// (`check_released`): dropped, not ignored.
 pub fn released_fixed(dae: &Dae) -> Vec<VarId> {
     let all = conditions(dae);
     let free = (dae.var_ids())
