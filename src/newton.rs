@@ -37,6 +37,8 @@ const MAX_HALVINGS: usize = 12;
 /// Work vectors for a system of up to `n` unknowns, kept between solves.
 #[derive(Clone, Debug, Default)]
 pub struct Work {
+    /// The guess a solve started from.
+    start: Vec<f64>,
     y: Vec<f64>,
     r: Vec<f64>,
     delta: Vec<f64>,
@@ -46,6 +48,7 @@ pub struct Work {
 impl Work {
     pub fn new(n: usize) -> Work {
         Work {
+            start: vec![0.0; n],
             y: vec![0.0; n],
             r: vec![0.0; n],
             delta: vec![0.0; n],
@@ -54,7 +57,13 @@ impl Work {
     }
 
     fn fit(&mut self, n: usize) {
-        for v in [&mut self.y, &mut self.r, &mut self.delta, &mut self.trial] {
+        for v in [
+            &mut self.start,
+            &mut self.y,
+            &mut self.r,
+            &mut self.delta,
+            &mut self.trial,
+        ] {
             v.resize(n, 0.0);
         }
     }
@@ -64,7 +73,34 @@ impl Work {
 /// solution. `Err` holds the largest residual left when it did not converge.
 pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f64> {
     work.fit(n);
-    let Work { y, r, delta, trial } = work;
+    system.targets(&mut work.start);
+    let Err(left) = solve_from_targets(system, work) else {
+        return Ok(());
+    };
+    // Newton can run from a poor guess into where the model cannot be evaluated (an
+    // exponential of a quotient whose divisor started at 0): again from points off the
+    // guess, before giving up.
+    for scale in RESTART_SCALES {
+        for (t, &s) in work.trial.iter_mut().zip(&work.start) {
+            *t = s + scale * (1.0 + s.abs());
+        }
+        system.set_targets(&work.trial);
+        if solve_from_targets(system, work).is_ok() {
+            return Ok(());
+        }
+    }
+    system.set_targets(&work.start);
+    Err(left)
+}
+
+/// How far (relative to `1 + |y|`) the restarts of a failed solve start from its guess.
+const RESTART_SCALES: [f64; 2] = [1e-3, 1e-1];
+
+/// Newton from the system's current targets.
+fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f64> {
+    let Work {
+        y, r, delta, trial, ..
+    } = work;
     system.targets(y);
     system.residuals(r);
     let mut factored = false;
