@@ -9,7 +9,7 @@ mod cli_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{mocca, temp_path};
+use cli_support::{csv_columns, mocca, temp_path};
 
 /// A library folder: `Circuits 1.0/` (a versioned package directory whose `uses` names
 /// `Units`), `Units.mo` (a one-file package) and `Unused/`, which nothing uses.
@@ -424,4 +424,55 @@ fn an_encapsulated_class_sees_its_imports_and_not_the_classes_around_it() {
     let (_, err, code) = mocca(&["check", path, "--model", "P.Outside"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("unknown name `k`"), "{err}");
+}
+
+/// `examples/msl/rc_ladder_weak.mo` builds the weak RC ladder from the standard library's
+/// Analog components: it runs (one system and split at its weak connection) exactly as
+/// `examples/rc_ladder_weak.mo`, built from the bundled stdlib, and has its time scales.
+#[test]
+fn the_weak_rc_ladder_of_standard_library_components_runs_as_the_bundled_one() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let run = |file: &str, extra: &[&str]| {
+        let out = temp_path(&format!("{}-{}.csv", file.replace('/', "_"), extra.len()));
+        let mut args = vec![
+            "simulate", file, "--lib", lib, "--stop", "5", "--step", "0.01",
+        ];
+        args.extend(extra);
+        args.extend(["--out", out.to_str().expect("utf-8")]);
+        let (_, err, code) = mocca(&args);
+        assert_eq!(code, 0, "{file}: {err}");
+        let text = std::fs::read_to_string(&out).expect("the csv");
+        let _ = std::fs::remove_file(&out);
+        text
+    };
+    for extra in [&[][..], &["--partition", "weak"][..]] {
+        let ours = run("examples/msl/rc_ladder_weak.mo", extra);
+        let bundled = run("examples/rc_ladder_weak.mo", extra);
+        let (ours, bundled) = (csv_columns(&ours), csv_columns(&bundled));
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            bundled.keys().collect::<Vec<_>>()
+        );
+        for (name, values) in &ours {
+            let gap = (values.iter().zip(&bundled[name]))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            // The same arithmetic in another order: last-bit differences.
+            assert!(gap < 1e-12, "{extra:?}: `{name}` differs by {gap}");
+        }
+    }
+    let h_bounds = |file: &str| {
+        let (out, err, code) = mocca(&["cycles", file, "--lib", lib, "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        v["states"].clone()
+    };
+    assert_eq!(
+        h_bounds("examples/msl/rc_ladder_weak.mo"),
+        h_bounds("examples/rc_ladder_weak.mo")
+    );
 }
