@@ -801,35 +801,48 @@ fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnost
 /// A warning for the states an under-determined initial system fixed at their start values.
 fn defaulted_starts(dae: &Dae, causal: &Causal) -> Option<Diagnostic> {
     let defaulted = crate::simulate::init::fixed_by_default(dae, causal);
-    let (first, rest) = defaulted.split_first()?;
-    let names: Vec<String> = (defaulted.iter())
-        .map(|&v| format!("`{}`", dae.var(v).name))
-        .collect();
-    let mut d = Diagnostic::warning(format!(
-        "the initial system has fewer conditions than free states: {} fixed at their start values",
-        names.join(", ")
-    ))
-    .at(dae.var(*first).span, "fixed at its start value");
-    for &v in rest {
-        d = d.with_secondary(dae.var(v).span, "fixed at its start value");
-    }
+    let d = start_warning(
+        dae,
+        &defaulted,
+        |names| {
+            format!(
+                "the initial system has fewer conditions than free states: {names} fixed at their start values"
+            )
+        },
+        "fixed at its start value",
+    )?;
     Some(d.with_note("give them `fixed = true` or `fixed = false` to say which"))
 }
 
 /// A warning for the `fixed = true` conditions an over-determined initial system dropped.
 fn released_starts(dae: &Dae) -> Option<Diagnostic> {
     let released = crate::simulate::init::released_fixed(dae);
-    let (first, rest) = released.split_first()?;
-    let names: Vec<String> = (released.iter())
+    start_warning(
+        dae,
+        &released,
+        |names| {
+            format!(
+                "the initial system has more conditions than free states: `fixed = true` of {names} dropped (index reduction made them algebraic; the constraints give them)"
+            )
+        },
+        "its `fixed = true` dropped",
+    )
+}
+
+/// A warning naming `vars` (none: no warning), at each of their declarations.
+fn start_warning(
+    dae: &Dae,
+    vars: &[crate::expr::VarId],
+    message: impl Fn(&str) -> String,
+    label: &str,
+) -> Option<Diagnostic> {
+    let (first, rest) = vars.split_first()?;
+    let names: Vec<String> = (vars.iter())
         .map(|&v| format!("`{}`", dae.var(v).name))
         .collect();
-    let mut d = Diagnostic::warning(format!(
-        "the initial system has more conditions than free states: `fixed = true` of {} dropped (index reduction made them algebraic; the constraints give them)",
-        names.join(", ")
-    ))
-    .at(dae.var(*first).span, "its `fixed = true` dropped");
+    let mut d = Diagnostic::warning(message(&names.join(", "))).at(dae.var(*first).span, label);
     for &v in rest {
-        d = d.with_secondary(dae.var(v).span, "its `fixed = true` dropped");
+        d = d.with_secondary(dae.var(v).span, label);
     }
     Some(d)
 }

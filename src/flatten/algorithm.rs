@@ -118,14 +118,7 @@ impl<'a> Flattener<'a> {
             }
             StatementKind::AssignOutputs { targets, call } => {
                 let outputs = self.call_outputs(call, ctx)?;
-                if targets.len() > outputs.len() {
-                    return Err(Diagnostic::error(format!(
-                        "{} targets for {} outputs",
-                        targets.len(),
-                        outputs.len()
-                    ))
-                    .at(s.span, "too many targets"));
-                }
+                super::function::check_targets(targets.len(), outputs.len(), s.span)?;
                 // Every output is computed before any target is written.
                 let mut assigned = Vec::new();
                 for (target, new) in targets.iter().zip(outputs) {

@@ -247,14 +247,7 @@ impl<'a> Flattener<'a> {
         sink: &mut Sink,
     ) -> Result<(), Diagnostic> {
         let outputs = self.call_outputs(call, ctx)?;
-        if targets.len() > outputs.len() {
-            return Err(Diagnostic::error(format!(
-                "{} targets for {} outputs",
-                targets.len(),
-                outputs.len()
-            ))
-            .at(eq.span, "too many targets"));
-        }
+        super::function::check_targets(targets.len(), outputs.len(), eq.span)?;
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
             .owner
             .clone();

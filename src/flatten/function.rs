@@ -116,27 +116,9 @@ impl<'a> Flattener<'a> {
         let TypeRef::Class(class) = self.tree.resolve(name, ctx.class)? else {
             return None;
         };
-        let class = self.through_short_functions(class);
+        let class = self.long_class(class);
         let def = self.tree.node(class).def?;
         matches!(def.kind, ClassKind::Function | ClassKind::OperatorFunction).then_some(class)
-    }
-
-    /// `function f = g;` is `g`.
-    fn through_short_functions(&self, mut class: ClassId) -> ClassId {
-        for _ in 0..32 {
-            let Some(def) = self.tree.node(class).def else {
-                break;
-            };
-            let ClassBody::Short(short) = &def.body else {
-                break;
-            };
-            let parent = self.tree.node(class).parent.unwrap_or(ROOT);
-            match self.tree.resolve(&short.base, parent) {
-                Some(TypeRef::Class(base)) => class = base,
-                _ => break,
-            }
-        }
-        class
     }
 
     /// Every output of the call `func(args)`, in declaration order.
@@ -447,7 +429,7 @@ impl<'a> Flattener<'a> {
                 ElementKind::Extends(ext) => {
                     match self.tree.resolve_excluding(&ext.base, class, parent) {
                         Some(TypeRef::Class(base)) => {
-                            let base = self.through_short_functions(base);
+                            let base = self.long_class(base);
                             self.collect_function(base, def, span, depth + 1)?;
                         }
                         _ => {
@@ -641,13 +623,7 @@ impl<'a> Flattener<'a> {
             StatementKind::AssignOutputs { targets, call } => {
                 let outputs =
                     self.call_outputs(call, &local_ctx(run.class, &p.locals, run.mode))?;
-                if targets.len() > outputs.len() {
-                    return Err(err(
-                        s.span,
-                        format!("{} targets for {} outputs", targets.len(), outputs.len()),
-                        "too many targets",
-                    ));
-                }
+                check_targets(targets.len(), outputs.len(), s.span)?;
                 for (target, value) in targets.iter().zip(outputs) {
                     match target.as_ref().map(|t| &t.kind) {
                         None => {}
@@ -900,16 +876,7 @@ impl<'a> Flattener<'a> {
             for q in std::mem::take(&mut active) {
                 turned.extend(self.for_on(span, rest, body, q, run)?);
             }
-            for mut q in turned {
-                match q.flow {
-                    Flow::Next => active.push(q),
-                    Flow::Break => {
-                        q.flow = Flow::Next;
-                        done.push(q);
-                    }
-                    Flow::Return => done.push(q),
-                }
-            }
+            after_turn(turned, &mut active, &mut done);
             if active.is_empty() {
                 break;
             }
@@ -948,16 +915,8 @@ impl<'a> Flattener<'a> {
             if entering.is_empty() {
                 return Ok(done);
             }
-            for mut q in self.block(body, entering, run)? {
-                match q.flow {
-                    Flow::Next => active.push(q),
-                    Flow::Break => {
-                        q.flow = Flow::Next;
-                        done.push(q);
-                    }
-                    Flow::Return => done.push(q),
-                }
-            }
+            let turned = self.block(body, entering, run)?;
+            after_turn(turned, &mut active, &mut done);
             if active.len() + done.len() > MAX_PATHS {
                 return Err(err(
                     condition.span,
@@ -1145,6 +1104,33 @@ impl<'a> Flattener<'a> {
             None => Ok(vec![self.flatten_expr(call, ctx)?]),
         }
     }
+}
+
+/// Sorts the paths a loop's turn left: on to the next turn, or out of the loop (a `break`
+/// leaves it and goes on after it; a `return` leaves the function).
+fn after_turn(turned: Vec<Path>, active: &mut Vec<Path>, done: &mut Vec<Path>) {
+    for mut q in turned {
+        match q.flow {
+            Flow::Next => active.push(q),
+            Flow::Break => {
+                q.flow = Flow::Next;
+                done.push(q);
+            }
+            Flow::Return => done.push(q),
+        }
+    }
+}
+
+/// More targets than a call has outputs: an error at the statement or equation.
+pub(crate) fn check_targets(targets: usize, outputs: usize, span: Span) -> Result<(), Diagnostic> {
+    if targets > outputs {
+        return Err(err(
+            span,
+            format!("{targets} targets for {outputs} outputs"),
+            "too many targets",
+        ));
+    }
+    Ok(())
 }
 
 /// Every element path (0-based) the picks select, row-major.

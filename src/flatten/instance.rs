@@ -601,7 +601,7 @@ impl<'a> Flattener<'a> {
 
     /// Follows `connector B = A;` style aliases to the long class (stopping where they go
     /// round: [`Flattener::resolve_type`] reports such a cycle).
-    fn long_class(&self, mut class: ClassId) -> ClassId {
+    pub(crate) fn long_class(&self, mut class: ClassId) -> ClassId {
         let mut seen = vec![class];
         while let Some(def) = self.tree.node(class).def {
             let ClassBody::Short(short) = &def.body else {

@@ -60,7 +60,7 @@ impl<'a> Flattener<'a> {
             .as_name()
             .and_then(|name| self.tree.resolve(&name, b.class_scope))
             .and_then(|t| match t {
-                TypeRef::Class(c) => Some(self.long_record(c)),
+                TypeRef::Class(c) => Some(self.long_class(c)),
                 TypeRef::Builtin(_) => None,
             })
             .filter(|&c| self.is_record(c));
@@ -113,28 +113,10 @@ impl<'a> Flattener<'a> {
         Ok(constructor)
     }
 
-    /// `record R = S;` is `S`.
-    fn long_record(&self, mut class: ClassId) -> ClassId {
-        for _ in 0..32 {
-            let Some(def) = self.tree.node(class).def else {
-                break;
-            };
-            let ClassBody::Short(short) = &def.body else {
-                break;
-            };
-            let parent = self.tree.node(class).parent.unwrap_or(ROOT);
-            match self.tree.resolve(&short.base, parent) {
-                Some(TypeRef::Class(base)) => class = base,
-                _ => break,
-            }
-        }
-        class
-    }
-
     /// A record's fields in declaration order, its bases' first.
     fn record_field_names(&self, class: ClassId) -> Vec<String> {
         let mut names = Vec::new();
-        self.collect_field_names(self.long_record(class), &mut names, 0);
+        self.collect_field_names(self.long_class(class), &mut names, 0);
         names
     }
 
@@ -155,7 +137,7 @@ impl<'a> Flattener<'a> {
                     if let Some(TypeRef::Class(base)) =
                         self.tree.resolve_excluding(&ext.base, class, parent)
                     {
-                        self.collect_field_names(self.long_record(base), names, depth + 1);
+                        self.collect_field_names(self.long_class(base), names, depth + 1);
                     }
                 }
                 ElementKind::Component(clause) => {
