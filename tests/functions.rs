@@ -402,3 +402,34 @@ end Tab;
         );
     }
 }
+
+/// `x[i]` with an Integer subscript that changes during the run (Modelica 10.5): the element
+/// the subscript names at each instant.
+#[test]
+fn a_subscript_that_varies_selects_its_element_at_each_instant() {
+    let text = "model Pick
+  Real x[3] = {10*time, 20*time, 30*time};
+  Integer i = if time < 1 then 1 elseif time < 2 then 2 else 3;
+  Real y = x[i];
+end Pick;
+";
+    let c = columns("pick", text, &["--stop", "3", "--step", "0.25"]);
+    let times = &c["time"];
+    for (k, &t) in times.iter().enumerate() {
+        if times.get(k + 1) == Some(&t) {
+            continue; // an event's left limit
+        }
+        let i = if t < 1.0 {
+            1.0
+        } else if t < 2.0 {
+            2.0
+        } else {
+            3.0
+        };
+        assert!(
+            (c["y"][k] - 10.0 * i * t).abs() < 1e-9,
+            "y({t}) = {}",
+            c["y"][k]
+        );
+    }
+}

@@ -544,6 +544,9 @@ impl<'a> Flattener<'a> {
             ));
         }
         let (dims, boolean) = (elem.dims.clone(), elem.boolean_dims.clone());
+        if let Some(chosen) = self.varying_subscript(inst, slot, parts, &dims, ctx)? {
+            return Ok(chosen);
+        }
         let picks = self.picks(&part.subscripts, (&dims, &boolean), span, ctx)?;
         match self.element_content(inst, slot).select(&dims, &picks) {
             Selected::Pending => Err(err(
@@ -577,6 +580,58 @@ impl<'a> Flattener<'a> {
                 Ok(graft(nested))
             }
         }
+    }
+
+    /// `x[i]` of a vector of variables with a subscript that varies (`expr[firstActiveIndex]`):
+    /// `if i == 1 then x[1] elseif i == 2 then x[2] … else x[n]` (Modelica 10.5 allows any
+    /// Integer expression). `None` when the reference is not of that form or its subscript
+    /// is known at translation time.
+    fn varying_subscript(
+        &mut self,
+        inst: InstId,
+        slot: usize,
+        parts: &'a [RefPart],
+        dims: &[usize],
+        ctx: &Ctx<'_>,
+    ) -> Result<Option<Val>, Diagnostic> {
+        let part = &parts[0];
+        let ([Subscript::Expr(index)], [n], 1, Mode::Symbolic) =
+            (part.subscripts.as_slice(), dims, parts.len(), ctx.mode)
+        else {
+            return Ok(None);
+        };
+        let n = *n;
+        let Content::Vars(vars) = self.element_content(inst, slot) else {
+            return Ok(None);
+        };
+        let vars = vars.to_vec();
+        if vars.len() != n || n == 0 {
+            return Ok(None);
+        }
+        let known = Ctx {
+            mode: Mode::Constant,
+            end: Some(n),
+            ..*ctx
+        };
+        if self.eval_scalar(index, &known).is_ok() {
+            return Ok(None);
+        }
+        let with_end = Ctx {
+            end: Some(n),
+            ..*ctx
+        };
+        let Tree::Leaf(i) = self.flatten_expr(index, &with_end)? else {
+            return Ok(None);
+        };
+        let mut value = self.var_value(vars[n - 1], ctx, part.ident.span)?;
+        for k in (0..n - 1).rev() {
+            let element = self.var_value(vars[k], ctx, part.ident.span)?;
+            let p = &mut self.dae.pool;
+            let at = p.constant((k + 1) as f64);
+            let here = p.cmp(CmpOp::Eq, i, at);
+            value = p.if_then_else(here, element, value);
+        }
+        Ok(Some(Tree::Leaf(value)))
     }
 
     pub(crate) fn var_value(
