@@ -29,12 +29,44 @@ pub fn flatten_sources(
 /// [`flatten_sources`] with at most `max_size` scalars per declaration, array expression and
 /// model (beyond it, an error at the declaration instead of running out of memory).
 pub fn flatten_sources_limited(
-    mut sources: SourceMap,
+    sources: SourceMap,
     user: &[FileId],
     model: Option<&str>,
     params: &[(String, String)],
     max_size: usize,
 ) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
+    let loaded = load(sources, user, params, max_size)?;
+    match loaded.flatten(model) {
+        Ok((dae, warnings)) => Ok(Flat {
+            sources: loaded.sources,
+            dae,
+            warnings,
+        }),
+        Err(diags) => Err((loaded.sources, diags)),
+    }
+}
+
+/// Parsed sources, ready to flatten any of their models, one after another or at once.
+pub struct Loaded {
+    pub sources: SourceMap,
+    asts: Vec<StoredDefinition>,
+    /// Which of `asts` holds the default model: the last user file that parsed.
+    default_file: usize,
+    /// The parser's diagnostics that are not "not supported" ones (warnings only).
+    diags: Vec<Diagnostic>,
+    unsupported: Vec<Diagnostic>,
+    overrides: Vec<Override>,
+    max_size: usize,
+}
+
+/// Parses the `user` files of `sources` together with the stdlib, and `params` (`NAME`,
+/// `VALUE` text) as overrides. On failure returns the sources and the diagnostics to print.
+pub fn load(
+    mut sources: SourceMap,
+    user: &[FileId],
+    params: &[(String, String)],
+    max_size: usize,
+) -> Result<Loaded, (SourceMap, Vec<Diagnostic>)> {
     let mut parsed = Parsed::default();
     for p in parse_all(&sources, user) {
         parsed.add(p);
@@ -53,35 +85,54 @@ pub fn flatten_sources_limited(
     if diagnostics::has_errors(&diags) {
         return Err((sources, diags));
     }
-    let asts: Vec<_> = parsed.iter().flatten().collect();
-    let Some(default_file) = parsed[..user.len()].iter().rev().flatten().next() else {
+    let Some(default_file) = parsed[..user.len()].iter().flatten().count().checked_sub(1) else {
         return Err((
             sources,
             vec![Diagnostic::error("no input file defines a class")],
         ));
     };
-    let request = Request {
-        files: &asts,
+    Ok(Loaded {
+        sources,
+        asts: parsed.into_iter().flatten().collect(),
         default_file,
-        model,
-        overrides: &overrides,
-        unsupported: &unsupported,
+        diags,
+        unsupported,
+        overrides,
         max_size,
-    };
-    let result = flatten::flatten(&request);
-    match result {
-        Ok((dae, mut warnings)) => {
-            diags.append(&mut warnings);
-            Ok(Flat {
-                sources,
-                dae,
-                warnings: diags,
-            })
+    })
+}
+
+impl Loaded {
+    /// Flattens `model` (default: the last class of the last user file): the flat model with
+    /// its warnings, or the diagnostics that say why not.
+    pub fn flatten(&self, model: Option<&str>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let asts: Vec<_> = self.asts.iter().collect();
+        let request = Request {
+            files: &asts,
+            default_file: &self.asts[self.default_file],
+            model,
+            overrides: &self.overrides,
+            unsupported: &self.unsupported,
+            max_size: self.max_size,
+        };
+        let mut diags = self.diags.clone();
+        match flatten::flatten(&request) {
+            Ok((dae, mut warnings)) => {
+                diags.append(&mut warnings);
+                Ok((dae, diags))
+            }
+            Err(mut errors) => {
+                diags.append(&mut errors);
+                Err(diags)
+            }
         }
-        Err(mut errors) => {
-            diags.append(&mut errors);
-            Err((sources, diags))
-        }
+    }
+
+    /// The models, blocks and classes in `package` (or named `package`) that have an
+    /// `experiment` annotation, by full name in declaration order.
+    pub fn models_with_experiment(&self, package: &str) -> Vec<String> {
+        let asts: Vec<_> = self.asts.iter().collect();
+        flatten::models_with_experiment(&asts, package)
     }
 }
 

@@ -476,3 +476,126 @@ fn the_weak_rc_ladder_of_standard_library_components_runs_as_the_bundled_one() {
         h_bounds("examples/rc_ladder_weak.mo")
     );
 }
+
+/// A package of three examples with an `experiment` annotation (one of them not balanced),
+/// a partial one and one without the annotation, which `--all` leaves out.
+fn suite() -> PathBuf {
+    let root = temp_path("check_all");
+    std::fs::create_dir_all(&root).expect("folder");
+    std::fs::write(
+        root.join("Suite.mo"),
+        "package Suite
+           model Decay
+             Real x(start = 1, fixed = true);
+           equation
+             der(x) = -x;
+             annotation(experiment(StopTime = 1));
+           end Decay;
+           model Short
+             Real x;
+             Real y;
+           equation
+             x = 1;
+             annotation(experiment(StopTime = 1));
+           end Short;
+           partial model Base
+             annotation(experiment(StopTime = 1));
+           end Base;
+           model NoRun
+             Real x = 1;
+           end NoRun;
+           package Inner
+             model Pair
+               Real x(start = 1, fixed = true);
+               Real v(start = 0, fixed = true);
+             equation
+               der(x) = v;
+               der(v) = -x;
+               annotation(experiment(StopTime = 2));
+             end Pair;
+           end Inner;
+         end Suite;",
+    )
+    .expect("written");
+    root
+}
+
+#[test]
+fn check_all_checks_every_example_of_a_package_and_names_each_failure() {
+    let root = suite();
+    let lib = root.to_str().expect("utf-8");
+    let args = [
+        "check", "--lib", lib, "--model", "Suite", "--all", "--format", "json",
+    ];
+    let (out, err, code) = mocca(&args);
+    assert_eq!(code, 1, "one example fails: {err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows = json["models"].as_array().expect("models");
+    let names: Vec<&str> = rows.iter().map(|r| r["model"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Suite.Decay", "Suite.Short", "Suite.Inner.Pair"]);
+    assert_eq!(rows[0]["result"], "ok");
+    assert_eq!(rows[0]["states"], 1);
+    assert_eq!(rows[2]["states"], 2);
+    assert_eq!(rows[1]["result"], "error");
+    let message = rows[1]["message"].as_str().expect("a message");
+    assert!(message.contains("not balanced"), "{message}");
+    assert!(
+        rows[1]["place"].as_str().unwrap().contains("Suite.mo:"),
+        "{out}"
+    );
+    assert_eq!(
+        (json["ok"].as_u64(), json["errors"].as_u64()),
+        (Some(2), Some(1))
+    );
+    // The text table has a row per model and the totals.
+    let (out, _, _) = mocca(&args[..6]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Suite.Short") && l.contains("not balanced")),
+        "{out}"
+    );
+    assert!(out.contains("3 models: 2 ok, 1 with an error"), "{out}");
+    // A package without examples, and `--all` without `--model`.
+    let (_, err, code) = mocca(&["check", "--lib", lib, "--model", "Suite.NoRun", "--all"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("no model in `Suite.NoRun` has an `experiment`"),
+        "{err}"
+    );
+    let file = root.join("Suite.mo");
+    let (_, err, code) = mocca(&["check", file.to_str().unwrap(), "--all"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Every model of the standard library that has an `experiment` annotation ends with a result
+/// or a diagnostic: no internal error, none past the time limit.
+#[test]
+fn check_all_of_the_standard_library_ends_every_model_with_a_result_or_a_diagnostic() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let args = [
+        "check", "--lib", lib, "--model", "Modelica", "--all", "--format", "json",
+    ];
+    let (out, err, _) = mocca(&args);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows = json["models"].as_array().expect("models");
+    assert!(rows.len() > 500, "{} models", rows.len());
+    let broken: Vec<String> = rows
+        .iter()
+        .filter(|r| !matches!(r["result"].as_str(), Some("ok" | "error")))
+        .map(|r| format!("{} {} {}", r["model"], r["result"], r["message"]))
+        .collect();
+    assert!(broken.is_empty(), "{broken:#?}\n{err}");
+    // The reference examples of the Analog package check.
+    let chua = rows
+        .iter()
+        .find(|r| r["model"] == "Modelica.Electrical.Analog.Examples.ChuaCircuit")
+        .expect("ChuaCircuit is an example");
+    assert_eq!(
+        (chua["result"].as_str(), chua["states"].as_u64()),
+        (Some("ok"), Some(3))
+    );
+}

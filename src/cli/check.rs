@@ -11,7 +11,28 @@ use crate::diagnostics::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::structure::{self, IndexReduction};
 
-pub fn run(args: &ModelArgs) -> ExitCode {
+/// `mocca check`: one model, or with `--all` every example of a package.
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Check every model, block and class of the package `--model` names that has an
+    /// `experiment` annotation, and print a table: each with its result or first diagnostic.
+    #[arg(long)]
+    pub all: bool,
+    /// With `--all`, the seconds one model may take before it is reported as past the limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, requires = "all")]
+    pub time_limit: f64,
+}
+
+pub fn run(args: &CheckArgs) -> ExitCode {
+    if args.all {
+        return super::check_all::run(&args.model, args.time_limit);
+    }
+    check_model(&args.model)
+}
+
+fn check_model(args: &ModelArgs) -> ExitCode {
     let flat = match load_and_flatten(args) {
         Ok(flat) => flat,
         Err((sources, diags)) => {
@@ -271,7 +292,7 @@ impl FlatCounts {
     }
 }
 
-fn imbalance(dae: &Dae) -> Diagnostic {
+pub(super) fn imbalance(dae: &Dae) -> Diagnostic {
     let (equations, unknowns) = (dae.equations.len(), dae.unknowns());
     let what = if equations < unknowns {
         format!("{} equation(s) short", unknowns - equations)

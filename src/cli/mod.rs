@@ -24,6 +24,7 @@ fn print_buffered(text: impl std::fmt::Display) {
 
 mod blt;
 mod check;
+mod check_all;
 mod compare;
 mod cycles;
 mod emit;
@@ -76,7 +77,7 @@ pub enum Command {
     /// Parse files and report syntax errors and unsupported constructs
     Parse(parse::ParseArgs),
     /// Flatten a model, check its balance and print its sizes and weak subsystems
-    Check(model::ModelArgs),
+    Check(check::CheckArgs),
     /// Print the flat model as Modelica (or, with --format json, as JSON)
     Flatten(model::ModelArgs),
     /// Match equations to unknowns and print the BLT blocks in evaluation order
@@ -148,7 +149,8 @@ impl Command {
     fn model_args(&self) -> Option<&model::ModelArgs> {
         match self {
             Command::Parse(_) | Command::Script(_) => None,
-            Command::Check(a) | Command::Flatten(a) | Command::Blt(a) => Some(a),
+            Command::Check(a) => Some(&a.model),
+            Command::Flatten(a) | Command::Blt(a) => Some(a),
             Command::Jacobian(a) => Some(&a.model),
             Command::Simulate(a) => Some(&a.model),
             Command::Compare(a) => Some(&a.model),

@@ -110,6 +110,28 @@ fn load_holding(
 
 /// Loads, parses and flattens the model these arguments name.
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
+    let (loaded, mut warnings) = load_model_sources(args)?;
+    match loaded.flatten(args.model.as_deref()) {
+        Ok((dae, mut more)) => {
+            warnings.append(&mut more);
+            Ok(Flat {
+                sources: loaded.sources,
+                dae,
+                warnings,
+            })
+        }
+        Err(mut diags) => {
+            warnings.append(&mut diags);
+            Err((loaded.sources, warnings))
+        }
+    }
+}
+
+/// Loads and parses the input files and the libraries the model needs, with the warnings
+/// loading gave.
+pub fn load_model_sources(
+    args: &ModelArgs,
+) -> Result<(frontend::Loaded, Vec<Diagnostic>), (SourceMap, Vec<Diagnostic>)> {
     let mut sources = SourceMap::new();
     let mut warnings = Vec::new();
     let mut user = match load::load_paths_warning(&mut sources, args.files(), &mut warnings) {
@@ -125,19 +147,8 @@ pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagno
         Ok(None) => {}
         Err(d) => return Err((sources, vec![d])),
     }
-    let flat = frontend::flatten_sources_limited(
-        sources,
-        &user,
-        args.model.as_deref(),
-        &args.params,
-        args.input.max_size,
-    );
-    match flat {
-        Ok(mut flat) => {
-            warnings.append(&mut flat.warnings);
-            flat.warnings = warnings;
-            Ok(flat)
-        }
+    match frontend::load(sources, &user, &args.params, args.input.max_size) {
+        Ok(loaded) => Ok((loaded, warnings)),
         Err((sources, mut diags)) => {
             warnings.append(&mut diags);
             Err((sources, warnings))

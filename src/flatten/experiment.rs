@@ -2,20 +2,15 @@
 //! intends (`StartTime`, `StopTime`, `Interval`, `Tolerance`), which `simulate` takes as its
 //! defaults. Only literal numbers are read; anything else leaves that setting to the defaults.
 
+use super::classes::ClassTree;
 use crate::dae::Experiment;
-use crate::syntax::ast::{Argument, ClassBody, ClassDef, Expr, ExprKind, Modification, UnOp};
+use crate::syntax::ast::{
+    Argument, ClassBody, ClassDef, ClassKind, Expr, ExprKind, Modification, StoredDefinition, UnOp,
+};
 
 /// The experiment a class's annotation gives (every field `None` without one).
 pub fn experiment_of(class: &ClassDef) -> Experiment {
-    let ClassBody::Long(composition) = &class.body else {
-        return Experiment::default();
-    };
-    let Some(settings) = composition
-        .annotation
-        .as_ref()
-        .and_then(|a| argument(a, "experiment"))
-        .and_then(|m| m.as_ref())
-    else {
+    let Some(settings) = experiment_annotation(class).and_then(|m| m.as_ref()) else {
         return Experiment::default();
     };
     let number = |name: &str| {
@@ -30,6 +25,36 @@ pub fn experiment_of(class: &ClassDef) -> Experiment {
         interval: number("Interval"),
         tolerance: number("Tolerance"),
     }
+}
+
+/// The `experiment` argument of a class's annotation, if it has one.
+fn experiment_annotation(class: &ClassDef) -> Option<&Option<Modification>> {
+    let ClassBody::Long(composition) = &class.body else {
+        return None;
+    };
+    argument(composition.annotation.as_ref()?, "experiment")
+}
+
+/// The models, blocks and classes, not partial, in `package` (or named `package`) whose
+/// annotation has an `experiment`, by full name in declaration order: the examples a library
+/// means to be run.
+pub fn models_with_experiment(files: &[&StoredDefinition], package: &str) -> Vec<String> {
+    let (tree, _) = ClassTree::build(files);
+    let inside = format!("{package}.");
+    tree.ids()
+        .map(|id| tree.node(id))
+        .filter(|node| node.path == package || node.path.starts_with(&inside))
+        .filter(|node| {
+            node.def.is_some_and(|def| {
+                matches!(
+                    def.kind,
+                    ClassKind::Model | ClassKind::Block | ClassKind::Class
+                ) && !def.prefixes.partial
+                    && experiment_annotation(def).is_some()
+            })
+        })
+        .map(|node| node.path.clone())
+        .collect()
 }
 
 /// The modification of the argument `name` of `m`, if `m` has one by that name.

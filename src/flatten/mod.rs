@@ -41,6 +41,7 @@ use crate::expr::{Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{self, Causality, ClassKind, ExprKind, StoredDefinition};
 
+pub use experiment::models_with_experiment;
 pub use instance::strip_quotes;
 
 /// `-p NAME=VALUE`: a modification of the model applied outermost.
