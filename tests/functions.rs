@@ -433,3 +433,103 @@ end Pick;
         );
     }
 }
+
+/// A function whose output size and recursion follow an Integer parameter, as the standard
+/// library's `symmetricOrientation(m)`: the Integer argument is taken at its value, so the
+/// branches for other phase counts (which index out of range) are not followed.
+#[test]
+fn an_integer_argument_of_parameters_decides_sizes_branches_and_recursion() {
+    let model = "model Orient
+  function orientation
+    input Integer m;
+    output Real o[m];
+  algorithm
+    if mod(m, 2) == 0 then
+      if m == 2 then
+        o[1] := 0;
+        o[2] := 0.5;
+      else
+        o[1:integer(m/2)] := orientation(integer(m/2));
+        o[integer(m/2) + 1:m] := orientation(integer(m/2)) - fill(1/m, integer(m/2));
+      end if;
+    else
+      o := {(k - 1)*2/m for k in 1:m};
+    end if;
+  end orientation;
+  parameter Integer m = 6;
+  parameter Real p[m] = orientation(m);
+  Real x[m](each start = 0, each fixed = true);
+equation
+  der(x) = p;
+end Orient;
+";
+    // m = 6: the first half is orientation(3) = (0, 2/3, 4/3), the second that less 1/6.
+    let third = 2.0 / 3.0;
+    let expected = [
+        0.0,
+        third,
+        2.0 * third,
+        -1.0 / 6.0,
+        third - 1.0 / 6.0,
+        2.0 * third - 1.0 / 6.0,
+    ];
+    let c = columns("orient", model, &["--stop", "1", "--step", "0.5"]);
+    for (k, want) in expected.iter().enumerate() {
+        let x = *c[&format!("x[{}]", k + 1)].last().expect("rows");
+        assert!(
+            (x - want).abs() < 1e-12,
+            "x[{}] = {x}, expected {want}",
+            k + 1
+        );
+    }
+}
+
+/// String parameters choose structure: compared with literals and with each other in a
+/// conditional component's condition and in an if-equation, also through
+/// `Modelica.Utilities.Strings.substring`.
+#[test]
+fn string_parameters_compared_at_translation_time_choose_the_structure() {
+    let model = "model Terminal
+  function substring
+    input String string;
+    input Integer startIndex;
+    input Integer endIndex;
+    output String result;
+  external \"C\" result = ModelicaStrings_substring(string, startIndex, endIndex);
+  end substring;
+  model Part
+    Real y;
+  equation
+    y = 1;
+  end Part;
+  parameter String group = \"Dy05\";
+  parameter String first = substring(group, 1, 1);
+  parameter String connection(start = \"D\");
+  Part delta if connection <> \"Y\";
+  Part star if first == \"Y\";
+  Real z;
+equation
+  if first + \"x\" == \"Dx\" and connection >= \"D\" then
+    z = 2;
+  else
+    z = 3;
+  end if;
+end Terminal;
+";
+    let file = cli_support::model_file("terminal", model);
+    let (out, err, code) = mocca(&["flatten", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("delta.y"), "{out}");
+    assert!(!out.contains("star.y"), "{out}");
+    let c = columns("terminal", model, &["--stop", "1", "--step", "0.5"]);
+    assert_eq!(c["z"].last().copied(), Some(2.0));
+    // A String that is not known at translation time is named.
+    let varying = model.replace(
+        "parameter String connection(start = \"D\");",
+        "String connection;",
+    );
+    let file = cli_support::model_file("terminal_varying", &varying);
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not known at translation time"), "{err}");
+}

@@ -635,3 +635,54 @@ end Aliased;
         );
     }
 }
+
+/// An equation that reads `sample` (not a `when` condition) sees it true at the sample
+/// instant: a latch set by the first sample holds from then on.
+#[test]
+fn an_equation_reading_sample_sees_it_true_at_the_instant() {
+    let text = "model Latch
+  Boolean b;
+  Boolean q(start = false, fixed = true);
+equation
+  b = sample(0.3, 0.5);
+  q = b or pre(q);
+end Latch;
+";
+    for method in ["implicit-euler", "bdf"] {
+        let args = [
+            "--stop", "1", "--step", "0.1", "--method", method, "--vars", "q",
+        ];
+        let csv = simulate("latch", text, &args);
+        assert_eq!(steps_up(&csv, "q"), [0.3], "{method}:\n{csv}");
+    }
+}
+
+/// A pulse whose end is a relation of time against a discrete start (as the standard
+/// library's BooleanPulse): its fall is an event, so a `when` on the pulse sees each rise.
+#[test]
+fn a_when_clause_sees_every_rise_of_a_pulse_that_time_relations_end() {
+    let text = "model Pulse
+  parameter Real period = 1;
+  parameter Real width = 0.5;
+  discrete Real pulseStart(start = 0, fixed = true);
+  Boolean y;
+  Integer count(start = 0, fixed = true);
+equation
+  when sample(0, period) then
+    pulseStart = time;
+  end when;
+  y = time >= pulseStart and time < pulseStart + width;
+  when y then
+    count = pre(count) + 1;
+  end when;
+end Pulse;
+";
+    let rises: Vec<f64> = (1..=9).map(f64::from).collect();
+    for method in ["heun", "bdf"] {
+        let args = [
+            "--stop", "9.75", "--step", "0.25", "--method", method, "--vars", "count",
+        ];
+        let csv = simulate("pulse", text, &args);
+        assert_eq!(steps_up(&csv, "count"), rises, "{method}:\n{csv}");
+    }
+}

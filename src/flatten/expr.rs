@@ -76,7 +76,7 @@ pub(crate) enum Pick {
     Many(Vec<usize>),
 }
 
-fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
+pub(super) fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
     Diagnostic::error(msg).at(span, label)
 }
 
@@ -100,6 +100,10 @@ impl<'a> Flattener<'a> {
             },
             ExprKind::Ref(cref) => self.flatten_ref(cref, ctx)?,
             ExprKind::Call { func, args } => self.flatten_call(func, args, e.span, ctx)?,
+            ExprKind::Binary { op, lhs, rhs } if op.gives_boolean() && self.is_string(lhs, ctx) => {
+                let holds = self.string_comparison(*op, (lhs, rhs), ctx)?;
+                Tree::Leaf(self.dae.pool.boolean(holds))
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.flatten_expr(lhs, ctx)?;
                 let b = self.flatten_expr(rhs, ctx)?;

@@ -65,7 +65,7 @@ pub(crate) struct FunctionDef<'a> {
     path: String,
     params: Vec<Param<'a>>,
     body: Option<&'a [Statement]>,
-    external: Option<&'a ast::External>,
+    pub(super) external: Option<&'a ast::External>,
 }
 
 impl<'a> FunctionDef<'a> {
@@ -272,7 +272,12 @@ impl<'a> Flattener<'a> {
         let mut locals = Locals::new();
         for (p, value) in inputs.iter().zip(given) {
             let value = match (value, p.default) {
-                (Some(v), _) => v,
+                (Some(v), _) if p.ty == ScalarType::Real => v,
+                // An Integer or Boolean of parameters is taken at its value, as sizes,
+                // subscripts and conditions need (`symmetricOrientation(m)` recurses on it).
+                (Some(v), _) => v.map(&mut |&e| {
+                    Ok::<_, Diagnostic>(self.known_now(e, span, &p.name).unwrap_or(e))
+                })?,
                 (None, Some(e)) => self.local_expr(e, p.scope, &locals, ctx.mode)?,
                 (None, None) => {
                     return Err(err(
@@ -378,7 +383,7 @@ impl<'a> Flattener<'a> {
 
     /// The function's variables through its `extends` (bases first), its algorithm and its
     /// `external` clause; memoised per class.
-    fn function_def(
+    pub(super) fn function_def(
         &mut self,
         class: ClassId,
         span: Span,
@@ -771,7 +776,9 @@ impl<'a> Flattener<'a> {
             return self.block(else_branch, vec![p], run);
         };
         let c = self.path_condition(condition, &p, run)?;
-        match self.decided(&p, c) {
+        // A branch on parameters is taken as their values say, like a size that depends on
+        // them: followed symbolically, a loop's `break` under it would fork at every turn.
+        match self.decided(&p, c).or_else(|| self.parameter_value(c)) {
             Some(false) => self.if_on(rest, else_branch, p, run),
             Some(true) => self.block(body, vec![p], run),
             None => {
@@ -903,7 +910,9 @@ impl<'a> Flattener<'a> {
             let mut entering = Vec::with_capacity(active.len());
             for q in std::mem::take(&mut active) {
                 let c = self.path_condition(condition, &q, run)?;
-                match self.decided(&q, c) {
+                // A loop over parameters turns as their values say (see `if_on`).
+                let decided = self.decided(&q, c).or_else(|| self.parameter_value(c));
+                match decided {
                     Some(false) => done.push(q),
                     Some(true) => entering.push(q),
                     None => {
@@ -1052,6 +1061,26 @@ impl<'a> Flattener<'a> {
             return Ok(value);
         }
         value.map(&mut |&e| self.known_now(e, part.ident.span, name))
+    }
+
+    /// Condition `c` at its parameters' values, when it depends on nothing else and none of
+    /// them is computed by the initial system (`fixed = false`).
+    fn parameter_value(&mut self, c: ExprId) -> Option<bool> {
+        let mut leaves = Vec::new();
+        self.dae.pool.visit_leaves(c, |n| leaves.push(n));
+        let free = leaves.iter().any(|&n| match n {
+            Node::Var(v) => self
+                .modification_of(v)
+                .child("fixed")
+                .and_then(|f| f.binding.as_ref())
+                .is_some_and(|b| matches!(b.expr.kind, ExprKind::Bool(false))),
+            _ => false,
+        });
+        if free {
+            return None;
+        }
+        let folded = self.known_now(c, Span::default(), "").ok()?;
+        self.dae.pool.as_const(folded).map(|x| x != 0.0)
     }
 
     /// `e` folded to a constant, its parameters at their values.

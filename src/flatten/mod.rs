@@ -20,6 +20,7 @@ mod modifier;
 mod prefixes;
 mod records;
 mod restrictions;
+mod strings;
 mod tables;
 mod tree;
 mod types;
@@ -262,7 +263,11 @@ impl<'a> Flattener<'a> {
             {
                 self.check_value_types(i, &m);
             }
-            if let Some(b) = m.child("start").and_then(|s| s.binding.as_ref()) {
+            if let Some(b) = m
+                .child("start")
+                .and_then(|s| s.binding.as_ref())
+                .filter(|_| !text)
+            {
                 match self.bound_scalar(b) {
                     Ok(value) => self.dae.variables[i].start = Some(value),
                     Err(d) => self.diags.push(d),

@@ -309,7 +309,9 @@ impl<'a> Flattener<'a> {
         };
         for name in ["tableName", "fileName"] {
             let on_file = match input(name) {
-                Some(e) => self.string_value(e, &ctx).is_none_or(|s| s != "NoName"),
+                Some(e) => self
+                    .string_value(e, &ctx, 0)
+                    .map_or(true, |s| s != "NoName"),
                 None => false,
             };
             if on_file {
@@ -455,29 +457,9 @@ impl<'a> Flattener<'a> {
             .collect()
     }
 
-    /// A String expression's value at translation time, when it can be told: a literal, or
-    /// an `if` whose condition is known.
-    fn string_value(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<String> {
-        match &e.kind {
-            ExprKind::Str(s) => Some(s.trim_matches('"').to_string()),
-            ExprKind::If {
-                branches,
-                else_branch,
-            } => {
-                for (c, value) in branches {
-                    if self.short_circuit(c, ctx)? {
-                        return self.string_value(value, ctx);
-                    }
-                }
-                self.string_value(else_branch, ctx)
-            }
-            _ => None,
-        }
-    }
-
     /// A Boolean known at translation time, `and` and `or` deciding on their first operand
     /// when it decides (`tableOnFile and fileName <> "NoName"` with `tableOnFile` false).
-    fn short_circuit(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<bool> {
+    pub(super) fn short_circuit(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<bool> {
         use crate::syntax::ast::BinOp;
         if let ExprKind::Binary {
             op: op @ (BinOp::And | BinOp::Or),

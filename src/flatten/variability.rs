@@ -37,7 +37,8 @@ impl Flattener<'_> {
             }
             let Some(binding) = var.binding else {
                 // A flow gets its value from the connection rules (an unconnected one is zero).
-                if var.kind == VarKind::Constant && !var.flow {
+                // A String's value is text, kept out of the numbers (the binding is unset).
+                if var.kind == VarKind::Constant && !var.flow && var.ty != ScalarType::String {
                     self.diags.push(
                         Diagnostic::error(format!("constant `{}` has no value", var.name))
                             .at(var.span, "needs a binding (`= value`)"),

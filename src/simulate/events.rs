@@ -323,6 +323,8 @@ impl<'a> Events<'a> {
         }
         if timed {
             self.stats.time_events += 1;
+            // The clocks are now true: equations that read them (`y = sample(0, T)`) must see it.
+            self.evaluate(t)?;
         } else {
             self.stats.state_events += 1;
         }

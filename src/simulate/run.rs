@@ -212,20 +212,12 @@ fn simulate_with(
             let mut split = Partitioned::new(model, &point, options, levels, events.is_none());
             match events.as_mut() {
                 Some(events) => {
-                    let breakpoints = split.model.breakpoints().to_vec();
                     let mut system = WeakSystem {
                         split: &mut split,
                         causal,
                     };
                     let run = (options, Some(events));
-                    run_grid(
-                        &mut system,
-                        &breakpoints,
-                        &mut recorder,
-                        x,
-                        run,
-                        &mut progress,
-                    )?;
+                    run_grid(&mut system, &mut recorder, x, run, &mut progress)?;
                 }
                 None => {
                     // After each step the partitioned model holds every value, states included.
@@ -271,12 +263,11 @@ fn run_one_system<'d>(
     run: (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
 ) -> Result<(Stats, bool), Failure> {
-    let breakpoints = model.breakpoints().to_vec();
     let mut system = OneSystem {
         stepper: &mut stepper,
         model,
     };
-    run_grid(&mut system, &breakpoints, recorder, x, run, progress)?;
+    run_grid(&mut system, recorder, x, run, progress)?;
     Ok((stepper.stats().clone(), stepper.sparse()))
 }
 
@@ -284,7 +275,6 @@ fn run_one_system<'d>(
 /// (two at each event), until the stop time or a `terminate`; then the terminal event.
 fn run_grid<'d>(
     system: &mut impl EventSystem,
-    breakpoints: &[f64],
     recorder: &mut Recorder<'d>,
     mut x: Vec<f64>,
     (options, mut events): (&Options, Option<&mut Events<'d>>),
@@ -301,14 +291,13 @@ fn run_grid<'d>(
             None => {
                 let span = (t, options.step());
                 system
-                    .step_over(breakpoints, span, &mut x)
+                    .step_over(&system.breakpoints(), span, &mut x)
                     .map_err(Failure::Step)?;
                 t_next
             }
             Some(events) => {
                 let mut run = EventRun {
                     system: &mut *system,
-                    breakpoints,
                     events,
                     recorder: &mut *recorder,
                 };
@@ -333,6 +322,10 @@ trait EventSystem {
     /// Whether [`EventSystem::record`] reads the values the last step left (rather than
     /// evaluating the model at the states it is given).
     const RECORDS_REGISTERS: bool;
+
+    /// The times at which relations of time switch, as the values held now say (one that
+    /// compares time with a discrete variable moves at its events).
+    fn breakpoints(&self) -> Vec<f64>;
 
     /// Steps the states `x` from `t` by `h`, ending a step at each breakpoint on the way.
     fn step_over(
@@ -364,6 +357,10 @@ struct OneSystem<'r, S> {
 
 impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
     const RECORDS_REGISTERS: bool = false;
+
+    fn breakpoints(&self) -> Vec<f64> {
+        self.model.breakpoints().to_vec()
+    }
 
     fn step_over(
         &mut self,
@@ -399,6 +396,10 @@ struct WeakSystem<'r> {
 impl EventSystem for WeakSystem<'_> {
     const RECORDS_REGISTERS: bool = true;
 
+    fn breakpoints(&self) -> Vec<f64> {
+        self.split.model.breakpoints().to_vec()
+    }
+
     fn step_over(
         &mut self,
         breakpoints: &[f64],
@@ -433,7 +434,6 @@ impl EventSystem for WeakSystem<'_> {
 /// there, so that the method keeps its order.
 struct EventRun<'r, 'e, Y> {
     system: &'r mut Y,
-    breakpoints: &'r [f64],
     events: &'r mut Events<'e>,
     recorder: &'r mut Recorder<'e>,
 }
@@ -445,7 +445,11 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
     fn advance(&mut self, (t, t_next, h): (f64, f64, f64), x: &mut [f64]) -> Result<f64, Failure> {
         let mut from = t;
         while from < t_next {
-            let timed = self.events.next_time_event(from);
+            let breakpoints = self.system.breakpoints();
+            let timed = self
+                .events
+                .next_time_event(from)
+                .min(next_after(&breakpoints, from));
             let end = timed.min(t_next);
             let step = if from == t && end == t_next {
                 h
@@ -454,7 +458,7 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
             };
             let saved = (x.to_vec(), self.system.checkpoint());
             self.system
-                .step_over(self.breakpoints, (from, step), x)
+                .step_over(&breakpoints, (from, step), x)
                 .map_err(Failure::Step)?;
             let at = if self.events.crossed(end, x) {
                 let at = self.locate(from, end, &saved, x);
@@ -463,7 +467,7 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
                     self.system.rewind(&saved.1);
                     x.copy_from_slice(&saved.0);
                     self.system
-                        .step_over(self.breakpoints, (from, at - from), x)
+                        .step_over(&breakpoints, (from, at - from), x)
                         .map_err(Failure::Step)?;
                 }
                 at
@@ -491,14 +495,15 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
     /// The first switch in `(from, end]`, located on the system's solution stepped again from
     /// `saved` (states and checkpoint) to each trial time.
     fn locate(&mut self, from: f64, end: f64, saved: &(Vec<f64>, Vec<f64>), x: &mut [f64]) -> f64 {
-        let (system, breakpoints) = (&mut *self.system, self.breakpoints);
+        let system = &mut *self.system;
+        let breakpoints = system.breakpoints();
         let mut state_at = |tau: f64| {
             let mut y = saved.0.clone();
             if tau > from {
                 system.rewind(&saved.1);
                 // A failure here leaves the start: no switch is seen there.
                 if system
-                    .step_over(breakpoints, (from, tau - from), &mut y)
+                    .step_over(&breakpoints, (from, tau - from), &mut y)
                     .is_err()
                 {
                     y.copy_from_slice(&saved.0);
@@ -585,9 +590,11 @@ pub fn simulate_bdf_observed(
     let mut failure = None;
     let terminated = |events: &Option<Events<'_>>| events.as_ref().is_some_and(Events::terminated);
     while options.steps > 0 && t < options.stop && !terminated(&events) {
-        let timed = events
-            .as_ref()
-            .map_or(f64::INFINITY, |e| e.next_time_event(t));
+        // A breakpoint is an event too: a relation of time that switches there may change a
+        // Boolean that a `when` clause watches for its edge.
+        let timed = events.as_ref().map_or(f64::INFINITY, |e| {
+            e.next_time_event(t).min(next_after(model.breakpoints(), t))
+        });
         let end = timed.min(options.stop);
         let first = grid.partition_point(|&g| g <= t);
         let bdf = BdfOptions {
@@ -868,4 +875,10 @@ fn source(dae: &Dae, causal: &Causal, model: &CompiledModel, u: Unknown) -> Sour
         },
         Unknown::Derivative(_) => Source::Register(model.unknown_reg(u)),
     }
+}
+
+/// The first of the ascending `times` after `t` (infinite without one).
+fn next_after(times: &[f64], t: f64) -> f64 {
+    let k = times.partition_point(|&b| b <= t);
+    times.get(k).copied().unwrap_or(f64::INFINITY)
 }

@@ -1,0 +1,156 @@
+//! String values, known at translation time: mocca computes no strings while simulating, but
+//! a String parameter may choose the structure (`terminalConnection <> "D"` in a conditional
+//! component, `C1 == "Y"` in an if-equation), so comparisons of strings are evaluated here to
+//! Boolean constants.
+
+use super::Flattener;
+use super::expr::{Ctx, Mode};
+use super::tree::Tree;
+use crate::dae::ScalarType;
+use crate::diagnostics::Diagnostic;
+use crate::expr::Node;
+use crate::syntax::ast::{BinOp, Expr, ExprKind};
+
+/// String parameters bound to one another nested this deep are taken for a cycle.
+const MAX_DEPTH: usize = 64;
+
+impl<'a> Flattener<'a> {
+    /// Whether `e` is a String expression: a literal, a String variable, a concatenation.
+    pub(super) fn is_string(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
+        match &e.kind {
+            ExprKind::Str(_) => true,
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                ..
+            } => self.is_string(lhs, ctx),
+            // Symbolic: in a constant context a String's reference would be evaluated as a
+            // number.
+            ExprKind::Ref(_) => {
+                let symbolic = Ctx {
+                    mode: Mode::Symbolic,
+                    ..*ctx
+                };
+                self.static_type(e, &symbolic) == Some(ScalarType::String)
+            }
+            _ => false,
+        }
+    }
+
+    /// `lhs op rhs` of two strings, compared at translation time (lexically, Modelica 10.6.6).
+    pub(super) fn string_comparison(
+        &mut self,
+        op: BinOp,
+        (lhs, rhs): (&'a Expr, &'a Expr),
+        ctx: &Ctx<'_>,
+    ) -> Result<bool, Diagnostic> {
+        let a = self.string_value(lhs, ctx, 0)?;
+        let b = self.string_value(rhs, ctx, 0)?;
+        Ok(match op {
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            _ => {
+                return Err(super::expr::err(
+                    lhs.span,
+                    format!("strings take no `{}`", op.symbol()),
+                    "a string",
+                ));
+            }
+        })
+    }
+
+    /// The text of a String expression: a literal, a String parameter or constant (its
+    /// binding, else its start value), an `if` whose conditions are known, or a concatenation
+    /// of such.
+    pub(super) fn string_value(
+        &mut self,
+        e: &'a Expr,
+        ctx: &Ctx<'_>,
+        depth: usize,
+    ) -> Result<String, Diagnostic> {
+        let unknown = || {
+            super::expr::err(
+                e.span,
+                "this String is not known at translation time",
+                "not a literal or a String parameter",
+            )
+        };
+        if depth > MAX_DEPTH {
+            return Err(unknown());
+        }
+        match &e.kind {
+            ExprKind::Str(s) => Ok(s.clone()),
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => Ok(self.string_value(lhs, ctx, depth + 1)?
+                + &self.string_value(rhs, ctx, depth + 1)?),
+            ExprKind::If {
+                branches,
+                else_branch,
+            } => {
+                for (c, value) in branches {
+                    match self.short_circuit(c, ctx) {
+                        Some(true) => return self.string_value(value, ctx, depth + 1),
+                        Some(false) => {}
+                        None => return Err(unknown()),
+                    }
+                }
+                self.string_value(else_branch, ctx, depth + 1)
+            }
+            ExprKind::Call { func, args } => {
+                let class = self.function_class(func, ctx).ok_or_else(unknown)?;
+                let def = self.function_def(class, e.span)?;
+                let external = def.external.and_then(|x| x.function.as_deref());
+                match (external, args.as_slice()) {
+                    (Some("ModelicaStrings_substring"), [text, first, last]) => {
+                        let text = self.string_value(&text.value, ctx, depth + 1)?;
+                        let first = self.eval_scalar(&first.value, ctx)?;
+                        let last = self.eval_scalar(&last.value, ctx)?;
+                        substring(&text, first, last).ok_or_else(|| {
+                            super::expr::err(
+                                e.span,
+                                format!("characters {first} to {last} of \"{text}\" do not exist"),
+                                "out of range",
+                            )
+                        })
+                    }
+                    _ => Err(unknown()),
+                }
+            }
+            ExprKind::Ref(_) => {
+                let symbolic = Ctx {
+                    mode: Mode::Symbolic,
+                    ..*ctx
+                };
+                let Tree::Leaf(id) = self.flatten_expr(e, &symbolic)? else {
+                    return Err(unknown());
+                };
+                let Node::Var(v) = self.dae.pool.node(id) else {
+                    return Err(unknown());
+                };
+                let m = self.modification_of(v);
+                let bound = m
+                    .binding
+                    .clone()
+                    .or_else(|| m.child("start").and_then(|s| s.binding.clone()))
+                    .ok_or_else(unknown)?;
+                self.string_value(bound.expr, &bound.ctx(), depth + 1)
+            }
+            _ => Err(unknown()),
+        }
+    }
+}
+
+/// Characters `first` to `last` of `text`, counted from 1 (Modelica.Utilities.Strings.substring).
+fn substring(text: &str, first: f64, last: f64) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let (first, last) = (first as usize, last as usize);
+    (first >= 1 && first <= last && last <= chars.len())
+        .then(|| chars[first - 1..last].iter().collect())
+}
