@@ -221,10 +221,19 @@ fn run(
             let t_old = bdf.t;
             bdf.step(system, b)?;
             let mut switch = None;
-            if let Some(w) = watch.as_deref_mut()
-                && w.crossed(bdf.t, &bdf.d.solution())
-            {
-                switch = Some(w.locate(t_old, bdf.t, &mut |t| bdf.interpolate(t)));
+            if let Some(w) = watch.as_deref_mut() {
+                // The output times inside the step are probed too: a relation that switches
+                // and switches back within one long step is seen where the grid samples it.
+                let probes = outputs
+                    .clone()
+                    .take_while(|&t| t < bdf.t)
+                    .filter(|&t| t > t_old);
+                let first = probes
+                    .chain([bdf.t])
+                    .find(|&t| w.crossed(t, &bdf.interpolate(t)));
+                if let Some(t_crossed) = first {
+                    switch = Some(w.locate(t_old, t_crossed, &mut |t| bdf.interpolate(t)));
+                }
             }
             let reached = switch.as_ref().map_or(bdf.t, |s| s.0);
             while let Some(&t) = outputs.peek().filter(|&&t| t <= reached) {

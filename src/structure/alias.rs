@@ -57,6 +57,9 @@ impl SignedSets {
 /// grounded becomes `v = p`); returns the reduced DAE.
 pub fn eliminate(dae: Dae) -> Dae {
     let mut out = dae;
+    // Each round may leave another definition of parameters only (`T_heatPort = T` makes
+    // `G_actual = G/(1 + alpha*(T_heatPort - T_ref))` one).
+    while eliminate_parameter_definitions(&mut out) {}
     let mut rewritten = vec![true; out.equations.len()];
     for _ in 0..8 {
         match one_pass(&mut out, &rewritten) {
@@ -67,6 +70,72 @@ pub fn eliminate(dae: Dae) -> Dae {
     resolve_alias_chains(&mut out);
     read_aliases_in_hybrid(&mut out);
     out
+}
+
+/// `a = e` with `e` of parameters and constants only (`A = d^2*pi/4`): `a` is known before
+/// the run, so it is no unknown. Left an unknown, index reduction would differentiate its
+/// equation into `der(a) = 0`, which determines no derivative it looks for. Whether any was.
+fn eliminate_parameter_definitions(out: &mut Dae) -> bool {
+    let n = out.variables.len();
+    let mut replacement: Vec<Option<Replacement>> = vec![None; n];
+    let mut keep = vec![true; out.equations.len()];
+    for (e, kept) in keep.iter_mut().enumerate() {
+        let eq = &out.equations[e];
+        let defined = [(eq.lhs, eq.rhs), (eq.rhs, eq.lhs)]
+            .into_iter()
+            .find_map(|(side, value)| match out.pool.node(side) {
+                Node::Var(a)
+                    if out.var(a).kind == VarKind::Algebraic
+                        && eliminable(out, a)
+                        && replacement[a.0 as usize].is_none()
+                        && of_parameters(out, value) =>
+                {
+                    Some((a, value))
+                }
+                _ => None,
+            });
+        if let Some((a, value)) = defined {
+            let zero = out.pool.zero();
+            replacement[a.0 as usize] = Some(Replacement {
+                var: value,
+                last: value,
+                der: zero,
+            });
+            let v = &mut out.variables[a.0 as usize];
+            v.kind = VarKind::Alias;
+            v.binding = Some(value);
+            *kept = false;
+        }
+    }
+    if keep.iter().all(|&k| k) {
+        return false;
+    }
+    let mut done = Substituted::default();
+    let mut equations = Vec::with_capacity(out.equations.len());
+    for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
+        if keep[e] {
+            substitute_equation(&mut out.pool, &replacement, &mut eq, &mut done);
+            equations.push(eq);
+        }
+    }
+    out.equations = equations;
+    let mut initial = std::mem::take(&mut out.initial_equations);
+    for eq in &mut initial {
+        substitute_equation(&mut out.pool, &replacement, eq, &mut done);
+    }
+    out.initial_equations = initial;
+    true
+}
+
+/// Whether `e` reads parameters and constants only (no time, no unknown, no derivative).
+fn of_parameters(dae: &Dae, e: ExprId) -> bool {
+    let mut known = true;
+    dae.pool.visit_leaves(e, |n| match n {
+        Node::Const(_) => {}
+        Node::Var(v) => known &= matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant),
+        _ => known = false,
+    });
+    known
 }
 
 /// The `when` conditions and actions and the held relations read each eliminated variable
