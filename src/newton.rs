@@ -81,8 +81,10 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
     // exponential of a quotient whose divisor started at 0): again from points off the
     // guess, before giving up.
     for scale in RESTART_SCALES {
-        for (t, &s) in work.trial.iter_mut().zip(&work.start) {
-            *t = s + scale * (1.0 + s.abs());
+        // Each unknown moved by its own amount: moved alike, a difference that the guess
+        // makes zero (a divisor `vps - vns`) would stay zero.
+        for (k, (t, &s)) in work.trial.iter_mut().zip(&work.start).enumerate() {
+            *t = s + scale * spread(k) * (1.0 + s.abs());
         }
         system.set_targets(&work.trial);
         if solve_from_targets(system, work).is_ok() {
@@ -91,6 +93,12 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
     }
     system.set_targets(&work.start);
     Err(left)
+}
+
+/// A factor in [0.5, 1.5) that differs from one unknown to the next (the golden ratio's
+/// multiples modulo 1 spread evenly), the same from run to run.
+fn spread(k: usize) -> f64 {
+    0.5 + (k as f64 * 0.618_033_988_749_895).fract()
 }
 
 /// How far (relative to `1 + |y|`) the restarts of a failed solve start from its guess.
@@ -149,8 +157,8 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
 fn step_off_singular_point(system: &mut dyn System, y: &mut [f64], r: &mut [f64]) -> bool {
     let start = y.to_vec();
     for scale in [1e-6, 1e-3, 1e-1] {
-        for (t, &s) in y.iter_mut().zip(&start) {
-            *t = s + scale * (1.0 + s.abs());
+        for (k, (t, &s)) in y.iter_mut().zip(&start).enumerate() {
+            *t = s + scale * spread(k) * (1.0 + s.abs());
         }
         system.set_targets(y);
         if system.factor() {
@@ -269,5 +277,51 @@ mod tests {
         let (outcome, _) = scalar(1.0, |y| (y * y + 1.0, 2.0 * y));
         let left = outcome.expect_err("no real root");
         assert!(left >= 1.0, "residual left {left}");
+    }
+
+    /// `(a − b) − 2/(a − b) = 0`, `a + b = 0` from `a = b = 0`, where the first residual
+    /// divides by zero: moving both unknowns alike would keep `a − b` zero.
+    struct Divided {
+        y: [f64; 2],
+        j: [[f64; 2]; 2],
+    }
+
+    impl System for Divided {
+        fn residuals(&mut self, r: &mut [f64]) {
+            let d = self.y[0] - self.y[1];
+            r[0] = d - 2.0 / d;
+            r[1] = self.y[0] + self.y[1];
+        }
+        fn targets(&self, y: &mut [f64]) {
+            y.copy_from_slice(&self.y);
+        }
+        fn set_targets(&mut self, y: &[f64]) {
+            self.y.copy_from_slice(y);
+        }
+        fn factor(&mut self) -> bool {
+            let d = self.y[0] - self.y[1];
+            let g = 1.0 + 2.0 / (d * d);
+            self.j = [[g, -g], [1.0, 1.0]];
+            g.is_finite()
+        }
+        fn solve(&mut self, v: &mut [f64]) {
+            let [[a, b], [c, d]] = self.j;
+            let det = a * d - b * c;
+            let (x0, x1) = ((d * v[0] - b * v[1]) / det, (a * v[1] - c * v[0]) / det);
+            v[0] = x0;
+            v[1] = x1;
+        }
+    }
+
+    #[test]
+    fn a_guess_on_a_zero_divisor_is_left_by_moving_each_unknown_differently() {
+        let mut system = Divided {
+            y: [0.0; 2],
+            j: [[0.0; 2]; 2],
+        };
+        solve(&mut system, 2, &mut Work::new(2)).expect("converges");
+        let [a, b] = system.y;
+        assert!(((a - b).abs() - 2f64.sqrt()).abs() < 1e-9, "{a} {b}");
+        assert!((a + b).abs() < 1e-9, "{a} {b}");
     }
 }

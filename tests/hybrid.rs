@@ -686,3 +686,39 @@ end Pulse;
         assert_eq!(steps_up(&csv, "count"), rises, "{method}:\n{csv}");
     }
 }
+
+/// `sample` may start at a parameter the initial system computes (`t0 = time`, as the
+/// standard library's Mean block): its instants follow the run's start.
+#[test]
+fn a_sample_may_start_at_a_parameter_the_initial_system_computes() {
+    let text = "model Mean
+  parameter Real f = 2;
+  parameter Real t0(fixed = false);
+  Real x;
+  discrete Real y(start = 0, fixed = true);
+  Integer n(start = 0, fixed = true);
+initial equation
+  t0 = time;
+  x = 0;
+equation
+  der(x) = 1;
+  when sample(t0 + 1/f, 1/f) then
+    y = f*pre(x);
+    n = pre(n) + 1;
+    reinit(x, 0);
+  end when;
+end Mean;
+";
+    let args = [
+        "--start", "0.2", "--stop", "1.3", "--step", "0.1", "--vars", "n,y",
+    ];
+    let csv = simulate("mean", text, &args);
+    let rises = steps_up(&csv, "n");
+    assert_eq!(rises.len(), 2, "{csv}");
+    for (at, want) in rises.iter().zip([0.7, 1.2]) {
+        assert!((at - want).abs() < 1e-9, "{rises:?}");
+    }
+    // The mean of der(x) = 1 over each period.
+    let y = *csv_columns(&csv)["y"].last().expect("rows");
+    assert!((y - 1.0).abs() < 1e-9, "{y}");
+}

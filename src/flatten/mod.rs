@@ -101,6 +101,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         external_objects: FxHashMap::default(),
         tables: FxHashMap::default(),
         max_size: request.max_size,
+        free_parameters: FxHashSet::default(),
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
@@ -239,6 +240,9 @@ pub(crate) struct Flattener<'a> {
     pub tables: FxHashMap<InstId, std::rc::Rc<tables::Table>>,
     /// [`Request::max_size`].
     pub max_size: usize,
+    /// The parameters the initial system computes (`fixed = false`, and those bound to
+    /// them): unknowns now, but constant from the start on.
+    pub free_parameters: FxHashSet<VarId>,
 }
 
 impl<'a> Flattener<'a> {

@@ -196,6 +196,9 @@ impl Flattener<'_> {
         }
         for i in 0..free.len() {
             let v = VarId(i as u32);
+            if free[i] || dependent[i] {
+                self.free_parameters.insert(v);
+            }
             if free[i] {
                 let var = &mut self.dae.variables[i];
                 var.kind = VarKind::Algebraic;

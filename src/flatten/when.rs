@@ -299,7 +299,7 @@ impl<'a> Flattener<'a> {
     fn sample(&mut self, args: &[&'a Expr], span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
         let mut scalar = |e: &'a Expr| -> Result<ExprId, Diagnostic> {
             match self.flatten_expr(e, ctx)? {
-                Tree::Leaf(x) if self.reads_parameters_only(x) => Ok(x),
+                Tree::Leaf(x) if self.constant_from_start(x) => Ok(x),
                 _ => Err(Diagnostic::error(
                     "the arguments of `sample` are scalar parameter expressions",
                 )
@@ -317,6 +317,22 @@ impl<'a> Flattener<'a> {
             span,
         });
         Ok(Tree::Leaf(self.dae.pool.var(var)))
+    }
+
+    /// Whether `e` reads parameters only, those the initial system computes included: its
+    /// value is known from the start of the run on (`sample(t0 + 1/f, 1/f)` with
+    /// `parameter Real t0(fixed = false)`).
+    fn constant_from_start(&self, e: ExprId) -> bool {
+        let mut only = true;
+        self.dae.pool.visit_leaves(e, |n| match n {
+            Node::Const(_) => {}
+            Node::Var(v) => {
+                only &= matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+                    || self.free_parameters.contains(&v)
+            }
+            _ => only = false,
+        });
+        only
     }
 
     pub(super) fn reads_parameters_only(&self, e: ExprId) -> bool {

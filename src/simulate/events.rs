@@ -233,6 +233,13 @@ impl<'a> Events<'a> {
     /// `when` conditions start from their values with it false (so that only a condition
     /// holding `initial()` fires), then event iteration. `x` takes any `reinit`.
     pub fn initial(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+        self.load_states(t, x)?;
+        // A clock may start at a parameter the initial system computed: read it now.
+        for (clock, sample) in self.clocks.iter_mut().zip(&self.dae.hybrid.samples) {
+            let eval = |e| self.dae.pool.eval(e, &self.point).unwrap_or(f64::NAN);
+            clock.start = eval(sample.start);
+            clock.interval = eval(sample.interval);
+        }
         for clock in &mut self.clocks {
             // The first instant at or after the start; one at the start is true during
             // initialisation, where only `initial()` makes a clause fire (Modelica 8.6).
