@@ -17,6 +17,9 @@ const MAX_ITERATIONS: usize = 100;
 /// make chattering (a Zeno accumulation) an error rather than a run that never ends or a
 /// ball that falls through the floor once its bounces are shorter than the root tolerance.
 const MAX_CLOSE_EVENTS: usize = 10;
+/// Boolean switches that cycle within one event round whose combinations are searched for a
+/// consistent one (2ⁿ evaluations).
+const MAX_SEARCHED: usize = 8;
 const CLOSE: f64 = 1e-6;
 /// How far past an event (in root tolerances) a relation is looked at to tell which side it
 /// is heading to.
@@ -359,7 +362,7 @@ impl<'a> Events<'a> {
         self.set_pre_of_reals();
         let mut rounds = 0;
         loop {
-            let moved = self.free_switches(t)?;
+            let moved = self.settle_switches(t)?;
             let fired = self.fire_clauses(t)?;
             let changing = self.changing();
             if !moved && !fired && changing.is_empty() {
@@ -552,6 +555,64 @@ impl<'a> Events<'a> {
             self.evaluate(t)?;
         }
         Ok(moved)
+    }
+
+    /// The relations made consistent with the solution, the `pre` values fixed (Modelica
+    /// 8.6: the relations are unknowns of the system an event round solves): moved until they
+    /// agree with it. When they cycle (a clutch sliding one way says "start the other way",
+    /// sliding that way says "start back"), each combination of the cycling Boolean switches
+    /// is tried in turn, and the first the solution agrees with is kept (both false: stuck).
+    /// Whether any moved.
+    fn settle_switches(&mut self, t: f64) -> Result<bool, EventFailure> {
+        let mut seen = vec![self.switch_values()];
+        for _ in 0..MAX_ITERATIONS {
+            if !self.free_switches(t)? {
+                return Ok(seen.len() > 1);
+            }
+            let now = self.switch_values();
+            if let Some(k) = seen.iter().position(|s| *s == now) {
+                self.consistent_combination(t, &seen[k..])?;
+                return Ok(true);
+            }
+            seen.push(now);
+        }
+        Ok(true)
+    }
+
+    /// The switch variables' values, in the order of `watched`.
+    fn switch_values(&self) -> Vec<f64> {
+        (self.watched.iter())
+            .filter_map(|w| w.var)
+            .map(|v| self.point.vars[v.0 as usize])
+            .collect()
+    }
+
+    /// Among the switch values of a cycle, tries every combination of the Boolean switches
+    /// that differ within it (up to [`MAX_SEARCHED`] of them) and keeps the first that the
+    /// solution agrees with; without one, the last of the cycle stays.
+    fn consistent_combination(&mut self, t: f64, cycle: &[Vec<f64>]) -> Result<(), EventFailure> {
+        let vars: Vec<VarId> = self.watched.iter().filter_map(|w| w.var).collect();
+        let cycling: Vec<usize> = (0..vars.len())
+            .filter(|&j| cycle.iter().any(|s| s[j] != cycle[0][j]))
+            .collect();
+        let boolean = |x: f64| x == 0.0 || x == 1.0;
+        if cycling.len() > MAX_SEARCHED || cycle.iter().any(|s| !s.iter().all(|&x| boolean(x))) {
+            return Ok(());
+        }
+        let last = self.switch_values();
+        for combination in 0..1u32 << cycling.len() {
+            for (bit, &j) in cycling.iter().enumerate() {
+                self.point.vars[vars[j].0 as usize] = f64::from((combination >> bit) & 1);
+            }
+            self.evaluate(t)?;
+            if self.moving_switches().is_empty() {
+                return Ok(());
+            }
+        }
+        for (&v, &x) in vars.iter().zip(&last) {
+            self.point.vars[v.0 as usize] = x;
+        }
+        self.evaluate(t)
     }
 
     /// The switches whose relation disagrees with them, as written.
