@@ -403,6 +403,80 @@ end Tab;
     }
 }
 
+/// The cubic Hermite interpolant on `[x0, x1]` with values `y0, y1` and slopes `m0, m1`, by
+/// the Hermite basis.
+fn hermite((x0, x1): (f64, f64), (y0, y1): (f64, f64), (m0, m1): (f64, f64), x: f64) -> f64 {
+    let h = x1 - x0;
+    let s = (x - x0) / h;
+    let (s2, s3) = (s * s, s * s * s);
+    (2.0 * s3 - 3.0 * s2 + 1.0) * y0
+        + (s3 - 2.0 * s2 + s) * h * m0
+        + (-2.0 * s3 + 3.0 * s2) * y1
+        + (s3 - s2) * h * m1
+}
+
+/// A table with `ContinuousDerivative` smoothness is Akima's spline: through
+/// (0, 0), (1, 0), (2, 1), (3, 1) the secants are 0, 1, 0, and Akima's rule (with the secants
+/// continued past the ends) gives the slopes −½, ½, ½, −½ by hand. Beyond the ends the
+/// last-two-points extrapolation follows the tangent there.
+#[test]
+fn a_continuous_derivative_table_is_akimas_spline() {
+    let msl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
+    if !msl.is_dir() {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    }
+    let text = "model Akima
+  Modelica.Blocks.Tables.CombiTable1Ds curve(table = [0, 0; 1, 0; 2, 1; 3, 1],
+    smoothness = Modelica.Blocks.Types.Smoothness.ContinuousDerivative,
+    extrapolation = Modelica.Blocks.Types.Extrapolation.LastTwoPoints);
+equation
+  curve.u = time - 0.5;
+  annotation(uses(Modelica(version = \"4.0.0\")));
+end Akima;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let args = [
+        "--lib",
+        lib,
+        "--model",
+        "Akima",
+        "--stop",
+        "4",
+        "--step",
+        "0.125",
+        "--vars",
+        "curve.y[1]",
+    ];
+    let c = columns("akima", text, &args);
+    let (xs, ys, ms) = (
+        [0.0, 1.0, 2.0, 3.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [-0.5, 0.5, 0.5, -0.5],
+    );
+    for (k, &t) in c["time"].iter().enumerate() {
+        let u: f64 = t - 0.5;
+        let expected = match u {
+            u if u < 0.0 => ys[0] + ms[0] * u,
+            u if u > 3.0 => ys[3] + ms[3] * (u - 3.0),
+            u => {
+                let i = (u.floor() as usize).min(2);
+                hermite(
+                    (xs[i], xs[i + 1]),
+                    (ys[i], ys[i + 1]),
+                    (ms[i], ms[i + 1]),
+                    u,
+                )
+            }
+        };
+        let y = c["curve.y[1]"][k];
+        assert!(
+            (y - expected).abs() < 1e-12,
+            "at u = {u}: {y}, expected {expected}"
+        );
+    }
+}
+
 /// `x[i]` with an Integer subscript that changes during the run (Modelica 10.5): the element
 /// the subscript names at each instant.
 #[test]

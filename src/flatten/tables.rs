@@ -20,7 +20,7 @@ use super::instance::{Content, InstId, Instance};
 use super::modifier::Bound;
 use super::tree::Tree;
 use crate::diagnostics::Diagnostic;
-use crate::expr::{CmpOp, ExprId, Func};
+use crate::expr::{CmpOp, ExprId, ExprPool, Func};
 use crate::source::Span;
 use crate::syntax::ast::{Arg, ClassBody, ElementKind, Expr, ExprKind};
 
@@ -33,6 +33,19 @@ fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
 enum Smoothness {
     LinearSegments,
     ConstantSegments,
+    /// A cubic Hermite spline through the points with these slopes at them.
+    Spline(Slopes),
+}
+
+/// How a spline's slope at each point is taken, as ModelicaStandardTables.c does.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Slopes {
+    /// `ContinuousDerivative`: Akima (1970).
+    Akima,
+    /// `MonotoneContinuousDerivative1`: Fritsch and Butland (1984).
+    FritschButland,
+    /// `MonotoneContinuousDerivative2`: Steffen (1990).
+    Steffen,
 }
 
 /// `Modelica.Blocks.Types.Extrapolation`, by ordinal.
@@ -371,6 +384,9 @@ impl<'a> Flattener<'a> {
         let smoothness = match scalar(self, "smoothness", 1.0)? as i64 {
             1 => Smoothness::LinearSegments,
             3 => Smoothness::ConstantSegments,
+            2 => Smoothness::Spline(Slopes::Akima),
+            4 => Smoothness::Spline(Slopes::FritschButland),
+            5 => Smoothness::Spline(Slopes::Steffen),
             other => {
                 let name = [
                     "",
@@ -386,9 +402,7 @@ impl<'a> Flattener<'a> {
                 .unwrap_or("?");
                 return Err(err(
                     b.expr.span,
-                    format!(
-                        "table smoothness `{name}` is not supported (LinearSegments and ConstantSegments are)"
-                    ),
+                    format!("table smoothness `{name}` is not supported"),
                     "not supported",
                 ));
             }
@@ -413,6 +427,15 @@ impl<'a> Flattener<'a> {
                 b.expr.span,
                 "the table's abscissa (first column) must not decrease",
                 "not monotone",
+            ));
+        }
+        if matches!(smoothness, Smoothness::Spline(_))
+            && rows.windows(2).any(|w| w[1][0] == w[0][0])
+        {
+            return Err(err(
+                b.expr.span,
+                "a spline through a table with a repeated abscissa (a jump) is not supported",
+                "not supported",
             ));
         }
         Ok(Table {
@@ -501,50 +524,45 @@ impl<'a> Flattener<'a> {
             t = p.sub(t, back);
         }
         // Segments from the last back: `if t < a_k then (earlier) else segment k`.
-        let y = |i: usize| rows[i][column];
-        let line = |p: &mut crate::expr::ExprPool, i: usize, j: usize| {
-            let (a, b) = (rows[i][0], rows[j][0]);
-            let slope = (y(j) - y(i)) / (b - a);
-            let (a_c, y_c, s_c) = (p.constant(a), p.constant(y(i)), p.constant(slope));
-            let d = p.sub(t, a_c);
-            let rise = p.mul(s_c, d);
-            p.add(y_c, rise)
-        };
         let n = rows.len();
-        let linear = table.smoothness == Smoothness::LinearSegments;
-        let hold = table.extrapolation != Extrapolation::LastTwoPoints || !linear;
+        let xs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+        let ys: Vec<f64> = rows.iter().map(|r| r[column]).collect();
+        let shape = match table.smoothness {
+            // Two points make a line whatever the smoothness.
+            Smoothness::Spline(_) if n < 3 => Shape::Linear,
+            Smoothness::Spline(slopes) => Shape::Cubic(spline(slopes, &xs, &ys)),
+            Smoothness::LinearSegments => Shape::Linear,
+            Smoothness::ConstantSegments => Shape::Constant,
+        };
+        // Constant segments hold beyond the ends whatever the extrapolation.
+        let extrapolate =
+            table.extrapolation == Extrapolation::LastTwoPoints && shape != Shape::Constant;
         // Intervals of positive length, by their first row.
         let starts: Vec<usize> = (0..n.saturating_sub(1))
-            .filter(|&i| rows[i + 1][0] > rows[i][0])
+            .filter(|&i| xs[i + 1] > xs[i])
             .collect();
-        let mut value = match (starts.last(), hold) {
-            (None, _) => p.constant(y(n - 1)),
-            (Some(_), true) => p.constant(y(n - 1)),
-            (Some(&i), false) => line(p, i, i + 1),
+        let mut value = match (starts.last(), extrapolate) {
+            (Some(&i), true) => shape.after(p, t, (&xs, &ys), i),
+            _ => p.constant(ys[n - 1]),
         };
+        // A line extrapolates as itself; otherwise the last interval ends at its last point.
         if let Some(&i) = starts.last()
-            && hold
+            && !(extrapolate && shape == Shape::Linear)
         {
-            // The last interval, then the held last point from its end on.
-            let end = p.constant(rows[i + 1][0]);
+            let end = p.constant(xs[i + 1]);
             let before = p.cmp(CmpOp::Lt, t, end);
             let before = guard(p, before);
-            let inside = if linear {
-                line(p, i, i + 1)
-            } else {
-                p.constant(y(i))
-            };
+            let inside = shape.piece(p, t, (&xs, &ys), i);
             value = p.if_then_else(before, inside, value);
         }
         for (k, &i) in starts.iter().enumerate().rev() {
             // Below this interval's start: the interval before it, or the extrapolation.
             let below = match k.checked_sub(1).map(|j| starts[j]) {
-                Some(prev) if linear => line(p, prev, prev + 1),
-                Some(prev) => p.constant(y(prev)),
-                None if hold => p.constant(y(0)),
-                None => line(p, i, i + 1),
+                Some(prev) => shape.piece(p, t, (&xs, &ys), prev),
+                None if extrapolate => shape.before(p, t, (&xs, &ys), i),
+                None => p.constant(ys[0]),
             };
-            let start = p.constant(rows[i][0]);
+            let start = p.constant(xs[i]);
             let ahead = p.cmp(CmpOp::Lt, t, start);
             let ahead = guard(p, ahead);
             value = p.if_then_else(ahead, below, value);
@@ -578,4 +596,149 @@ impl<'a> Flattener<'a> {
         }
         value
     }
+}
+
+/// What one column of a table is between its points.
+#[derive(PartialEq)]
+enum Shape {
+    Linear,
+    Constant,
+    /// Per interval, the cubic's coefficients `[c₃, c₂, c₁]` of `y = yᵢ + ((c₃v + c₂)v + c₁)v`
+    /// with `v = t − xᵢ`.
+    Cubic(Vec<[f64; 3]>),
+}
+
+impl Shape {
+    /// The value on interval `i` (from point `i` to `i + 1`).
+    fn piece(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
+        let (x0, y0) = (p.constant(xs[i]), p.constant(ys[i]));
+        match self {
+            Shape::Constant => y0,
+            Shape::Linear => {
+                let slope = p.constant((ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]));
+                let v = p.sub(t, x0);
+                let rise = p.mul(slope, v);
+                p.add(y0, rise)
+            }
+            Shape::Cubic(c) => {
+                let [c3, c2, c1] = c[i].map(|k| p.constant(k));
+                let v = p.sub(t, x0);
+                let inner = p.mul(c3, v);
+                let inner = p.add(inner, c2);
+                let inner = p.mul(inner, v);
+                let inner = p.add(inner, c1);
+                let rise = p.mul(inner, v);
+                p.add(y0, rise)
+            }
+        }
+    }
+
+    /// Beyond the first point, on the tangent there (the line of a linear table).
+    fn before(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
+        match self {
+            Shape::Cubic(c) => tangent(p, t, (xs[i], ys[i]), c[i][2]),
+            _ => self.piece(p, t, (xs, ys), i),
+        }
+    }
+
+    /// Beyond the last point (interval `i` is the last), on the tangent there.
+    fn after(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
+        match self {
+            Shape::Cubic(c) => {
+                let [c3, c2, c1] = c[i];
+                let v = xs[i + 1] - xs[i];
+                let slope = (3.0 * c3 * v + 2.0 * c2) * v + c1;
+                tangent(p, t, (xs[i + 1], ys[i + 1]), slope)
+            }
+            _ => self.piece(p, t, (xs, ys), i),
+        }
+    }
+}
+
+/// `y + slope·(t − x)`.
+fn tangent(p: &mut ExprPool, t: ExprId, (x, y): (f64, f64), slope: f64) -> ExprId {
+    let (x, y, slope) = (p.constant(x), p.constant(y), p.constant(slope));
+    let v = p.sub(t, x);
+    let rise = p.mul(slope, v);
+    p.add(y, rise)
+}
+
+/// The cubic Hermite spline through `(xs, ys)` (at least three points, strictly increasing
+/// abscissa) with the slopes `slopes` takes, per interval as [`Shape::Cubic`] has it: the
+/// coefficients ModelicaStandardTables.c computes, so that the values agree with other tools'.
+fn spline(slopes: Slopes, xs: &[f64], ys: &[f64]) -> Vec<[f64; 3]> {
+    let n = xs.len();
+    let secant: Vec<f64> = (0..n - 1)
+        .map(|i| (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]))
+        .collect();
+    let m = match slopes {
+        Slopes::Akima => akima_slopes(&secant),
+        Slopes::FritschButland | Slopes::Steffen => monotone_slopes(slopes, xs, &secant),
+    };
+    (0..n - 1)
+        .map(|i| {
+            let dx = xs[i + 1] - xs[i];
+            let (m0, m1, d) = (m[i], m[i + 1], secant[i]);
+            [
+                (m0 + m1 - 2.0 * d) / (dx * dx),
+                (3.0 * d - 2.0 * m0 - m1) / dx,
+                m0,
+            ]
+        })
+        .collect()
+}
+
+/// Akima's slope at each point from the secants around it, two secants made up past each end.
+fn akima_slopes(secant: &[f64]) -> Vec<f64> {
+    let k = secant.len();
+    // d[j + 2] is secant j; two more on each side continue the end secants' trend.
+    let mut d = vec![0.0; k + 4];
+    d[2..k + 2].copy_from_slice(secant);
+    d[0] = 3.0 * d[2] - 2.0 * d[3];
+    d[1] = 2.0 * d[2] - d[3];
+    d[k + 2] = 2.0 * d[k + 1] - d[k];
+    d[k + 3] = 3.0 * d[k + 1] - 2.0 * d[k];
+    (0..=k)
+        .map(|i| {
+            let (w_left, w_right) = ((d[i + 3] - d[i + 2]).abs(), (d[i + 1] - d[i]).abs());
+            let total = w_left + w_right;
+            if total > 0.0 {
+                let a = w_right / total;
+                (1.0 - a) * d[i + 1] + a * d[i + 2]
+            } else {
+                0.5 * d[i + 1] + 0.5 * d[i + 2]
+            }
+        })
+        .collect()
+}
+
+/// Slopes that keep each interval monotone: the end secants at the ends, zero at an extremum,
+/// else Fritsch–Butland's weighted harmonic mean or Steffen's limited mean.
+fn monotone_slopes(slopes: Slopes, xs: &[f64], secant: &[f64]) -> Vec<f64> {
+    let k = secant.len();
+    let mut m = vec![0.0; k + 1];
+    m[0] = secant[0];
+    m[k] = secant[k - 1];
+    for i in 1..k {
+        let (d0, d1) = (secant[i - 1], secant[i]);
+        if d0 == 0.0 || d1 == 0.0 || (d0 < 0.0) != (d1 < 0.0) {
+            continue;
+        }
+        let (h0, h1) = (xs[i] - xs[i - 1], xs[i + 1] - xs[i]);
+        m[i] = match slopes {
+            Slopes::FritschButland => {
+                3.0 * (h0 + h1) / ((h0 + 2.0 * h1) / d0 + (h1 + 2.0 * h0) / d1)
+            }
+            _ => {
+                let mean = (d0 * h1 + d1 * h0) / (h0 + h1);
+                let (a0, a1) = (d0.abs(), d1.abs());
+                if 0.5 * mean.abs() > a0 || 0.5 * mean.abs() > a1 {
+                    2.0 * d0.signum() * a0.min(a1)
+                } else {
+                    mean
+                }
+            }
+        };
+    }
+    m
 }
