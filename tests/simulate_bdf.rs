@@ -348,3 +348,21 @@ fn a_chain_solved_in_two_pieces_matches_the_poisson_solution() {
         assert!(outcome.final_state[40..].iter().all(|x| x.abs() < 1e-6));
     }
 }
+
+/// A start whose derivative is enormous (a fast mode of 10⁻¹⁰ s, as an ideal switch closing
+/// on a capacitor makes) far from t = 0: the first step's estimate falls below the smallest
+/// step the time's precision allows, and the run starts from one the error test can shorten.
+#[test]
+fn a_start_far_from_zero_with_an_enormous_derivative_runs() {
+    let mut s = Linear::new(1, &[(0, 0, -1e10)]);
+    let out = integrate_bdf(
+        &mut s,
+        &[1.0],
+        1.0,
+        2.0,
+        &options(1e-8, 1e-12),
+        &mut |_, _| {},
+    )
+    .expect("integrates");
+    assert!(out.final_state[0].abs() < 1e-10, "{}", out.final_state[0]);
+}

@@ -55,6 +55,9 @@ const KEEP_STEP_BELOW: f64 = 1.5;
 /// With breakpoints, the first step of each interval between them is at most this fraction
 /// of it.
 const FIRST_STEPS_PER_INTERVAL: f64 = 100.0;
+/// The shortest first step, in ulps of the time: ten times the smallest step a run takes
+/// (see `Bdf::step`) ten times over, so that the error test has room to shorten it.
+const FLOOR_ULPS: f64 = 1e3;
 /// The NDF coefficients κ_k (Shampine and Reichelt, 1997); κ = 0 would give plain BDF.
 const KAPPA: [f64; MAX_ORDER + 1] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0];
 
@@ -458,7 +461,11 @@ impl<'p> Bdf<'p> {
             Some(h) if h > 0.0 => h,
             _ => self.initial_step(system, &x0, &f0)?,
         };
-        self.h = h.min(self.max_step);
+        // A start whose derivatives are enormous (ideal switches closing on capacitors) is
+        // estimated a step of a few ulps of `t`, below the smallest step: the error test
+        // shortens a step that is too long, so start from one it can shorten.
+        let floor = FLOOR_ULPS * (next_up(self.t) - self.t);
+        self.h = h.max(floor).min(self.max_step);
         for (d, &f) in self.d.rows_mut()[1].iter_mut().zip(&f0) {
             *d = f * self.h;
         }
