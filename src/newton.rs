@@ -10,6 +10,12 @@
 //! root where the Jacobian is singular the residual shrinks much faster than the error (for
 //! `(y − x)³ = 0` the residual is the error cubed), and Newton converges only linearly there,
 //! so the iteration budget allows for slow convergence.
+//!
+//! Where the Jacobian is singular the system may still be consistent, its solutions a
+//! manifold (a torque split between two locked clutches, enthalpies behind a mass flow that
+//! is exactly 0). Newton then takes a basic solution, as other Modelica tools do: a
+//! correction from a finite-difference Jacobian factored with complete pivoting, zero on the
+//! columns left without a pivot, so those unknowns keep their guess.
 
 /// A square system `R(Y) = 0` over targets the implementor holds.
 pub trait System {
@@ -43,6 +49,8 @@ pub struct Work {
     r: Vec<f64>,
     delta: Vec<f64>,
     trial: Vec<f64>,
+    /// The fallback where the Jacobian is singular (empty until it is needed).
+    dense: Dense,
 }
 
 impl Work {
@@ -53,6 +61,7 @@ impl Work {
             r: vec![0.0; n],
             delta: vec![0.0; n],
             trial: vec![0.0; n],
+            dense: Dense::default(),
         }
     }
 
@@ -104,14 +113,29 @@ fn spread(k: usize) -> f64 {
 /// How far (relative to `1 + |y|`) the restarts of a failed solve start from its guess.
 const RESTART_SCALES: [f64; 2] = [1e-3, 1e-1];
 
+/// Where the last correction's Jacobian came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Jacobian {
+    None,
+    /// `System::factor`'s.
+    Analytic,
+    /// The finite-difference fallback's (`Work::dense`).
+    Dense,
+}
+
 /// Newton from the system's current targets.
 fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f64> {
     let Work {
-        y, r, delta, trial, ..
+        y,
+        r,
+        delta,
+        trial,
+        dense,
+        ..
     } = work;
     system.targets(y);
     system.residuals(r);
-    let mut factored = false;
+    let mut jacobian = Jacobian::None;
     if !r.iter().all(|x| x.is_finite()) && !step_off_singular_point(system, y, r) {
         return Err(f64::INFINITY);
     }
@@ -120,33 +144,60 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
         if !r.iter().all(|x| x.is_finite()) {
             return Err(f64::INFINITY);
         }
-        if max_abs(r) <= tol && (!factored || remaining_correction(system, r, delta) <= tol) {
+        if max_abs(r) <= tol && remaining_correction(system, dense, jacobian, r, delta) <= tol {
             return Ok(());
         }
-        if !system.factor() && !step_off_singular_point(system, y, r) {
+        jacobian = if system.factor() {
+            Jacobian::Analytic
+        } else if dense.factor(system, y, r) {
+            Jacobian::Dense
+        } else if step_off_singular_point(system, y, r) {
+            Jacobian::Analytic
+        } else {
+            return Err(max_abs(r));
+        };
+        correction(system, dense, jacobian, r, delta);
+        if line_search(system, y, r, delta, trial) || jacobian == Jacobian::Analytic {
+            y.copy_from_slice(trial);
+            continue;
+        }
+        // A basic solution that does not reduce the residual: the singular system is
+        // inconsistent here, or singular only at this point. Step off it, as Newton did
+        // before the fallback existed.
+        system.set_targets(y);
+        system.residuals(r);
+        if !step_off_singular_point(system, y, r) {
             return Err(max_abs(r));
         }
-        factored = true;
-        delta.copy_from_slice(r);
-        system.solve(delta);
-        let before = squares(r);
-        let mut lambda = 1.0;
-        for halving in 0..=MAX_HALVINGS {
-            for ((t, &yi), &d) in trial.iter_mut().zip(y.iter()).zip(delta.iter()) {
-                *t = yi - lambda * d;
-            }
-            system.set_targets(trial);
-            system.residuals(r);
-            let after = squares(r);
-            // Armijo's condition on ½‖R‖², whose slope along the Newton step is −‖R‖².
-            if after <= (1.0 - 1e-4 * lambda) * before || halving == MAX_HALVINGS {
-                break;
-            }
-            lambda *= 0.5;
-        }
-        y.copy_from_slice(trial);
+        jacobian = Jacobian::Analytic;
     }
     Err(max_abs(r))
+}
+
+/// Shortens the step `−delta` from `y` until it reduces ½‖R‖² enough (Armijo), into `trial`
+/// with `r` its residuals. False when no shortening did; `trial` is then the shortest step.
+fn line_search(
+    system: &mut dyn System,
+    y: &[f64],
+    r: &mut [f64],
+    delta: &[f64],
+    trial: &mut [f64],
+) -> bool {
+    let before = squares(r);
+    let mut lambda = 1.0;
+    for _ in 0..=MAX_HALVINGS {
+        for ((t, &yi), &d) in trial.iter_mut().zip(y).zip(delta) {
+            *t = yi - lambda * d;
+        }
+        system.set_targets(trial);
+        system.residuals(r);
+        // Armijo's condition on ½‖R‖², whose slope along the Newton step is −‖R‖².
+        if squares(r) <= (1.0 - 1e-4 * lambda) * before {
+            return true;
+        }
+        lambda *= 0.5;
+    }
+    false
 }
 
 /// Where the residuals cannot be evaluated or the Jacobian is singular (most often at a
@@ -174,11 +225,231 @@ fn step_off_singular_point(system: &mut dyn System, y: &mut [f64], r: &mut [f64]
     false
 }
 
-/// `max |J⁻¹ r|` for the last factorization (the correction still to come).
-fn remaining_correction(system: &mut dyn System, r: &[f64], v: &mut [f64]) -> f64 {
-    v.copy_from_slice(r);
-    system.solve(v);
+/// `delta = J⁻¹ r` with the last factorization of `jacobian` (a basic solution for the
+/// dense fallback's).
+fn correction(
+    system: &mut dyn System,
+    dense: &mut Dense,
+    jacobian: Jacobian,
+    r: &[f64],
+    delta: &mut [f64],
+) {
+    match jacobian {
+        Jacobian::None => delta.fill(0.0),
+        Jacobian::Analytic => {
+            delta.copy_from_slice(r);
+            system.solve(delta);
+        }
+        Jacobian::Dense => dense.solve(r, delta),
+    }
+}
+
+/// `max |J⁻¹ r|` for the last factorization (the correction still to come), 0 before any.
+fn remaining_correction(
+    system: &mut dyn System,
+    dense: &mut Dense,
+    jacobian: Jacobian,
+    r: &[f64],
+    v: &mut [f64],
+) -> f64 {
+    correction(system, dense, jacobian, r, v);
     max_abs(v)
+}
+
+/// The tangents of a block's targets `y` where its Jacobian (written by `fill`, row-major,
+/// into zeros) is singular: `rhs` (`−∂R/∂x·dx`) becomes the basic solution of `J dY = rhs`,
+/// 0 on the free targets, which keep their values as Newton leaves them; NaN when the
+/// Jacobian is zero or not finite.
+pub fn singular_tangents(y: &[f64], fill: impl FnOnce(&mut [f64]), rhs: &mut [f64]) {
+    let mut dense = Dense::default();
+    if dense.factor_given(y, fill) {
+        let b = rhs.to_vec();
+        dense.solve(&b, rhs);
+    } else {
+        rhs.fill(f64::NAN);
+    }
+}
+
+/// The perturbation of an unknown `y` for its column of the finite-difference Jacobian,
+/// relative to `1 + |y|`: √ε balances truncation (∝ the perturbation) against rounding
+/// (∝ ε / the perturbation), each near 1.5e-8 of an entry, well below [`RANK_TOL`].
+const FD_STEP: f64 = 1.49e-8;
+/// Pivots of the scaled finite-difference Jacobian at most this, relative to the largest,
+/// are taken as zero. It sits well above the differences' own errors (see [`FD_STEP`]), so
+/// that a dependence they blur is still seen as one, where 1e-10 would not be.
+const RANK_TOL: f64 = 1e-6;
+
+/// The finite-difference Jacobian, factored `P A Q = L U` with complete pivoting and cut at
+/// its numerical rank. Rows are scaled to a largest entry of 1 and columns by `1 + |y_j|`
+/// (a relative change of each unknown), so that the rank test does not depend on units.
+#[derive(Clone, Debug, Default)]
+struct Dense {
+    n: usize,
+    /// Row-major; after `eliminate`, `L` (unit diagonal) below the diagonal and `U` on and
+    /// above it, in pivot order.
+    a: Vec<f64>,
+    /// The original row and column at each pivot position.
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    row_scale: Vec<f64>,
+    col_scale: Vec<f64>,
+    /// The number of pivots taken.
+    rank: usize,
+    /// Residuals at a perturbed point, then the right-hand side of a solve.
+    v: Vec<f64>,
+}
+
+impl Dense {
+    /// Differences `R` (residuals `r` at `y`, the current targets) and factors the result.
+    /// True when it is numerically rank-deficient but not zero: a regular difference
+    /// Jacobian means the analytic one is singular at this point only (`y²` at 0), where
+    /// stepping off serves better, and a zero one leaves nothing to solve for.
+    fn factor(&mut self, system: &mut dyn System, y: &mut [f64], r: &mut [f64]) -> bool {
+        let n = y.len();
+        self.fit(n);
+        if !self.difference(system, y, r) {
+            return false;
+        }
+        self.scale();
+        self.eliminate();
+        0 < self.rank && self.rank < n
+    }
+
+    /// Factors a Jacobian `fill` writes (row-major, into zeros) at the targets `y`. False
+    /// when it is zero or not finite.
+    fn factor_given(&mut self, y: &[f64], fill: impl FnOnce(&mut [f64])) -> bool {
+        self.fit(y.len());
+        self.a.fill(0.0);
+        fill(&mut self.a);
+        if !self.a.iter().all(|x| x.is_finite()) {
+            return false;
+        }
+        for (s, &yj) in self.col_scale.iter_mut().zip(y) {
+            *s = 1.0 + yj.abs();
+        }
+        let n = self.n;
+        for row in self.a.chunks_mut(n) {
+            row.iter_mut()
+                .zip(&self.col_scale)
+                .for_each(|(x, s)| *x *= s);
+        }
+        self.scale();
+        self.eliminate();
+        self.rank > 0
+    }
+
+    fn fit(&mut self, n: usize) {
+        self.n = n;
+        self.a.resize(n * n, 0.0);
+        for v in [&mut self.row_scale, &mut self.col_scale, &mut self.v] {
+            v.resize(n, 0.0);
+        }
+        self.rows.clear();
+        self.rows.extend(0..n);
+        self.cols.clear();
+        self.cols.extend(0..n);
+    }
+
+    /// Forward differences, one evaluation per column, the targets left at `y` (and `r`
+    /// re-evaluated there, so the system's other state is `y`'s again). False when a
+    /// perturbed point cannot be evaluated.
+    fn difference(&mut self, system: &mut dyn System, y: &mut [f64], r: &mut [f64]) -> bool {
+        let n = self.n;
+        let mut finite = true;
+        for j in 0..n {
+            let yj = y[j];
+            self.col_scale[j] = 1.0 + yj.abs();
+            y[j] = yj + FD_STEP * self.col_scale[j];
+            // The step as represented, so that the difference quotient is not off by rounding.
+            let h = y[j] - yj;
+            system.set_targets(y);
+            system.residuals(&mut self.v);
+            y[j] = yj;
+            for (i, (&vi, &ri)) in self.v.iter().zip(r.iter()).enumerate() {
+                let d = (vi - ri) / h * self.col_scale[j];
+                finite &= d.is_finite();
+                self.a[i * n + j] = d;
+            }
+        }
+        system.set_targets(y);
+        system.residuals(r);
+        finite
+    }
+
+    /// Scales each row to a largest entry of 1 (a zero row stays as it is).
+    fn scale(&mut self) {
+        let n = self.n;
+        for (row, s) in self.a.chunks_mut(n).zip(&mut self.row_scale) {
+            let m = max_abs(row);
+            *s = if m > 0.0 { 1.0 / m } else { 1.0 };
+            row.iter_mut().for_each(|x| *x *= *s);
+        }
+    }
+
+    /// Gaussian elimination with complete pivoting (the largest entry left is the next
+    /// pivot, as rows are scaled mostly one of several 1s), stopped at the first pivot at most [`RANK_TOL`] of the first.
+    fn eliminate(&mut self) {
+        let (n, a) = (self.n, &mut self.a);
+        self.rank = 0;
+        let mut largest = 0.0;
+        for k in 0..n {
+            // Of entries equal but for the differences' errors the first is taken, so that
+            // rounding does not pick other free unknowns from one iteration to the next.
+            let (mut p, mut q) = (k, k);
+            for i in k..n {
+                for j in k..n {
+                    if a[i * n + j].abs() > a[p * n + q].abs() * (1.0 + RANK_TOL) {
+                        (p, q) = (i, j);
+                    }
+                }
+            }
+            let pivot = a[p * n + q];
+            if k == 0 {
+                largest = pivot.abs();
+            }
+            if pivot == 0.0 || pivot.abs() <= RANK_TOL * largest {
+                return;
+            }
+            for c in 0..n {
+                a.swap(k * n + c, p * n + c);
+            }
+            self.rows.swap(k, p);
+            for i in 0..n {
+                a.swap(i * n + k, i * n + q);
+            }
+            self.cols.swap(k, q);
+            for i in k + 1..n {
+                let l = a[i * n + k] / pivot;
+                a[i * n + k] = l;
+                for c in k + 1..n {
+                    a[i * n + c] -= l * a[k * n + c];
+                }
+            }
+            self.rank = k + 1;
+        }
+    }
+
+    /// The basic solution of `J delta = r`: the pivot rows solved for the pivot columns,
+    /// `delta` 0 on the other columns (those unknowns keep their values); the rows left
+    /// without a pivot are dependent on the others, or inconsistent, which the line search
+    /// finds out.
+    fn solve(&mut self, r: &[f64], delta: &mut [f64]) {
+        let (n, k, a, b) = (self.n, self.rank, &self.a, &mut self.v);
+        for (bi, &row) in b.iter_mut().zip(&self.rows) {
+            *bi = r[row] * self.row_scale[row];
+        }
+        for i in 0..k {
+            b[i] -= (0..i).map(|c| a[i * n + c] * b[c]).sum::<f64>();
+        }
+        for i in (0..k).rev() {
+            let s: f64 = (i + 1..k).map(|c| a[i * n + c] * b[c]).sum();
+            b[i] = (b[i] - s) / a[i * n + i];
+        }
+        delta.fill(0.0);
+        for (&bi, &col) in b[..k].iter().zip(&self.cols) {
+            delta[col] = bi * self.col_scale[col];
+        }
+    }
 }
 
 fn max_abs(v: &[f64]) -> f64 {
@@ -277,6 +548,120 @@ mod tests {
         let (outcome, _) = scalar(1.0, |y| (y * y + 1.0, 2.0 * y));
         let left = outcome.expect_err("no real root");
         assert!(left >= 1.0, "residual left {left}");
+    }
+
+    type Residuals = fn(&[f64; 3]) -> [f64; 3];
+    type Jacobian3 = fn(&[f64; 3]) -> [[f64; 3]; 3];
+
+    /// Three equations with their analytic Jacobian, inverted by cofactors; `factor` fails
+    /// when its determinant is exactly 0, as the real systems' LU does at a zero pivot.
+    struct Three {
+        y: [f64; 3],
+        f: Residuals,
+        jacobian: Jacobian3,
+        inverse: [[f64; 3]; 3],
+    }
+
+    impl System for Three {
+        fn residuals(&mut self, r: &mut [f64]) {
+            r.copy_from_slice(&(self.f)(&self.y));
+        }
+        fn targets(&self, y: &mut [f64]) {
+            y.copy_from_slice(&self.y);
+        }
+        fn set_targets(&mut self, y: &[f64]) {
+            self.y.copy_from_slice(y);
+        }
+        fn factor(&mut self) -> bool {
+            let a = (self.jacobian)(&self.y);
+            let cofactor = |i: usize, j: usize| {
+                let (i1, i2, j1, j2) = ((i + 1) % 3, (i + 2) % 3, (j + 1) % 3, (j + 2) % 3);
+                a[i1][j1] * a[i2][j2] - a[i1][j2] * a[i2][j1]
+            };
+            let det: f64 = (0..3).map(|j| a[0][j] * cofactor(0, j)).sum();
+            for (j, row) in self.inverse.iter_mut().enumerate() {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = cofactor(i, j) / det;
+                }
+            }
+            det != 0.0 && det.is_finite()
+        }
+        fn solve(&mut self, v: &mut [f64]) {
+            let b = [v[0], v[1], v[2]];
+            for (vi, row) in v.iter_mut().zip(&self.inverse) {
+                *vi = row.iter().zip(&b).map(|(x, y)| x * y).sum();
+            }
+        }
+    }
+
+    fn three(y: [f64; 3], f: Residuals, jacobian: Jacobian3) -> (Result<(), f64>, [f64; 3]) {
+        let mut s = Three {
+            y,
+            f,
+            jacobian,
+            inverse: [[0.0; 3]; 3],
+        };
+        let outcome = solve(&mut s, 3, &mut Work::new(3));
+        (outcome, s.y)
+    }
+
+    /// A flow `m` exactly 0 leaves the enthalpy `h` of `m·(h − 5)` (a `semiLinear`) without
+    /// an equation, and `p` has two equations with the one root 2 (p³ + p = 10 and p = 2):
+    /// the Jacobian is singular everywhere on `m = 0`, the system consistent. The solution
+    /// keeps `h` at its guess, takes `m` = 0 and `p` = 2. (Before the fallback, stepping off
+    /// to `m ≠ 0` made `h` absorb `(p − 2) / m`.)
+    #[test]
+    fn a_consistent_singular_system_keeps_the_free_unknown() {
+        let (outcome, [m, h, p]) = three(
+            [0.0, 1.0, 0.0],
+            |&[m, h, p]| [m * (p + 1.0), m * (h - 5.0) + p - 2.0, p.powi(3) + p - 10.0],
+            |&[m, h, p]| {
+                [
+                    [p + 1.0, 0.0, m],
+                    [h - 5.0, m, 1.0],
+                    [0.0, 0.0, 3.0 * p * p + 1.0],
+                ]
+            },
+        );
+        assert_eq!(outcome, Ok(()));
+        assert_eq!((m, h), (0.0, 1.0));
+        assert!((p - 2.0).abs() < 1e-10, "p = {p}");
+    }
+
+    /// Two locked clutches: only the sum `a + b` of their torques is determined (twice), and
+    /// `c` follows `a`. The solutions are a line; which unknown is free is the pivoting's
+    /// choice, and that one keeps its guess while the others solve the equations.
+    #[test]
+    fn a_split_that_is_not_unique_takes_one_solution() {
+        let guess = [3.0, -4.0, 0.0];
+        let (outcome, y) = three(
+            guess,
+            |&[a, b, c]| [a + b - 2.0, 2.0 * a + 2.0 * b - 4.0, c - 2.0 * a - 1.0],
+            |_| [[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [-2.0, 0.0, 1.0]],
+        );
+        assert_eq!(outcome, Ok(()));
+        let [a, b, c] = y;
+        assert!(
+            (a + b - 2.0).abs() < 1e-10 && (c - 2.0 * a - 1.0).abs() < 1e-10,
+            "{y:?}"
+        );
+        assert!((0..3).any(|i| y[i] == guess[i]), "{y:?}");
+    }
+
+    /// `a + b` = 1 and = 3: no point has a residual below 1, so Newton fails with at least
+    /// that left.
+    #[test]
+    fn an_inconsistent_singular_system_fails() {
+        let (outcome, _) = three(
+            [0.0, 0.0, 0.0],
+            |&[a, b, c]| [a + b - 1.0, a + b - 3.0, c - 2.0],
+            |_| [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        );
+        let left = outcome.expect_err("inconsistent");
+        assert!(
+            left.is_finite() && left >= 1.0 - 1e-9,
+            "residual left {left}"
+        );
     }
 
     /// `(a − b) − 2/(a − b) = 0`, `a + b = 0` from `a = b = 0`, where the first residual

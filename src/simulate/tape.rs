@@ -1269,7 +1269,13 @@ impl Tape {
                     if factored {
                         scratch.lu.solve(&mut scratch.rhs[..n]);
                     } else {
-                        scratch.rhs[..n].fill(f64::NAN);
+                        let y: Vec<f64> = targets.iter().map(|&t| regs[t as usize]).collect();
+                        let fill = |a: &mut [f64]| {
+                            for &(r, c, d) in jacobian {
+                                a[r * n + c] = regs[d as usize];
+                            }
+                        };
+                        newton::singular_tangents(&y, fill, &mut scratch.rhs[..n]);
                     }
                     for (i, &t) in targets.iter().enumerate() {
                         tan[t as usize] = scratch.rhs[i];

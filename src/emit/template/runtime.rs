@@ -622,14 +622,22 @@ impl Implicit {
 }
 
 /// The tangents of an algebraic loop's targets from those of its residuals,
-/// `dY = −(∂R/∂Y)⁻¹ dR` with `∂R/∂Y` from its registers (NaN when singular).
+/// `dY = −(∂R/∂Y)⁻¹ dR` with `∂R/∂Y` from its registers (where it is singular, the basic
+/// solution Newton takes there).
 pub fn loop_tangent(r: &[f64], t: &mut [f64], w: &mut Work, block: &Loop) {
     let factored = factor_loop(&mut w.lu, r, block);
     let mut rhs: Vec<f64> = block.residuals.iter().map(|&q| -t[q]).collect();
     if factored {
         w.lu.solve(&mut rhs);
     } else {
-        rhs.fill(f64::NAN);
+        let n = block.targets.len();
+        let y: Vec<f64> = block.targets.iter().map(|&q| r[q]).collect();
+        let fill = |a: &mut [f64]| {
+            for &(row, col, d) in block.jacobian {
+                a[row * n + col] = r[d];
+            }
+        };
+        newton::singular_tangents(&y, fill, &mut rhs);
     }
     for (&target, &x) in block.targets.iter().zip(&rhs) {
         t[target] = x;
