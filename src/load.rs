@@ -183,16 +183,36 @@ pub fn find_library(roots: &[PathBuf], name: &str) -> Option<PathBuf> {
     })
 }
 
-/// Loads the library package `name` from `roots` and, transitively, the packages its
+/// A package a `uses` annotation names, with the version it asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Use {
+    pub package: String,
+    pub version: Option<String>,
+}
+
+impl Use {
+    /// A package asked for by name alone (`--model Modelica.…`).
+    pub fn any_version(package: &str) -> Use {
+        Use {
+            package: package.to_string(),
+            version: None,
+        }
+    }
+}
+
+/// Loads the library package `wanted` from `roots` and, transitively, the packages its
 /// `uses` annotation names that the roots have; `loaded` lists the top-level names already
-/// there (the user's files' and the libraries loaded so far). `None` when no root has `name`.
+/// there (the user's files' and the libraries loaded so far). `None` when no root has it. A
+/// library whose `version` annotation differs from the one asked for is loaded with a
+/// warning.
 pub fn load_library(
     sources: &mut SourceMap,
     roots: &[PathBuf],
-    name: &str,
+    wanted: &Use,
     loaded: &mut Vec<String>,
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Option<Vec<FileId>>, Diagnostic> {
+    let name = wanted.package.as_str();
     let Some(path) = find_library(roots, name) else {
         return Ok(None);
     };
@@ -201,11 +221,19 @@ pub fn load_library(
     let package = if path.is_dir() {
         path.join("package.mo")
     } else {
-        path
+        path.clone()
     };
     let text = std::fs::read_to_string(&package).unwrap_or_default();
+    if let (Some(asked), Some(found)) = (&wanted.version, library_version(&text))
+        && *asked != found
+    {
+        warnings.push(Diagnostic::warning(format!(
+            "version {asked} of `{name}` is asked for (a `uses` annotation), but `{}` is version {found}: it is used as it is",
+            path.display()
+        )));
+    }
     for used in used_packages(&text) {
-        if loaded.contains(&used) {
+        if loaded.contains(&used.package) {
             continue;
         }
         if let Some(more) = load_library(sources, roots, &used, loaded, warnings)? {
@@ -215,28 +243,68 @@ pub fn load_library(
     Ok(Some(ids))
 }
 
-/// The packages a `uses(A(version = "…"), B(…))` annotation in `text` names.
-pub fn used_packages(text: &str) -> Vec<String> {
+/// The version a library's top-level annotation gives (`version = "4.0.0"`): the first
+/// quoted one before its `uses(…)`.
+fn library_version(text: &str) -> Option<String> {
+    let without_uses = match text.find("uses(") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let mut rest = without_uses;
+    while let Some(at) = rest.find("version") {
+        let after = rest[at + "version".len()..].trim_start();
+        let preceded = rest[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        // A quoted value only: `version = \"4.0.1\"` inside a documentation string is not it.
+        if !preceded
+            && let Some(value) = after.strip_prefix('=')
+            && let Some(value) = value.trim_start().strip_prefix('"')
+        {
+            return value.split('"').next().map(str::to_string);
+        }
+        rest = &rest[at + "version".len()..];
+    }
+    None
+}
+
+/// The packages a `uses(A(version = "…"), B(…))` annotation in `text` names, with the
+/// versions it asks for.
+pub fn used_packages(text: &str) -> Vec<Use> {
     let Some(at) = text.find("uses(") else {
         return Vec::new();
     };
-    let mut names = Vec::new();
+    let mut uses = Vec::new();
     let mut depth = 0usize;
     let mut word = String::new();
+    let mut inside = String::new();
     for c in text[at + "uses(".len()..].chars() {
         match c {
             '(' => {
                 if depth == 0 && !word.is_empty() {
-                    names.push(std::mem::take(&mut word));
+                    uses.push(Use::any_version(&std::mem::take(&mut word)));
+                    inside.clear();
+                } else if depth > 0 {
+                    inside.push(c);
                 }
                 depth += 1;
             }
             ')' if depth == 0 => break,
-            ')' => depth -= 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some(last) = uses.last_mut() {
+                        last.version = library_version(&inside);
+                    }
+                } else {
+                    inside.push(c);
+                }
+            }
             c if depth == 0 && (c.is_alphanumeric() || c == '_') => word.push(c),
             _ if depth == 0 => word.clear(),
-            _ => {}
+            c => inside.push(c),
         }
     }
-    names
+    uses
 }

@@ -19,7 +19,7 @@ fn library() -> PathBuf {
     std::fs::create_dir_all(circuits.join("Examples")).expect("folders");
     std::fs::write(
         circuits.join("package.mo"),
-        "package Circuits annotation(uses(Units(version = \"1.0\"))); end Circuits;",
+        "package Circuits annotation(version = \"1.0\", uses(Units(version = \"1.0\"))); end Circuits;",
     )
     .expect("written");
     std::fs::write(
@@ -598,4 +598,32 @@ fn check_all_of_the_standard_library_ends_every_model_with_a_result_or_a_diagnos
         (chua["result"].as_str(), chua["states"].as_u64()),
         (Some("ok"), Some(3))
     );
+}
+
+/// A `uses` annotation asking for another version than the library found loads it with a
+/// warning that names both.
+#[test]
+fn a_uses_annotation_of_another_version_is_warned_about() {
+    let root = library();
+    let lib = root.to_str().expect("utf-8");
+    let user = |version: &str| {
+        let text = format!(
+            "model Run
+               Circuits.Examples.RC rc;
+               annotation(uses(Circuits(version = \"{version}\")));
+             end Run;"
+        );
+        cli_support::model_file(&format!("uses_{version}"), &text)
+    };
+    let asked = user("2.0");
+    let (_, err, code) = mocca(&["check", asked.to_str().expect("utf-8"), "--lib", lib]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("version 2.0 of `Circuits` is asked for") && err.contains("is version 1.0"),
+        "{err}"
+    );
+    let same = user("1.0");
+    let (_, err, code) = mocca(&["check", same.to_str().expect("utf-8"), "--lib", lib]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("asked for"), "{err}");
 }

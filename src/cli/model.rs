@@ -171,14 +171,18 @@ fn library_of_model(
     let roots = load::library_roots(&args.libs, modelicapath.as_deref());
     let mut loaded = Vec::new();
     // The packages the input files' `uses` annotations name, when no input defines them.
-    let mut used: Vec<String> = Vec::new();
+    let mut used: Vec<load::Use> = Vec::new();
     for &f in user {
         used.extend(load::used_packages(sources.text(f)));
     }
-    used.retain(|p| !user.iter().any(|&f| defines_top_level(sources.text(f), p)));
+    used.retain(|u| {
+        !user
+            .iter()
+            .any(|&f| defines_top_level(sources.text(f), &u.package))
+    });
     let mut from_uses: Option<Vec<crate::source::FileId>> = None;
     for package in used {
-        if loaded.contains(&package) {
+        if loaded.contains(&package.package) {
             continue;
         }
         if let Some(ids) = load::load_library(sources, &roots, &package, &mut loaded, warnings)? {
@@ -196,7 +200,13 @@ fn library_of_model(
     {
         return Ok(from_uses);
     }
-    let found = load::load_library(sources, &roots, top, &mut loaded, warnings)?;
+    let found = load::load_library(
+        sources,
+        &roots,
+        &load::Use::any_version(top),
+        &mut loaded,
+        warnings,
+    )?;
     let found = match (found, from_uses) {
         (Some(mut a), Some(b)) => {
             a.extend(b);
