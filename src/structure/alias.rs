@@ -110,20 +110,7 @@ fn eliminate_parameter_definitions(out: &mut Dae) -> bool {
     if keep.iter().all(|&k| k) {
         return false;
     }
-    let mut done = Substituted::default();
-    let mut equations = Vec::with_capacity(out.equations.len());
-    for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
-        if keep[e] {
-            substitute_equation(&mut out.pool, &replacement, &mut eq, &mut done);
-            equations.push(eq);
-        }
-    }
-    out.equations = equations;
-    let mut initial = std::mem::take(&mut out.initial_equations);
-    for eq in &mut initial {
-        substitute_equation(&mut out.pool, &replacement, eq, &mut done);
-    }
-    out.initial_equations = initial;
+    keep_and_substitute(out, &keep, &replacement);
     true
 }
 
@@ -286,14 +273,24 @@ fn one_pass(out: &mut Dae, rewritten: &[bool]) -> Option<Vec<bool>> {
         return None;
     }
     let replacement = replacements(out, &mut sets);
+    Some(keep_and_substitute(out, &keep, &replacement))
+}
+
+/// Drops the equations `keep` does not hold and rewrites the others, and the initial
+/// equations, with `replacement`; which of the kept equations it rewrote.
+fn keep_and_substitute(
+    out: &mut Dae,
+    keep: &[bool],
+    replacement: &[Option<Replacement>],
+) -> Vec<bool> {
     let mut done = Substituted::default();
     let mut equations = Vec::with_capacity(out.equations.len());
-    let mut next = Vec::with_capacity(out.equations.len());
+    let mut rewritten = Vec::with_capacity(out.equations.len());
     for (e, mut eq) in std::mem::take(&mut out.equations).into_iter().enumerate() {
         if keep[e] {
-            next.push(substitute_equation(
+            rewritten.push(substitute_equation(
                 &mut out.pool,
-                &replacement,
+                replacement,
                 &mut eq,
                 &mut done,
             ));
@@ -303,10 +300,10 @@ fn one_pass(out: &mut Dae, rewritten: &[bool]) -> Option<Vec<bool>> {
     out.equations = equations;
     let mut initial = std::mem::take(&mut out.initial_equations);
     for eq in &mut initial {
-        substitute_equation(&mut out.pool, &replacement, eq, &mut done);
+        substitute_equation(&mut out.pool, replacement, eq, &mut done);
     }
     out.initial_equations = initial;
-    Some(next)
+    rewritten
 }
 
 /// Rewrites an equation in terms of the representatives, if it mentions an eliminated variable
