@@ -103,6 +103,12 @@ pub fn load(
 }
 
 impl Loaded {
+    /// The sources, and the syntax trees apart (for a caller that ends the process soon and
+    /// need not free them one by one).
+    pub fn split(self) -> (SourceMap, Vec<StoredDefinition>) {
+        (self.sources, self.asts)
+    }
+
     /// Flattens `model` (default: the last class of the last user file): the flat model with
     /// its warnings, or the diagnostics that say why not.
     pub fn flatten(&self, model: Option<&str>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {

@@ -627,3 +627,15 @@ fn a_uses_annotation_of_another_version_is_warned_about() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("asked for"), "{err}");
 }
+
+/// The clocks of synchronous models are named as outside the subset, not as an unknown type.
+#[test]
+fn a_clock_is_named_as_not_supported() {
+    let file = cli_support::model_file("clocked", "model Clocked\n  Clock c;\nend Clocked;\n");
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`Clock` (the clocks of synchronous models, Modelica 16) is not supported"),
+        "{err}"
+    );
+}

@@ -111,18 +111,22 @@ fn load_holding(
 /// Loads, parses and flattens the model these arguments name.
 pub fn load_and_flatten(args: &ModelArgs) -> Result<Flat, (SourceMap, Vec<Diagnostic>)> {
     let (loaded, mut warnings) = load_model_sources(args)?;
-    match loaded.flatten(args.model.as_deref()) {
+    let flat = loaded.flatten(args.model.as_deref());
+    // A library's syntax trees are millions of small allocations; the command ends soon after.
+    let (sources, trees) = loaded.split();
+    super::leave_allocated(trees);
+    match flat {
         Ok((dae, mut more)) => {
             warnings.append(&mut more);
             Ok(Flat {
-                sources: loaded.sources,
+                sources,
                 dae,
                 warnings,
             })
         }
         Err(mut diags) => {
             warnings.append(&mut diags);
-            Err((loaded.sources, warnings))
+            Err((sources, warnings))
         }
     }
 }

@@ -243,6 +243,11 @@ impl<'a> ClassTree<'a> {
         };
         match found {
             Some(start) => self.composite(start, name).map(TypeRef::Class),
+            // The built-in `Clock` of synchronous models (Modelica 16) is outside the subset.
+            None if name.parts.len() == 1 && first == "Clock" => Err(
+                "`Clock` (the clocks of synchronous models, Modelica 16) is not supported"
+                    .to_string(),
+            ),
             None if name.parts.len() == 1 => builtin(first)
                 .map(TypeRef::Builtin)
                 .ok_or_else(|| format!("type `{}` not found", name.dotted())),
