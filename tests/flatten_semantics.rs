@@ -1237,3 +1237,36 @@ fn values_of_the_wrong_type_are_refused() {
     )
     .expect("types that fit");
 }
+
+/// An if-expression on Boolean or Integer parameters is taken at their values: the branch not
+/// taken leaves nothing in the structure (a nonlinear permeability switched off adds no
+/// dependence of `mu_r` on the flux), and an override chooses the other.
+#[test]
+fn an_if_on_boolean_or_integer_parameters_keeps_only_the_branch_taken() {
+    let text = "model Choice
+  parameter Boolean nonlinear = false;
+  parameter Integer n = 2;
+  parameter Real k = 1;
+  Real x(start = 1, fixed = true);
+  Real y;
+  Real z;
+  Real w;
+equation
+  y = if nonlinear then x^2 else 2;
+  z = if n > 1 then x else -x;
+  w = if k > 0 then x else -x;
+  der(x) = -y*z*w;
+end Choice;";
+    let dae = flatten(text, &[]).expect("flattens");
+    let eqs = equations(&dae);
+    assert!(eqs.contains(&"y = 2.0".to_string()), "{eqs:?}");
+    assert!(eqs.contains(&"z = x".to_string()), "{eqs:?}");
+    // A Real parameter's condition stays: the parameter may be tuned after translation.
+    assert!(eqs.iter().any(|e| e.starts_with("w = if")), "{eqs:?}");
+    let dae = flatten(text, &[("nonlinear", "true")]).expect("flattens");
+    assert!(
+        equations(&dae).contains(&"y = x^2.0".to_string()),
+        "{:?}",
+        equations(&dae)
+    );
+}

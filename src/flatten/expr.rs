@@ -919,6 +919,44 @@ impl<'a> Flattener<'a> {
         Ok(())
     }
 
+    /// Condition `c` at its parameters' values when it reads Boolean, Integer or enumeration
+    /// parameters and constants only.
+    fn discrete_parameter_value(&mut self, c: ExprId) -> Option<bool> {
+        if self.dae.pool.as_const(c).is_some() {
+            return None;
+        }
+        let mut discrete = true;
+        self.dae.pool.visit_leaves(c, |n| match n {
+            Node::Const(_) => {}
+            Node::Var(v) => {
+                let var = self.dae.var(v);
+                discrete &= matches!(var.kind, VarKind::Parameter | VarKind::Constant)
+                    && var.ty != ScalarType::Real;
+            }
+            _ => discrete = false,
+        });
+        if discrete {
+            self.parameter_value(c)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a value reads an unknown, a derivative or the time.
+    fn reads_unknowns(&self, value: &Val) -> bool {
+        value.leaves().iter().any(|&e| {
+            let mut reads = false;
+            self.dae.pool.visit_leaves(e, |n| match n {
+                Node::Const(_) => {}
+                Node::Var(v) => {
+                    reads |= !matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+                }
+                _ => reads = true,
+            });
+            reads
+        })
+    }
+
     fn flatten_if(
         &mut self,
         branches: &'a [(Expr, Expr)],
@@ -956,6 +994,19 @@ impl<'a> Flattener<'a> {
         let mut result = self.flatten_expr(else_branch, ctx)?;
         for (c, cond, value) in pending.into_iter().rev() {
             let v = self.flatten_expr(value, ctx)?;
+            // A condition on Boolean or Integer parameters between branches that read unknowns
+            // chooses structure, as a size would (`if nonLinearPermeability then … else
+            // mu_rConst`): taken at its value, so that the other branch's unknowns are not
+            // structurally there. Between values of parameters it stays, as written.
+            if v.shape() == result.shape()
+                && (self.reads_unknowns(&v) || self.reads_unknowns(&result))
+                && let Some(holds) = self.discrete_parameter_value(c)
+            {
+                if holds {
+                    result = v;
+                }
+                continue;
+            }
             if v.shape() != result.shape() {
                 // Branches of different sizes need a condition known at translation time
                 // (over parameters, at their values).

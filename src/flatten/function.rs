@@ -1065,7 +1065,7 @@ impl<'a> Flattener<'a> {
 
     /// Condition `c` at its parameters' values, when it depends on nothing else and none of
     /// them is computed by the initial system (`fixed = false`).
-    fn parameter_value(&mut self, c: ExprId) -> Option<bool> {
+    pub(super) fn parameter_value(&mut self, c: ExprId) -> Option<bool> {
         let mut leaves = Vec::new();
         self.dae.pool.visit_leaves(c, |n| leaves.push(n));
         let free = leaves.iter().any(|&n| match n {
