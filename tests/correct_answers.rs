@@ -747,3 +747,45 @@ fn assertion_messages_resolve_their_escapes() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("x is \"big\"\nreally"), "{err}");
 }
+
+/// `fixed = true` on a variable that alias elimination replaces by a state (`x = s`, as an
+/// armature position aliasing its flange's) is a start condition on that state, not dropped.
+#[test]
+fn a_fixed_start_on_an_alias_of_a_state_holds() {
+    let text = "model Alias
+  Real s;
+  Real v;
+  Real x(start = -0.004, fixed = true);
+equation
+  x = s;
+  der(s) = v;
+  der(v) = 1;
+end Alias;
+";
+    let file = model_file("fixed_alias", text);
+    let args = [
+        "simulate",
+        file.to_str().expect("utf-8"),
+        "--method",
+        "bdf",
+        "--stop",
+        "1",
+        "--tol",
+        "1e-10",
+    ];
+    let mut all = args.to_vec();
+    all.extend(["--step", "0.5", "--vars", "x,s"]);
+    let (csv, err, code) = simulate_csv("fixed_alias", &all);
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    // s(t) = −0.004 + t²/2 from rest.
+    for (k, &t) in c["time"].iter().enumerate() {
+        let want = -0.004 + t * t / 2.0;
+        assert!(
+            (c["s"][k] - want).abs() < 1e-8,
+            "s({t}) = {}, expected {want}",
+            c["s"][k]
+        );
+        assert!((c["x"][k] - want).abs() < 1e-8, "x({t}) = {}", c["x"][k]);
+    }
+}

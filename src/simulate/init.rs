@@ -10,9 +10,9 @@
 //! small: one column per free state) and a backtracking line search, so steady-state equations
 //! of stiff nonlinear springs converge from rest.
 
-use crate::causal::{Causal, EvalFailure};
-use crate::dae::{Dae, VarKind};
-use crate::expr::{ExprId, VarId};
+use crate::causal::{Causal, EvalFailure, Point};
+use crate::dae::{Dae, ScalarType, VarKind};
+use crate::expr::{ExprId, Node, VarId};
 
 use super::model::CompiledModel;
 use super::system::OdeSystem;
@@ -134,9 +134,17 @@ pub fn fixed_by_default(dae: &Dae, causal: &Causal) -> Vec<VarId> {
         return Vec::new();
     };
     let mut read = vec![false; dae.variables.len()];
-    for eq in &dae.initial_equations {
-        dae.pool.visit_leaves(eq.residual, |n| {
-            if let crate::expr::Node::Var(v) | crate::expr::Node::Der(v) = n {
+    // What the initial equations and the fixed aliases read (`x = s` with `x` fixed fixes `s`).
+    let aliases = (dae.var_ids()).filter(|&v| fixed_alias_of_unknown(dae, v));
+    let bindings = aliases.filter_map(|v| dae.var(v).binding);
+    for e in dae
+        .initial_equations
+        .iter()
+        .map(|eq| eq.residual)
+        .chain(bindings)
+    {
+        dae.pool.visit_leaves(e, |n| {
+            if let Node::Var(v) | Node::Der(v) = n {
                 read[v.0 as usize] = true;
             }
         });
@@ -215,12 +223,27 @@ fn conditions(dae: &Dae) -> Vec<Residual> {
         .map(|(i, e)| (InitialResidual::Equation(i), Some(e.residual)));
     let fixed = dae
         .var_ids()
-        .filter(|&v| {
-            let var = dae.var(v);
-            var.is_fixed_algebraic()
-        })
+        .filter(|&v| dae.var(v).is_fixed_algebraic() || fixed_alias_of_unknown(dae, v))
         .map(|v| (InitialResidual::Fixed(v), dae.var(v).start));
     equations.chain(fixed).collect()
+}
+
+/// `fixed = true` on a Real that alias elimination replaced by an expression of unknowns
+/// (`x(start = x_min, fixed = true)` with `x = flange.s`): its start is a condition on them.
+fn fixed_alias_of_unknown(dae: &Dae, v: VarId) -> bool {
+    let var = dae.var(v);
+    let Some(binding) = var.binding.filter(|_| {
+        var.kind == VarKind::Alias && var.ty == ScalarType::Real && var.fixed == Some(true)
+    }) else {
+        return false;
+    };
+    let mut unknown = false;
+    dae.pool.visit_leaves(binding, |n| {
+        if let Node::Var(w) = n {
+            unknown |= dae.var(w).kind.is_unknown();
+        }
+    });
+    unknown
 }
 
 /// The `fixed = true` conditions an over-determined initial system drops, as other
@@ -269,11 +292,20 @@ fn values(
             let value = e.map_or(Ok(0.0), |e| dae.pool.eval(e, &point));
             let value = value.unwrap_or(f64::NAN);
             match what {
-                InitialResidual::Fixed(v) => point.vars[v.0 as usize] - value,
+                InitialResidual::Fixed(v) => current(dae, &point, v) - value,
                 InitialResidual::Equation(_) => value,
             }
         })
         .collect())
+}
+
+/// A variable's value at `point`: an alias's through its binding (nothing computes it).
+fn current(dae: &Dae, point: &Point, v: VarId) -> f64 {
+    let var = dae.var(v);
+    match (var.kind, var.binding) {
+        (VarKind::Alias, Some(b)) => dae.pool.eval(b, point).unwrap_or(f64::NAN),
+        _ => point.vars[v.0 as usize],
+    }
 }
 
 fn norm(r: &[f64]) -> f64 {
