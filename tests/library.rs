@@ -565,6 +565,21 @@ fn check_all_checks_every_example_of_a_package_and_names_each_failure() {
     let file = root.join("Suite.mo");
     let (_, err, code) = mocca(&["check", file.to_str().unwrap(), "--all"]);
     assert_eq!(code, 2, "{err}");
+    for bad in ["nan", "0", "inf"] {
+        let args = [
+            "check",
+            "--lib",
+            lib,
+            "--model",
+            "Suite",
+            "--all",
+            "--time-limit",
+            bad,
+        ];
+        let (_, err, code) = mocca(&args);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("positive number of seconds"), "{err}");
+    }
 }
 
 /// Every model of the standard library that has an `experiment` annotation ends with a result

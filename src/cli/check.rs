@@ -21,8 +21,16 @@ pub struct CheckArgs {
     #[arg(long)]
     pub all: bool,
     /// With `--all`, the seconds one model may take before it is reported as past the limit.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, requires = "all")]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, requires = "all",
+          value_parser = positive_seconds)]
     pub time_limit: f64,
+}
+
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err("expected a positive number of seconds".to_string()),
+    }
 }
 
 pub fn run(args: &CheckArgs) -> ExitCode {

@@ -281,6 +281,8 @@ fn run_grid<'d>(
     progress: &mut impl FnMut(u64),
 ) -> Result<(), Failure> {
     system.record(recorder, options.start, &x)?;
+    // Without events nothing discrete changes, so the breakpoints stay where they start.
+    let fixed_breakpoints = system.breakpoints();
     let mut t = options.start;
     for k in 0..options.steps {
         if events.as_ref().is_some_and(|e| e.terminated()) {
@@ -291,7 +293,7 @@ fn run_grid<'d>(
             None => {
                 let span = (t, options.step());
                 system
-                    .step_over(&system.breakpoints(), span, &mut x)
+                    .step_over(&fixed_breakpoints, span, &mut x)
                     .map_err(Failure::Step)?;
                 t_next
             }
