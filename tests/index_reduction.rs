@@ -353,3 +353,76 @@ fn fixing_both_coordinates_of_the_pendulum_names_the_conflict() {
     assert!(err.contains("conflicting with this condition"), "{err}");
     assert!(err.contains("x^2 + y^2 = L^2"), "{err}");
 }
+
+/// Two masses joined by a spring and damper whose relative position and velocity prefer to be
+/// states, the second mass stopped by a `reinit` at t = 0.05.
+const RELATIVE_STATES: &str = "
+model RelativeStates
+  parameter Real c = 100;
+  parameter Real d = 10;
+  Real s1(start = 0, fixed = true);
+  Real v1(start = 1, fixed = true);
+  Real s2(start = 0, stateSelect = StateSelect.always);
+  Real v2(start = 0, fixed = true, stateSelect = StateSelect.always);
+  Real s_rel(start = 0, fixed = true, stateSelect = StateSelect.prefer);
+  Real v_rel(stateSelect = StateSelect.prefer);
+  Real f;
+equation
+  der(s1) = v1;
+  der(v1) = -f;
+  der(s2) = v2;
+  der(v2) = f;
+  s_rel = s2 - s1;
+  v_rel = der(s_rel);
+  f = -c*s_rel - d*v_rel;
+  when time > 0.05 then
+    reinit(v2, 0);
+  end when;
+end RelativeStates;
+";
+
+#[test]
+fn a_preferred_velocity_defined_as_a_derivative_is_kept_as_a_state_through_a_reinit() {
+    let path = model_file("relative_states", RELATIVE_STATES);
+    let file = path.to_str().unwrap();
+    let json = mocca_json(&["check", file, "--format", "json"]);
+    assert_eq!(
+        json["state_names"],
+        serde_json::json!(["s2", "v2", "s_rel", "v_rel"])
+    );
+    let (csv, err, code) = simulate_csv(
+        "relative_states",
+        &[
+            "simulate",
+            file,
+            "--method",
+            "bdf",
+            "--stop",
+            "0.1",
+            "--vars",
+            "v1,v2,v_rel",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    let at_event = c["time"].iter().rposition(|&t| t <= 0.0500001).unwrap();
+    let before = c["time"].iter().position(|&t| t >= 0.05).unwrap();
+    // The reinit stops the second mass and leaves the states it does not name: the relative
+    // velocity is continuous, so the first mass's velocity jumps to v2 − v_rel.
+    assert_eq!(c["v2"][at_event], 0.0);
+    assert!((c["v_rel"][at_event] - c["v_rel"][before]).abs() < 1e-9);
+    assert!((c["v1"][at_event] + c["v_rel"][at_event]).abs() < 1e-12);
+    // The spring and damper are internal forces: momentum is 1 before the event and
+    // −v_rel(0.05) after it.
+    for (k, &t) in c["time"].iter().enumerate() {
+        let momentum = if k < at_event {
+            1.0
+        } else {
+            -c["v_rel"][at_event]
+        };
+        assert!(
+            (c["v1"][k] + c["v2"][k] - momentum).abs() < 1e-6,
+            "momentum at {t}"
+        );
+    }
+}

@@ -50,7 +50,9 @@ struct Chains {
 }
 
 impl Chains {
-    fn of(dae: &mut Dae) -> Chains {
+    /// The chains of `dae`'s unknowns: a state's of two variables, `x` and `der(x)`, and so
+    /// is each of `promoted`'s, algebraic variables index reduction may keep as states.
+    fn of(dae: &mut Dae, promoted: &[VarId]) -> Chains {
         let mut chains = Chains {
             vars: Vec::new(),
             base_var: Vec::new(),
@@ -73,7 +75,7 @@ impl Chains {
             chains.nodes.push(dae.pool.var(id));
             chains.base_var.push(id);
             chains.leaf.insert(Node::Var(id), base);
-            if kind == VarKind::State {
+            if kind == VarKind::State || promoted.contains(&id) {
                 chains.vars[base].derivative = Some(base + 1);
                 chains.vars.push(Var {
                     base,
@@ -106,8 +108,62 @@ impl Chains {
 /// Reduces the index of `dae` (aliases eliminated). Returns it unchanged when no equation
 /// needs differentiating, or when the structure is singular in a way differentiation does not
 /// mend (the structural analysis then says where).
-pub fn reduce(mut dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
-    let mut chains = Chains::of(&mut dae);
+///
+/// A variable defined as a derivative (`v = der(x)`) with `stateSelect = prefer` or `always`
+/// is a state only if the constraints on `x` are differentiated once more, which Pantelides'
+/// minimal choice does not do: when `x` is constrained, the reduction is run again with `v`
+/// a candidate state, and kept when `v` stays one (a spring's `v_rel` rather than a mass's
+/// velocity, as the library's authors ask and as a `reinit` of that mass then expects).
+pub fn reduce(dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
+    let preferred = preferred_derivative_aliases(&dae);
+    if preferred.is_empty() {
+        return reduce_with(dae, &[]).map(|(dae, report, _)| (dae, report));
+    }
+    let (reduced, report, constrained) = reduce_with(dae.clone(), &[])?;
+    let promoted: Vec<VarId> = preferred
+        .into_iter()
+        .filter(|&(_, x)| constrained.contains(&x))
+        .map(|(v, _)| v)
+        .collect();
+    if promoted.is_empty() {
+        return Ok((reduced, report));
+    }
+    match reduce_with(dae, &promoted) {
+        Ok((again, again_report, _))
+            if promoted
+                .iter()
+                .any(|&v| again.var(v).kind == VarKind::State) =>
+        {
+            Ok((again, again_report))
+        }
+        _ => Ok((reduced, report)),
+    }
+}
+
+/// `(v, x)` for each equation `v = der(x)` whose `v` is an algebraic variable with
+/// `stateSelect = prefer` or `always`.
+fn preferred_derivative_aliases(dae: &Dae) -> Vec<(VarId, VarId)> {
+    let mut found = Vec::new();
+    for eq in &dae.equations {
+        let (lhs, rhs) = (dae.pool.node(eq.lhs), dae.pool.node(eq.rhs));
+        let ((Node::Var(v), Node::Der(x)) | (Node::Der(x), Node::Var(v))) = (lhs, rhs) else {
+            continue;
+        };
+        let var = dae.var(v);
+        if var.kind == VarKind::Algebraic && var.state_select >= StateSelect::Prefer {
+            found.push((v, x));
+        }
+    }
+    found
+}
+
+/// [`reduce`] with `promoted` candidate states; also the variables whose chains a
+/// differentiated equation reads.
+fn reduce_with(
+    mut dae: Dae,
+    promoted: &[VarId],
+) -> Result<(Dae, IndexReduction, Vec<VarId>), Vec<Diagnostic>> {
+    let mut chains = Chains::of(&mut dae, promoted);
     let equations: Vec<Vec<usize>> = dae
         .equations
         .iter()
@@ -120,8 +176,14 @@ pub fn reduce(mut dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
         ..IndexReduction::default()
     };
     if augmented.run(MAX_ORDER).is_err() || augmented.eqs.len() == original {
-        return Ok((dae, unchanged));
+        return Ok((dae, unchanged, Vec::new()));
     }
+    let mut constrained: Vec<VarId> = augmented.eqs[original..]
+        .iter()
+        .flat_map(|eq| eq.vars.iter().map(|&j| chains.base(j, &augmented.vars)))
+        .collect();
+    constrained.sort_unstable();
+    constrained.dedup();
     let first_placeholder = dae.variables.len() as u32;
     for j in chains.vars.len()..augmented.vars.len() {
         // Written as a placeholder variable until the choice decides what it is.
@@ -132,7 +194,7 @@ pub fn reduce(mut dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
     let residuals = differentiate(&mut dae, &chains, &augmented)?;
     let choice = choose_dummies(&mut dae, &chains, &augmented, &residuals)?;
     let report = rewrite(&mut dae, &chains, &augmented, &residuals, choice)?;
-    Ok((dae, report))
+    Ok((dae, report, constrained))
 }
 
 /// Every equation's residual, the differentiated ones written by the chain rule: `dr/dt =
@@ -401,13 +463,19 @@ fn rewrite(
             let w = add_dummy(dae, &derivative_name(dae, chains, augmented, j));
             report.dummy_derivatives.push(w);
             written[j] = Some(dae.pool.var(w));
-            if let Node::Der(b) = node {
+            if let Node::Der(b) = node
+                && dae.var(b).kind == VarKind::State
+            {
                 kinds.push((b, VarKind::Algebraic));
                 report.demoted.push(b);
             }
             continue;
         }
-        if matches!(node, Node::Der(_)) {
+        if let Node::Der(b) = node {
+            // A promoted variable whose derivative stays is a state.
+            if dae.var(b).kind != VarKind::State {
+                kinds.push((b, VarKind::State));
+            }
             continue;
         }
         // A derivative that stays: `der` of its antiderivative, which must be a variable.
