@@ -789,3 +789,48 @@ end Alias;
         assert!((c["x"][k] - want).abs() < 1e-8, "x({t}) = {}", c["x"][k]);
     }
 }
+
+/// `sqrt(x) = 2` from a start where `sqrt` is not defined, with and without a simplified
+/// model `0.5·x = 2` to start from.
+const HOMOTOPY_START: &str = "
+model HomotopyStart
+  Real x(start = -1);
+initial equation
+  homotopy(actual = sqrt(x), simplified = 0.5*x) = 2;
+equation
+  der(x) = -x;
+end HomotopyStart;
+";
+
+#[test]
+fn an_initial_system_that_fails_from_its_start_values_is_solved_along_its_homotopy() {
+    let path = model_file("homotopy_start", HOMOTOPY_START);
+    let args = |file: &str| {
+        [
+            "simulate", file, "--method", "bdf", "--stop", "1", "--tol", "1e-9",
+        ]
+        .map(String::from)
+    };
+    let file = path.to_str().unwrap().to_string();
+    let args_homotopy = args(&file);
+    let (csv, err, code) = simulate_csv(
+        "homotopy_start",
+        &args_homotopy.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let exact = 4.0 * (-t).exp();
+        assert!((c["x"][k] - exact).abs() < 1e-6, "x at {t}: {}", c["x"][k]);
+    }
+    // Without the simplified model the same start stops with the initial equation named.
+    let plain = HOMOTOPY_START.replace("homotopy(actual = sqrt(x), simplified = 0.5*x)", "sqrt(x)");
+    let path = model_file("homotopy_plain", &plain);
+    let file = path.to_str().unwrap().to_string();
+    let (_, err, code) = mocca(&args(&file).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("initial equation with a large residual"),
+        "{err}"
+    );
+}

@@ -41,7 +41,16 @@ fn call2(f: Func2, a: &str, b: &str) -> String {
         Func2::Atan2 => format!("{a}.atan2({b})"),
         Func2::Min => format!("{a}.min({b})"),
         Func2::Max => format!("{a}.max({b})"),
+        // The actual model (the tape compiles it to `Instr::Homotopy`).
+        Func2::Homotopy => a.to_string(),
     }
+}
+
+/// `homotopy(a, b)` at `λ = l` (the emitted model runs at `λ = 1`: `a`).
+fn homotopy(l: &str, a: &str, b: &str) -> String {
+    format!(
+        "if {l} == 1.0 {{ {a} }} else if {l} == 0.0 {{ {b} }} else {{ {l} * {a} + (1.0 - {l}) * {b} }}"
+    )
 }
 
 fn compare(op: CmpOp, a: &str, b: &str) -> String {
@@ -73,6 +82,7 @@ pub fn statement(i: &Instr) -> String {
             d,
             format!("if {} != 0.0 {{ {} }} else {{ {} }}", r(c), r(a), r(b)),
         ),
+        Instr::Homotopy(d, l, a, b) => (d, homotopy(&r(l), &r(a), &r(b))),
         Instr::Cmp(op, d, a, b) => (d, compare(op, &r(a), &r(b))),
         Instr::And(d, a, b) => (d, format!("truth({} != 0.0 && {} != 0.0)", r(a), r(b))),
         Instr::Or(d, a, b) => (d, format!("truth({} != 0.0 || {} != 0.0)", r(a), r(b))),
@@ -153,6 +163,7 @@ pub fn tangent(i: &Instr) -> String {
                 Func2::Atan2 => format!("({y} * {dx} - {x} * {dy}) / ({x} * {x} + {y} * {y})"),
                 Func2::Min => format!("if {x} <= {y} {{ {dx} }} else {{ {dy} }}"),
                 Func2::Max => format!("if {x} >= {y} {{ {dx} }} else {{ {dy} }}"),
+                Func2::Homotopy => dx,
             };
             (d, value)
         }
@@ -160,6 +171,7 @@ pub fn tangent(i: &Instr) -> String {
             d,
             format!("if {} != 0.0 {{ {} }} else {{ {} }}", r(c), t(a), t(b)),
         ),
+        Instr::Homotopy(d, l, a, b) => (d, homotopy(&r(l), &t(a), &t(b))),
         Instr::Cmp(_, d, ..) | Instr::And(d, ..) | Instr::Or(d, ..) | Instr::Not(d, _) => {
             (d, "0.0".to_string())
         }

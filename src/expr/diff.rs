@@ -74,6 +74,8 @@ impl ExprPool {
                         let c = self.cmp(super::CmpOp::Gt, a, b);
                         self.if_then_else(c, da, db)
                     }
+                    // Linear in both operands at every point of the homotopy.
+                    Func2::Homotopy => self.call2(Func2::Homotopy, da, db),
                 }
             }
             Node::If(c, a, b) => {

@@ -1,13 +1,18 @@
 //! Numerical evaluation of an expression tree (reference semantics; the fast path is the
 //! compiled tape of the simulation stage).
 
-use super::{ExprId, ExprPool, Node};
+use super::{ExprId, ExprPool, Func2, Node};
 
 /// Where evaluation gets the values of leaves.
 pub trait Values {
     fn var(&self, v: super::VarId) -> Option<f64>;
     fn der(&self, v: super::VarId) -> Option<f64>;
     fn time(&self) -> Option<f64>;
+    /// The homotopy parameter `λ` that `homotopy(actual, simplified)` reads: 1 (the actual
+    /// model) but while initialisation follows the homotopy.
+    fn homotopy(&self) -> f64 {
+        1.0
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,6 +35,11 @@ impl ExprPool {
             Node::Div(x, y) => self.eval(x, values)? / self.eval(y, values)?,
             Node::Pow(x, y) => self.eval(x, values)?.powf(self.eval(y, values)?),
             Node::Call(f, x) => f.apply(self.eval(x, values)?),
+            Node::Call2(Func2::Homotopy, x, y) => super::homotopy(
+                values.homotopy(),
+                self.eval(x, values)?,
+                self.eval(y, values)?,
+            ),
             Node::Call2(f, x, y) => f.apply(self.eval(x, values)?, self.eval(y, values)?),
             Node::If(c, x, y) => {
                 if self.eval(c, values)? != 0.0 {

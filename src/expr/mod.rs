@@ -172,6 +172,9 @@ pub enum Func2 {
     Atan2,
     Min,
     Max,
+    /// `homotopy(actual, simplified)`: `actual`, except while initialisation follows the
+    /// homotopy from the simplified model to the actual one (Modelica 3.7.4.4).
+    Homotopy,
 }
 
 impl Func2 {
@@ -185,6 +188,7 @@ impl Func2 {
             Func2::Atan2 => "atan2",
             Func2::Min => "min",
             Func2::Max => "max",
+            Func2::Homotopy => "homotopy",
         }
     }
 
@@ -193,7 +197,20 @@ impl Func2 {
             Func2::Atan2 => a.atan2(b),
             Func2::Min => a.min(b),
             Func2::Max => a.max(b),
+            Func2::Homotopy => a,
         }
+    }
+}
+
+/// `homotopy(a, b)` at `λ`: exactly `a` at `λ = 1` and `b` at `λ = 0` (where `a` may not
+/// be defined yet).
+pub fn homotopy(lambda: f64, a: f64, b: f64) -> f64 {
+    if lambda == 1.0 {
+        a
+    } else if lambda == 0.0 {
+        b
+    } else {
+        lambda * a + (1.0 - lambda) * b
     }
 }
 
@@ -552,8 +569,16 @@ impl ExprPool {
     }
 
     pub fn call2(&mut self, f: Func2, a: ExprId, b: ExprId) -> ExprId {
+        if f == Func2::Homotopy && a == b {
+            return a;
+        }
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) if let Some(value) = self.folded(f.apply(x, y)) => value,
+            (Some(x), Some(y))
+                if f != Func2::Homotopy
+                    && let Some(value) = self.folded(f.apply(x, y)) =>
+            {
+                value
+            }
             _ => self.intern(Node::Call2(f, a, b)),
         }
     }

@@ -1555,20 +1555,38 @@ impl<'a> Flattener<'a> {
             }
             "reinit" => Err(Self::reinit_outside_when(span)),
             "homotopy" => {
-                // The actual model: mocca's initialisation needs no simplified one.
-                let actual = args
-                    .iter()
-                    .find(|a| a.name.as_ref().is_some_and(|n| n.name == "actual"))
-                    .map(|a| &a.value)
-                    .or(positional.first().copied())
-                    .ok_or_else(|| {
-                        err(
-                            span,
-                            "`homotopy` needs its actual expression",
-                            "missing argument",
-                        )
-                    })?;
-                self.flatten_expr(actual, ctx)
+                let argument = |name: &str, k: usize| {
+                    args.iter()
+                        .find(|a| a.name.as_ref().is_some_and(|n| n.name == name))
+                        .map(|a| &a.value)
+                        .or(positional.get(k).copied())
+                };
+                let missing = |what: &str| {
+                    err(
+                        span,
+                        format!("`homotopy` needs its {what} expression"),
+                        "missing argument",
+                    )
+                };
+                let actual = argument("actual", 0).ok_or_else(|| missing("actual"))?;
+                let simplified = argument("simplified", 1).ok_or_else(|| missing("simplified"))?;
+                let (actual, simplified) = (
+                    self.flatten_expr(actual, ctx)?,
+                    self.flatten_expr(simplified, ctx)?,
+                );
+                if actual.shape() != simplified.shape() {
+                    return Err(err(
+                        span,
+                        "`homotopy` needs its actual and simplified expressions of one size",
+                        "sizes differ",
+                    ));
+                }
+                // Element by element.
+                let mut simplified = simplified.leaves().into_iter();
+                actual.map(&mut |&a| {
+                    let s = simplified.next().expect("shapes are equal");
+                    Ok(self.dae.pool.call2(Func2::Homotopy, a, s))
+                })
             }
             "semiLinear" => {
                 // `smooth(0, if x >= 0 then x*positive else x*negative)` (Modelica 3.7.4.6).

@@ -12,7 +12,7 @@
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::{Dae, ScalarType, VarKind};
-use crate::expr::{ExprId, Node, VarId};
+use crate::expr::{ExprId, Func2, Node, Values, VarId};
 
 use super::model::CompiledModel;
 use super::system::OdeSystem;
@@ -46,18 +46,90 @@ const TOL: f64 = 1e-10;
 
 /// Solves the initial system and leaves the model evaluated at the initial state; returns it
 /// (in `Causal::states` order) and the Newton iterations spent.
+///
+/// The actual model is solved first, from the start values. When that fails and the model
+/// writes `homotopy(actual, simplified)`, it is solved along the homotopy (Modelica
+/// 3.7.4.4), as OpenModelica and Dymola do: the simplified model, then `λ` stepped to 1,
+/// each solve starting from the last.
 pub fn initialise(
     dae: &Dae,
     causal: &Causal,
     model: &mut CompiledModel,
     t0: f64,
 ) -> Result<(Vec<f64>, u64), InitFailure> {
-    let mut x = model.state_values();
+    let start = model.state_values();
+    let before = model.point();
+    let mut x = start.clone();
+    let direct = solve(dae, causal, model, t0, &mut x);
+    let iterations = match direct {
+        Ok(iterations) => iterations,
+        Err(failure) if !writes_homotopy(dae) => return Err(failure),
+        Err(failure) => {
+            model.load(&before);
+            x = start;
+            along_homotopy(dae, causal, model, t0, &mut x).map_err(|_| failure)?
+        }
+    };
+    check_released(dae, model)?;
+    Ok((x, iterations))
+}
+
+fn writes_homotopy(dae: &Dae) -> bool {
+    (dae.pool).any_node(|n| matches!(n, Node::Call2(Func2::Homotopy, ..)))
+}
+
+/// The smallest step of `λ` before the homotopy is given up.
+const MIN_HOMOTOPY_STEP: f64 = 1.0 / 1024.0;
+
+/// Solves the initial system at `λ` = 0, then at `λ` stepped to 1 (halved where a solve
+/// fails, doubled after one succeeds); leaves `λ` at 1.
+fn along_homotopy(
+    dae: &Dae,
+    causal: &Causal,
+    model: &mut CompiledModel,
+    t0: f64,
+    x: &mut Vec<f64>,
+) -> Result<u64, InitFailure> {
+    model.set_homotopy(0.0);
+    let mut iterations = solve(dae, causal, model, t0, x)?;
+    let (mut lambda, mut step) = (0.0, 0.25);
+    while lambda < 1.0 {
+        let next = f64::min(lambda + step, 1.0);
+        let (saved_x, saved) = (x.clone(), model.point());
+        model.set_homotopy(next);
+        match solve(dae, causal, model, t0, x) {
+            Ok(spent) => {
+                iterations += spent;
+                lambda = next;
+                step *= 2.0;
+            }
+            Err(failure) => {
+                step /= 2.0;
+                *x = saved_x;
+                model.load(&saved);
+                model.set_homotopy(lambda);
+                if step < MIN_HOMOTOPY_STEP {
+                    model.set_homotopy(1.0);
+                    return Err(failure);
+                }
+            }
+        }
+    }
+    Ok(iterations)
+}
+
+/// The initial system solved from the states `x` (updated), the model left evaluated there.
+fn solve(
+    dae: &Dae,
+    causal: &Causal,
+    model: &mut CompiledModel,
+    t0: f64,
+    x: &mut [f64],
+) -> Result<u64, InitFailure> {
     let residuals = residuals(dae);
     if residuals.is_empty() {
-        evaluate(model, t0, &x)?;
-        check_released(dae, model)?;
-        return Ok((x, 0));
+        evaluate(model, t0, x)?;
+        return Ok(0);
     }
     let defaulted = fixed_by_default(dae, causal);
     let free: Vec<usize> = causal
@@ -79,10 +151,8 @@ pub fn initialise(
             free: free.len(),
         });
     }
-    seed_explicit_states(dae, causal, model, &free, &mut x);
-    let iterations = newton(dae, model, &residuals, &free, t0, &mut x)?;
-    check_released(dae, model)?;
-    Ok((x, iterations))
+    seed_explicit_states(dae, causal, model, &free, x);
+    newton(dae, model, &residuals, &free, t0, x)
 }
 
 /// The dropped `fixed = true` conditions must hold where the constraints put their
@@ -286,10 +356,14 @@ fn values(
 ) -> Result<Vec<f64>, InitFailure> {
     evaluate(model, t, x)?;
     let point = model.point();
+    let at = AtHomotopy {
+        point: &point,
+        lambda: model.homotopy(),
+    };
     Ok(residuals
         .iter()
         .map(|&(what, e)| {
-            let value = e.map_or(Ok(0.0), |e| dae.pool.eval(e, &point));
+            let value = e.map_or(Ok(0.0), |e| dae.pool.eval(e, &at));
             let value = value.unwrap_or(f64::NAN);
             match what {
                 InitialResidual::Fixed(v) => current(dae, &point, v) - value,
@@ -297,6 +371,27 @@ fn values(
             }
         })
         .collect())
+}
+
+/// A point of the model where `homotopy(actual, simplified)` reads `λ`.
+struct AtHomotopy<'a> {
+    point: &'a Point,
+    lambda: f64,
+}
+
+impl Values for AtHomotopy<'_> {
+    fn var(&self, v: VarId) -> Option<f64> {
+        self.point.var(v)
+    }
+    fn der(&self, v: VarId) -> Option<f64> {
+        self.point.der(v)
+    }
+    fn time(&self) -> Option<f64> {
+        self.point.time()
+    }
+    fn homotopy(&self) -> f64 {
+        self.lambda
+    }
 }
 
 /// A variable's value at `point`: an alias's through its binding (nothing computes it).

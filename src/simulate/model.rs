@@ -251,6 +251,19 @@ impl CompiledModel {
         self.forget_evaluations();
     }
 
+    /// The homotopy parameter `λ`.
+    pub fn homotopy(&self) -> f64 {
+        self.regs[self.tape.homotopy as usize]
+    }
+
+    /// Sets the homotopy parameter `λ` (1 for the actual model) and recomputes what depends
+    /// on parameters only.
+    pub fn set_homotopy(&mut self, lambda: f64) {
+        self.regs[self.tape.homotopy as usize] = lambda;
+        self.tape.run_setup(&mut self.regs);
+        self.forget_evaluations();
+    }
+
     /// Writes the time, and the time relations with breakpoints read.
     fn set_time(&mut self, t: f64) {
         self.regs[self.tape.time_reg() as usize] = t;

@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
 use crate::dae::{Dae, VarKind};
-use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId};
+use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId, homotopy};
 use crate::newton;
 use crate::structure::Unknown;
 
@@ -76,6 +76,8 @@ pub enum Instr {
     Call2(Func2, Reg, Reg, Reg),
     /// `dst = if c != 0 then a else b`
     Select(Reg, Reg, Reg, Reg),
+    /// `dst = homotopy(a, b)` at `λ`: `a` where `λ = 1`, else `λ·a + (1 − λ)·b`.
+    Homotopy(Reg, Reg, Reg, Reg),
     Cmp(CmpOp, Reg, Reg, Reg),
     And(Reg, Reg, Reg),
     Or(Reg, Reg, Reg),
@@ -102,7 +104,7 @@ impl Instr {
             | Instr::Call(_, d, a)
             | Instr::Not(d, a)
             | Instr::Copy(d, a) => ([d, a, d, d], 2),
-            Instr::Select(d, c, a, b) => ([d, c, a, b], 4),
+            Instr::Select(d, c, a, b) | Instr::Homotopy(d, c, a, b) => ([d, c, a, b], 4),
         }
     }
 
@@ -125,6 +127,7 @@ impl Instr {
             Instr::Not(..) => Instr::Not(d, a),
             Instr::Copy(..) => Instr::Copy(d, a),
             Instr::Select(..) => Instr::Select(d, a, b, c),
+            Instr::Homotopy(..) => Instr::Homotopy(d, a, b, c),
         }
     }
 }
@@ -227,6 +230,9 @@ pub struct Tape {
     /// the integrators hold it inside the interval between two breakpoints, so that such a
     /// relation switches exactly at its breakpoint.
     pub switch_time: Reg,
+    /// The register of the homotopy parameter `λ` (1 but while initialisation follows a
+    /// homotopy).
+    pub homotopy: Reg,
     /// Registers holding each such relation's parameter side (its breakpoint), set by the
     /// setup code.
     pub breakpoints: Vec<Reg>,
@@ -618,6 +624,9 @@ impl Compiler<'_> {
                 _ => Instr::Pow(dst, a(0), a(1)),
             },
             Node::Call(f, _) => Instr::Call(f, dst, a(0)),
+            Node::Call2(Func2::Homotopy, ..) => {
+                Instr::Homotopy(dst, self.tape.homotopy, a(0), a(1))
+            }
             Node::Call2(f, ..) => Instr::Call2(f, dst, a(0), a(1)),
             Node::If(..) => Instr::Select(dst, a(0), a(1), a(2)),
             Node::Cmp(op, ..) => Instr::Cmp(op, dst, a(0), a(1)),
@@ -792,6 +801,7 @@ pub fn compile(
     let n = dae.variables.len();
     let base = 2 * n + 1 + if mode == WeakReads::Exchanged { n } else { 0 };
     let switch_time = base as Reg;
+    let homotopy = base as Reg + 1;
     let mut is_unknown = vec![false; base];
     for v in dae.var_ids() {
         match dae.var(v).kind {
@@ -809,12 +819,13 @@ pub fn compile(
             steps: Vec::with_capacity(causal.steps.len()),
             setup: 0..0,
             extra: Vec::with_capacity(extra.len()),
-            registers: base + 1,
-            constants: Vec::new(),
+            registers: base + 2,
+            constants: vec![(homotopy, 1.0)],
             vars: n,
             mode,
             max_loop: 0,
             switch_time,
+            homotopy,
             breakpoints: Vec::new(),
         },
         setup_code: Vec::new(),
@@ -1353,6 +1364,7 @@ pub(super) unsafe fn run_at(code: &[Instr], p: *mut f64) {
             Instr::Call(f, d, a) => set(d, f.apply(get(a))),
             Instr::Call2(f, d, a, b) => set(d, f.apply(get(a), get(b))),
             Instr::Select(d, c, a, b) => set(d, if get(c) != 0.0 { get(a) } else { get(b) }),
+            Instr::Homotopy(d, l, a, b) => set(d, homotopy(get(l), get(a), get(b))),
             Instr::Cmp(op, d, a, b) => set(d, truth(op.apply(get(a), get(b)))),
             Instr::And(d, a, b) => set(d, truth(get(a) != 0.0 && get(b) != 0.0)),
             Instr::Or(d, a, b) => set(d, truth(get(a) != 0.0 || get(b) != 0.0)),
@@ -1437,10 +1449,13 @@ unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
                             dy
                         }
                     }
+                    // As `apply`: the actual model (the tape compiles it to `Homotopy`).
+                    Func2::Homotopy => dx,
                 };
                 (d, dt)
             }
             Instr::Select(d, c, a, b) => (d, if r(c) != 0.0 { t(a) } else { t(b) }),
+            Instr::Homotopy(d, l, a, b) => (d, homotopy(r(l), t(a), t(b))),
             Instr::Cmp(_, d, ..) | Instr::And(d, ..) | Instr::Or(d, ..) | Instr::Not(d, _) => {
                 (d, 0.0)
             }
