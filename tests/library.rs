@@ -220,10 +220,18 @@ fn the_experiment_annotation_gives_the_run_its_defaults_and_options_override_the
            Real x(start = 1, fixed = true);
          equation
            der(x) = -x;
-           annotation(experiment(StartTime = 0.5, StopTime = 2.5, Tolerance = 1e-9));
+           annotation(
+             Icon(graphics = {Line(points = {{0, 0}, {1, 1}})}),
+             Documentation(info = \"<html>(</html>\"),
+             experiment(StartTime = 0.5, StopTime = 2.5, Tolerance = 1e-9),
+             __Vendor(run = function f(x = 1)));
          end Decay;",
     );
+    // The annotations mocca does not read are skipped whole, a construct it does not build
+    // (a function partial application) included.
     let path = file.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&["parse", path]);
+    assert_eq!(code, 0, "{err}");
     // StopTime without Interval: 500 intervals, as OpenModelica takes them.
     let (csv, err, code) =
         cli_support::simulate_csv("experiment", &["simulate", path, "--method", "bdf"]);

@@ -294,7 +294,8 @@ pub type Spanned<'a> = Result<(usize, Tok<'a>, usize), LexError>;
 /// The token stream the parser reads. On top of logos it
 /// - turns `end` into [`Tok::EndSubscript`] inside square brackets,
 /// - fuses `initial equation` / `initial algorithm`,
-/// - rejects a number glued to letters (`12abc`, `1e`) as one malformed number.
+/// - rejects a number glued to letters (`12abc`, `1e`) as one malformed number,
+/// - keeps of an annotation only the arguments mocca reads ([`ANNOTATIONS_READ`]).
 ///
 /// Lexical errors never stop the parse: they are collected in [`Lexer::errors`] and a stand-in
 /// token is produced where that keeps the parse on track (a malformed number reads as `0.0`, an
@@ -303,6 +304,8 @@ pub struct Lexer<'a> {
     inner: logos::SpannedIter<'a, RawTok<'a>>,
     peeked: Option<(Result<RawTok<'a>, LexErrorKind>, std::ops::Range<usize>)>,
     bracket_depth: u32,
+    /// Tokens read ahead: the arguments of an annotation that are kept.
+    pending: std::collections::VecDeque<(usize, Tok<'a>, usize)>,
     pub errors: Vec<LexError>,
 }
 
@@ -312,6 +315,7 @@ impl<'a> Lexer<'a> {
             inner: RawTok::lexer(text).spanned(),
             peeked: None,
             bracket_depth: 0,
+            pending: std::collections::VecDeque::new(),
             errors: Vec::new(),
         }
     }
@@ -353,10 +357,79 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// The annotations mocca reads: of a class, `experiment` (Modelica 18.4). The others
+/// (graphics, documentation, dialogs: most of a library's text) are skipped by the lexer.
+const ANNOTATIONS_READ: [&str; 1] = ["experiment"];
+
 impl<'a> Iterator for Lexer<'a> {
     type Item = Spanned<'a>;
 
     fn next(&mut self) -> Option<Spanned<'a>> {
+        if let Some(tok) = self.pending.pop_front() {
+            return Some(Ok(tok));
+        }
+        let tok = self.next_token()?;
+        if let Ok((_, Tok::Raw(RawTok::Annotation), _)) = tok {
+            self.keep_annotations_read();
+        }
+        Some(tok)
+    }
+}
+
+impl<'a> Lexer<'a> {
+    /// After `annotation`: reads its `(…)` and queues it with only the arguments in
+    /// [`ANNOTATIONS_READ`]. Each argument is skipped whole, up to the comma or parenthesis
+    /// that ends it at its own depth.
+    fn keep_annotations_read(&mut self) {
+        match self.next_token() {
+            Some(Ok(open @ (_, Tok::Raw(RawTok::LParen), _))) => self.pending.push_back(open),
+            Some(Ok(other)) => return self.pending.push_back(other),
+            _ => return,
+        }
+        let mut argument: Vec<(usize, Tok<'a>, usize)> = Vec::new();
+        let mut kept_any = false;
+        let mut depth = 0u32;
+        while let Some(Ok(tok)) = self.next_token() {
+            let ends_argument =
+                depth == 0 && matches!(tok.1, Tok::Raw(RawTok::Comma | RawTok::RParen));
+            if ends_argument {
+                let read = matches!(argument.first(), Some((_, Tok::Raw(RawTok::Ident(name)), _))
+                    if ANNOTATIONS_READ.contains(name));
+                if read {
+                    if kept_any {
+                        let at = argument[0].0;
+                        self.pending.push_back((at, Tok::Raw(RawTok::Comma), at));
+                    }
+                    self.pending.extend(argument.drain(..));
+                    kept_any = true;
+                }
+                argument.clear();
+                if matches!(tok.1, Tok::Raw(RawTok::RParen)) {
+                    self.pending.push_back(tok);
+                    return;
+                }
+                continue;
+            }
+            match tok.1 {
+                Tok::Raw(RawTok::LParen | RawTok::LBracket | RawTok::LBrace) => depth += 1,
+                Tok::Raw(RawTok::RParen | RawTok::RBracket | RawTok::RBrace) => {
+                    depth = depth.saturating_sub(1)
+                }
+                _ => {}
+            }
+            // Only a kept argument's tokens are worth holding.
+            let skipped = matches!(argument.first(), Some((_, first, _))
+                if !matches!(first, Tok::Raw(RawTok::Ident(name)) if ANNOTATIONS_READ.contains(name)));
+            if !skipped {
+                argument.push(tok);
+            }
+        }
+        // The file ended inside the annotation: what was read goes to the parser, which
+        // reports the missing parenthesis.
+        self.pending.extend(argument);
+    }
+
+    fn next_token(&mut self) -> Option<Spanned<'a>> {
         loop {
             let (raw, range) = self.next_raw()?;
             let (start, end) = (range.start, range.end);
