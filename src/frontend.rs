@@ -4,7 +4,9 @@ use crate::dae::Dae;
 use crate::diagnostics::{self, Diagnostic};
 use crate::flatten::{self, Override, Request};
 use crate::source::{FileId, SourceMap, Span};
-use crate::syntax::ast::StoredDefinition;
+use crate::syntax::ast::{
+    ClassBody, ClassDef, ComponentRef, ElementKind, EquationKind, Ident, StoredDefinition,
+};
 use crate::{load, syntax};
 
 /// A flattened model with the sources its spans point into.
@@ -113,9 +115,18 @@ impl Loaded {
     /// its warnings, or the diagnostics that say why not.
     pub fn flatten(&self, model: Option<&str>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
         let asts: Vec<_> = self.asts.iter().collect();
+        self.flatten_files(&asts, &self.asts[self.default_file], model)
+    }
+
+    fn flatten_files(
+        &self,
+        asts: &[&StoredDefinition],
+        default_file: &StoredDefinition,
+        model: Option<&str>,
+    ) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
         let request = Request {
-            files: &asts,
-            default_file: &self.asts[self.default_file],
+            files: asts,
+            default_file,
             model,
             overrides: &self.overrides,
             unsupported: &self.unsupported,
@@ -134,11 +145,110 @@ impl Loaded {
         }
     }
 
+    /// The `connect` equations the class whose name is at `class` writes in its own equation
+    /// section (not those it inherits or its components write), in order.
+    pub fn connects_of(&self, class: Span) -> Vec<ConnectSite> {
+        let Some(def) = self
+            .asts
+            .iter()
+            .find_map(|ast| find_class(&ast.classes, class))
+        else {
+            return Vec::new();
+        };
+        let ClassBody::Long(composition) = &def.body else {
+            return Vec::new();
+        };
+        composition
+            .equations
+            .iter()
+            .filter_map(|eq| match &eq.kind {
+                EquationKind::Connect { a, b } => Some(ConnectSite {
+                    span: eq.span,
+                    a: a.cref.clone(),
+                    b: b.cref.clone(),
+                    weak: a.weak.is_some() || b.weak.is_some(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// [`Loaded::flatten`] with the `connect` equation at `at` made weak: its first side weak
+    /// in `weak[0]`, its second in `weak[1]` (`connect(a(weak v), b(weak i))`).
+    pub fn flatten_with_weak(
+        &self,
+        model: Option<&str>,
+        at: Span,
+        weak: [&str; 2],
+    ) -> Result<(Dae, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let edited = self.asts.iter().position(|ast| ast.span.file == at.file);
+        let Some(edited) = edited else {
+            return self.flatten(model);
+        };
+        let mut copy = self.asts[edited].clone();
+        mark_weak(&mut copy.classes, at, weak);
+        let asts: Vec<&StoredDefinition> = (self.asts.iter().enumerate())
+            .map(|(i, ast)| if i == edited { &copy } else { ast })
+            .collect();
+        self.flatten_files(&asts, asts[self.default_file], model)
+    }
+
     /// The models, blocks and classes in `package` (or named `package`) that have an
     /// `experiment` annotation, by full name in declaration order.
     pub fn models_with_experiment(&self, package: &str) -> Vec<String> {
         let asts: Vec<_> = self.asts.iter().collect();
         flatten::models_with_experiment(&asts, package)
+    }
+}
+
+/// A `connect(a, b)` of a model's equation section.
+#[derive(Clone, Debug)]
+pub struct ConnectSite {
+    /// The whole equation.
+    pub span: Span,
+    pub a: ComponentRef,
+    pub b: ComponentRef,
+    /// Whether it is written weak already.
+    pub weak: bool,
+}
+
+/// The class whose name is at `name`, among `classes` and the classes they hold.
+fn find_class(classes: &[ClassDef], name: Span) -> Option<&ClassDef> {
+    classes.iter().find_map(|def| {
+        if def.name.span == name {
+            return Some(def);
+        }
+        let ClassBody::Long(composition) = &def.body else {
+            return None;
+        };
+        composition.elements.iter().find_map(|e| match &e.kind {
+            ElementKind::Class(inner) => find_class(std::slice::from_ref(&**inner), name),
+            _ => None,
+        })
+    })
+}
+
+/// Makes the `connect` equation at `at`, wherever it is among `classes`, weak in `weak`.
+fn mark_weak(classes: &mut [ClassDef], at: Span, weak: [&str; 2]) {
+    for def in classes {
+        let ClassBody::Long(composition) = &mut def.body else {
+            continue;
+        };
+        for eq in composition.equations.iter_mut().filter(|eq| eq.span == at) {
+            if let EquationKind::Connect { a, b } = &mut eq.kind {
+                for (side, name) in [(a, weak[0]), (b, weak[1])] {
+                    side.weak = Some(Ident {
+                        name: name.to_string(),
+                        span: side.cref.span,
+                    });
+                }
+            }
+        }
+        for element in &mut composition.elements {
+            if let ElementKind::Class(inner) = &mut element.kind {
+                mark_weak(std::slice::from_mut(&mut **inner), at, weak);
+            }
+        }
     }
 }
 

@@ -37,6 +37,7 @@ mod reduce;
 mod script;
 mod separability;
 mod simulate;
+mod suggest_weak;
 mod table;
 
 use std::io::IsTerminal;
@@ -66,6 +67,7 @@ const EXAMPLES: &str = "Examples:
   mocca check examples/rc_ladder_weak.mo           balance, sizes and weak subsystems
   mocca simulate examples/quarter_car.mo --method bdf --stop 3 --out car.csv
   mocca cycles examples/heat_exchanger.mo -p N=30  time scales and a partition proposal
+  mocca suggest-weak examples/rc_ladder.mo --step 0.1   where to cut with `weak`
   mocca compare examples/heat_exchanger.mo -p N=30 --step 0.01 --stop 10
   mocca reduce examples/quarter_car.mo --stop 3 --verify --out car_reduced.mo
   mocca emit examples/rc_ladder.mo --method heun --step 0.01 --out rc_ladder_crate
@@ -102,6 +104,9 @@ pub enum Command {
     Cycles(cycles::CyclesArgs),
     /// The separability map over a grid of gain bounds α, optionally drawn as SVG or PNG
     Separability(separability::SeparabilityArgs),
+    /// Rank the model's connections as weak cuts: subsystems, the decoupled scheme's spectral
+    /// radius and largest stable step, lag error, cost; `--apply K` writes the K-th cut
+    SuggestWeak(suggest_weak::SuggestWeakArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -158,6 +163,7 @@ impl Command {
             Command::Emit(a) => Some(&a.model),
             Command::Cycles(a) => Some(&a.model),
             Command::Separability(a) => Some(&a.model),
+            Command::SuggestWeak(a) => Some(&a.model),
         }
     }
 
@@ -198,6 +204,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Script(args) => script::run(&args),
         Command::Cycles(args) => cycles::run(&args),
         Command::Separability(args) => separability::run(&args),
+        Command::SuggestWeak(args) => suggest_weak::run(&args),
     }
 }
 

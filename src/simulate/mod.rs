@@ -6,6 +6,7 @@
 //! matrix), `mixed` steps a partition's levels (explicit slow levels, an implicit fast one; `rows`
 //! compiles each level's rows to be evaluated alone), `partition`
 //! steps weak subsystems (one after the other, or at once on two threads), `run` ties them together
+//! `stability` takes the spectral radius of a weak-partitioned step,
 //! `events` finds and handles the hybrid DAE's events, `assertions` checks the model's
 //! `assert`s on the way, and `results` writes and compares
 //! trajectories.
@@ -26,6 +27,7 @@ pub mod partition;
 pub mod results;
 pub mod rows;
 pub mod run;
+pub mod stability;
 pub mod static_lu;
 pub mod system;
 pub mod tape;
