@@ -321,3 +321,44 @@ fn emit_fmu_refuses_a_model_with_events_and_an_unwritable_path() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("cannot write"), "{err}");
 }
+
+/// One `fmi2DoStep` of 0.05 on an FMU emitted with step 0.01: C1.v after it.
+const ONE_LONG_STEP: &str = r#"
+import json, sys
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+md = read_model_description(sys.argv[1])
+slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(sys.argv[1]),
+                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName='long')
+slave.instantiate()
+slave.setupExperiment(startTime=0.0)
+slave.enterInitializationMode()
+slave.exitInitializationMode()
+slave.doStep(0.0, 0.05)
+vr = [v.valueReference for v in md.modelVariables if v.name == 'C1.v']
+print(json.dumps({"C1.v": slave.getReal(vr)[0]}))
+slave.terminate()
+slave.freeInstance()
+"#;
+
+#[test]
+fn a_communication_step_of_several_steps_takes_them_all() {
+    if !fmpy_available() {
+        return;
+    }
+    let fmu = rc_ladder_fmu("rc_ladder_long_step");
+    let report = python(ONE_LONG_STEP, &[fmu.to_str().expect("utf-8")]);
+    let ours = mocca_run(
+        "examples/rc_ladder.mo",
+        &[],
+        1.0,
+        0.01,
+        &["C1.v".to_string()],
+    );
+    let after_five = ours["C1.v"][5];
+    let theirs = report["C1.v"].as_f64().expect("a value");
+    assert!(
+        (theirs - after_five).abs() <= 1e-12,
+        "{theirs} vs {after_five}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The FMI 2.0 co-simulation interface of the model: the C functions a master (FMPy, a HIL
-//! rig, Simulink) calls. `DoStep` advances the crate's [`Simulation`] with its method.
+//! rig, Simulink) calls. `DoStep` advances the crate's [`Simulation`] with its method, in
+//! steps of at most the crate's step.
 //!
 //! Value references are indices into `model::VARIABLES`; the parameters among them are
 //! settable until initialisation ends. No function unwinds across the C boundary: a panic
@@ -329,7 +330,11 @@ pub extern "C" fn fmi2DoStep(c: *mut c_void, t: f64, h: f64, _no_set_prior: i32)
         if (t - now).abs() > 1e-9 * (1.0 + now.abs()) {
             return inst.fail(&format!("the step starts at {t}, but the FMU is at {now}"));
         }
-        match sim.step(h) {
+        // Steps of at most the crate's step: a communication step of several takes as many.
+        let steps = ((h / model::STEP) * (1.0 - 1e-12)).ceil().max(1.0);
+        let substep = h / steps;
+        let stepped = (0..steps as u64).try_for_each(|_| sim.step(substep));
+        match stepped {
             Ok(()) => OK,
             Err(failure) => {
                 let message = format!("the step from {t} failed: {failure}");
