@@ -18,6 +18,12 @@ use crate::emit::{Settings, Stepping, crate_files, fmu};
 use crate::jacobian::ode_jacobian_with;
 use crate::simulate::run::Exchange;
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FmiType {
+    Cs,
+    Me,
+}
+
 #[derive(Args, Debug)]
 pub struct EmitArgs {
     #[command(flatten)]
@@ -38,6 +44,9 @@ pub struct EmitArgs {
     /// goes to `--out` when given, else to a temporary directory)
     #[arg(long, value_name = "FILE.fmu")]
     pub fmu: Option<PathBuf>,
+    /// The FMU's interfaces: `cs` co-simulation; `me` Model Exchange as well
+    #[arg(long, value_enum, default_value_t = FmiType::Cs, requires = "fmu")]
+    pub fmi_type: FmiType,
     /// Replace what DIR holds
     #[arg(long)]
     pub force: bool,
@@ -147,7 +156,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     };
     let mut files = crate_files(&dae, &causal, &jac, &start, settings);
     if args.fmu.is_some() {
-        fmu::make_fmu_crate(&mut files);
+        fmu::make_fmu_crate(&mut files, args.fmi_type == FmiType::Me);
     }
     let crate_dir = args
         .out
@@ -157,8 +166,12 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         return super::failure_without_source(message, ExitCode::from(1));
     }
     if let Some(path) = &args.fmu {
-        let description = (&dae, &start, (grid.start, grid.stop, grid.step));
-        let packed = package_fmu(&crate_dir, &files, description, path);
+        let description = FmuDescription {
+            model: (&dae, &causal.states, &start),
+            grid: (grid.start, grid.stop, grid.step),
+            model_exchange: args.fmi_type == FmiType::Me,
+        };
+        let packed = package_fmu(&crate_dir, &files, &description, path);
         if args.out.is_none() {
             let _ = std::fs::remove_dir_all(&crate_dir);
         }
@@ -228,12 +241,25 @@ pub fn run(args: &EmitArgs) -> ExitCode {
 
 /// Builds the FMU crate in `dir` (its `files`) and writes the FMU to `path`: the model
 /// description, the shared library under `binaries/linux64/`, the sources under `sources/`.
+/// What the FMU's model description says besides the crate: the model, its states and the
+/// point its parameters take their values at, the default experiment, the interfaces.
+struct FmuDescription<'a> {
+    model: (
+        &'a crate::dae::Dae,
+        &'a [crate::expr::VarId],
+        &'a crate::causal::Point,
+    ),
+    grid: (f64, f64, f64),
+    model_exchange: bool,
+}
+
 fn package_fmu(
     dir: &Path,
     files: &[(String, String)],
-    (dae, start, grid): (&crate::dae::Dae, &crate::causal::Point, (f64, f64, f64)),
+    what: &FmuDescription<'_>,
     path: &Path,
 ) -> Result<(), String> {
+    let dae = what.model.0;
     let built = std::process::Command::new("cargo")
         .args(["build", "--release", "--lib", "--offline", "--quiet"])
         .current_dir(dir)
@@ -256,7 +282,13 @@ fn package_fmu(
         .find(|(p, _)| p == "src/model.rs")
         .map_or("", |(_, text)| text.as_str());
     let guid = fmu::guid(model_rs);
-    let description = fmu::model_description(dae, start, &identifier, &guid, grid);
+    let description = fmu::model_description(
+        what.model,
+        &identifier,
+        &guid,
+        what.grid,
+        what.model_exchange,
+    );
     let mut entries = vec![
         ("modelDescription.xml".to_string(), description.into_bytes()),
         (format!("binaries/linux64/{identifier}.so"), binary),

@@ -7,12 +7,13 @@ use std::fmt::Write as _;
 
 use crate::causal::Point;
 use crate::dae::{Dae, ScalarType, VarKind};
+use crate::expr::VarId;
 
 const FMI2: &str = include_str!("template/fmi2.rs");
 
-/// The crate's files made an FMU's: `src/fmi2.rs` added, `lib.rs` declaring it, and a
-/// `cdylib` beside the library.
-pub fn make_fmu_crate(files: &mut Vec<(String, String)>) {
+/// The crate's files made an FMU's: `src/fmi2.rs` added (offering Model Exchange with
+/// `model_exchange`), `lib.rs` declaring it, and a `cdylib` beside the library.
+pub fn make_fmu_crate(files: &mut Vec<(String, String)>, model_exchange: bool) {
     for (path, text) in files.iter_mut() {
         match path.as_str() {
             "Cargo.toml" => {
@@ -25,7 +26,11 @@ pub fn make_fmu_crate(files: &mut Vec<(String, String)>) {
             _ => {}
         }
     }
-    files.push(("src/fmi2.rs".to_string(), FMI2.to_string()));
+    let fmi2 = FMI2.replace(
+        "const MODEL_EXCHANGE: bool = false;",
+        &format!("const MODEL_EXCHANGE: bool = {model_exchange};"),
+    );
+    files.push(("src/fmi2.rs".to_string(), fmi2));
     files.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
@@ -33,11 +38,11 @@ pub fn make_fmu_crate(files: &mut Vec<(String, String)>) {
 /// in the crate's `model::VARIABLES`, the non-alias variables in order), its Real
 /// parameters settable before initialisation with their values at `start`.
 pub fn model_description(
-    dae: &Dae,
-    start: &Point,
+    (dae, states, start): (&Dae, &[VarId], &Point),
     identifier: &str,
     guid: &str,
     grid: (f64, f64, f64),
+    model_exchange: bool,
 ) -> String {
     let mut xml = String::new();
     let _ = writeln!(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
@@ -48,6 +53,9 @@ pub fn model_description(
          numberOfEventIndicators=\"0\">",
         escape(&dae.model)
     );
+    if model_exchange {
+        let _ = writeln!(xml, "  <ModelExchange modelIdentifier=\"{identifier}\"/>");
+    }
     let _ = writeln!(
         xml,
         "  <CoSimulation modelIdentifier=\"{identifier}\" \
@@ -59,14 +67,20 @@ pub fn model_description(
         grid.0, grid.1, grid.2
     );
     let _ = writeln!(xml, "  <ModelVariables>");
-    let listed = dae
-        .var_ids()
+    let listed: Vec<VarId> = (dae.var_ids())
         .filter(|&v| dae.var(v).kind != VarKind::Alias)
-        .enumerate();
-    for (reference, v) in listed {
+        .collect();
+    // 1-based positions in the list, as `ModelStructure` refers to variables.
+    let mut written = 0usize;
+    let mut position_of_state = vec![0usize; states.len()];
+    for (reference, &v) in listed.iter().enumerate() {
         let var = dae.var(v);
         if var.ty != ScalarType::Real {
             continue;
+        }
+        written += 1;
+        if let Some(i) = states.iter().position(|&s| s == v) {
+            position_of_state[i] = written;
         }
         let (attributes, value) = match var.kind {
             VarKind::Parameter => (
@@ -100,8 +114,37 @@ pub fn model_description(
         }
         let _ = writeln!(xml, "    </ScalarVariable>");
     }
+    let mut derivatives = Vec::new();
+    for (i, &v) in states.iter().enumerate() {
+        written += 1;
+        derivatives.push(written);
+        let _ = writeln!(
+            xml,
+            "    <ScalarVariable name=\"der({})\" valueReference=\"{}\" \
+             causality=\"local\" variability=\"continuous\">",
+            escape(&dae.var(v).name),
+            listed.len() + i
+        );
+        let _ = writeln!(xml, "      <Real derivative=\"{}\"/>", position_of_state[i]);
+        let _ = writeln!(xml, "    </ScalarVariable>");
+    }
     let _ = writeln!(xml, "  </ModelVariables>");
-    let _ = writeln!(xml, "  <ModelStructure/>");
+    let _ = writeln!(xml, "  <ModelStructure>");
+    let unknowns = |xml: &mut String, tag: &str, indices: &[usize]| {
+        let _ = writeln!(xml, "    <{tag}>");
+        for index in indices {
+            let _ = writeln!(xml, "      <Unknown index=\"{index}\"/>");
+        }
+        let _ = writeln!(xml, "    </{tag}>");
+    };
+    if !derivatives.is_empty() {
+        unknowns(&mut xml, "Derivatives", &derivatives);
+        let mut initial: Vec<usize> = position_of_state.clone();
+        initial.extend(&derivatives);
+        initial.sort_unstable();
+        unknowns(&mut xml, "InitialUnknowns", &initial);
+    }
+    let _ = writeln!(xml, "  </ModelStructure>");
     let _ = writeln!(xml, "</fmiModelDescription>");
     xml
 }

@@ -2,8 +2,12 @@
 //! rig, Simulink) calls. `DoStep` advances the crate's [`Simulation`] with its method, in
 //! steps of at most the crate's step.
 //!
-//! Value references are indices into `model::VARIABLES`; the parameters among them are
-//! settable until initialisation ends. No function unwinds across the C boundary: a panic
+//! Instantiated for Model Exchange, the master integrates: it sets the time and the states
+//! and reads the derivatives, and the breakpoints of time inputs are time events.
+//!
+//! Value references are indices into `model::VARIABLES`, then one per state derivative
+//! (`der(x)`, in `model::STATE_NAMES` order); the parameters are settable until
+//! initialisation ends. No function unwinds across the C boundary: a panic
 //! becomes `fmi2Fatal`, every misuse `fmi2Error` with a logged message.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
@@ -42,6 +46,12 @@ enum Phase {
     Instantiated(Model),
     Initializing(Model),
     Stepping(Box<Simulation>),
+    /// Model Exchange after initialisation: the master's time and states.
+    Continuous {
+        model: Box<Model>,
+        t: f64,
+        x: Vec<f64>,
+    },
     /// After an error, or terminated: only `Reset` and `FreeInstance` help.
     Ended,
 }
@@ -52,6 +62,8 @@ pub struct Instance {
     environment: *mut c_void,
     start: f64,
     phase: Phase,
+    /// Instantiated for Model Exchange.
+    exchange: bool,
 }
 
 impl Instance {
@@ -153,10 +165,10 @@ pub extern "C" fn fmi2Instantiate(
             environment: functions.map_or(std::ptr::null_mut(), |f| f.component_environment),
             start: model::START,
             phase: Phase::Instantiated(Model::new()),
+            exchange: kind == 0,
         };
-        // Co-simulation (1) only.
-        if kind != 1 {
-            instance.log(ERROR, "this FMU supports co-simulation only");
+        if !(kind == 1 || kind == 0 && MODEL_EXCHANGE) {
+            instance.log(ERROR, "this FMU does not support the interface asked for");
             return std::ptr::null_mut();
         }
         Box::into_raw(Box::new(instance)).cast::<c_void>()
@@ -221,6 +233,19 @@ pub extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> Status {
 pub extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
     with(c, |inst| {
         match std::mem::replace(&mut inst.phase, Phase::Ended) {
+            Phase::Initializing(mut model) if inst.exchange => match model.initialize(inst.start) {
+                Ok(x) => {
+                    model.enter_interval_from(inst.start);
+                    let t = inst.start;
+                    inst.phase = Phase::Continuous {
+                        model: Box::new(model),
+                        t,
+                        x,
+                    };
+                    OK
+                }
+                Err(failure) => inst.fail(&format!("initialization failed: {failure}")),
+            },
             Phase::Initializing(model) => match Simulation::new(model, inst.start) {
                 Ok(sim) => {
                     inst.phase = Phase::Stepping(Box::new(sim));
@@ -263,20 +288,34 @@ pub extern "C" fn fmi2GetReal(
     with(c, |inst| {
         // SAFETY: the master passes `n` references and room for `n` values.
         let (vr, values) = unsafe { (slice(vr, n), slice_mut(values, n)) };
-        let Some(bad) = vr.iter().find(|&&r| r as usize >= model::VARIABLES.len()) else {
+        let Some(bad) = vr.iter().find(|&&r| register_of(r).is_none()) else {
             return get(inst, vr, values);
         };
         inst.fail(&format!("unknown value reference {bad}"))
     })
 }
 
+/// The register of value reference `r`: a variable's, or a state derivative's.
+fn register_of(r: u32) -> Option<usize> {
+    let r = r as usize;
+    let variables = model::VARIABLES.len();
+    match model::VARIABLES.get(r) {
+        Some(&(_, reg)) => Some(reg),
+        None => model::WHOLE.derivatives.get(r - variables).copied(),
+    }
+}
+
 fn get(inst: &mut Instance, vr: &[u32], values: &mut [f64]) -> Status {
-    let regs: Vec<usize> = vr.iter().map(|&r| model::VARIABLES[r as usize].1).collect();
+    let regs: Vec<usize> = vr.iter().filter_map(|&r| register_of(r)).collect();
     let read = match &mut inst.phase {
         Phase::Instantiated(model) | Phase::Initializing(model) => {
             Ok(regs.iter().map(|&reg| model.register(reg)).collect())
         }
         Phase::Stepping(sim) => sim.registers_at_state(&regs),
+        Phase::Continuous { model, t, x } => {
+            let mut dx = vec![0.0; x.len()];
+            (model.rhs(*t, x, &mut dx)).map(|()| regs.iter().map(|&reg| model.register(reg)).collect())
+        }
         Phase::Ended => return inst.fail("the instance has ended: reset it"),
     };
     match read {
@@ -342,6 +381,172 @@ pub extern "C" fn fmi2DoStep(c: *mut c_void, t: f64, h: f64, _no_set_prior: i32)
                 inst.fail(&message)
             }
         }
+    })
+}
+
+/// Whether the FMU offers Model Exchange (`emit --fmi-type me` writes `true`).
+const MODEL_EXCHANGE: bool = false;
+
+/// The master's states and time, in Model Exchange after initialisation.
+fn continuous(inst: &mut Instance) -> Result<(&mut Model, &mut f64, &mut Vec<f64>), Status> {
+    if !matches!(inst.phase, Phase::Continuous { .. }) {
+        return Err(inst.fail("a Model Exchange function is allowed only after initialization"));
+    }
+    match &mut inst.phase {
+        Phase::Continuous { model, t, x } => Ok((model, t, x)),
+        _ => Err(FATAL),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2SetTime(c: *mut c_void, time: f64) -> Status {
+    with(c, |inst| {
+        if !time.is_finite() {
+            return inst.fail(&format!("the time {time} is not a finite number"));
+        }
+        match continuous(inst) {
+            Ok((_, t, _)) => {
+                *t = time;
+                OK
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2SetContinuousStates(c: *mut c_void, values: *const f64, n: usize) -> Status {
+    with(c, |inst| {
+        // SAFETY: the master passes `n` values.
+        let values = unsafe { slice(values, n) };
+        if values.iter().any(|v| !v.is_finite()) {
+            return inst.fail("a state cannot be set to a value that is not a finite number");
+        }
+        let copied = match continuous(inst) {
+            Ok((_, _, x)) if x.len() == n => {
+                x.copy_from_slice(values);
+                true
+            }
+            Ok(_) => false,
+            Err(status) => return status,
+        };
+        if copied { OK } else { inst.fail("the number of states given is not the model's") }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetContinuousStates(c: *mut c_void, values: *mut f64, n: usize) -> Status {
+    with(c, |inst| {
+        // SAFETY: the master passes room for `n` values.
+        let values = unsafe { slice_mut(values, n) };
+        let copied = match continuous(inst) {
+            Ok((_, _, x)) if x.len() == n => {
+                values.copy_from_slice(x);
+                true
+            }
+            Ok(_) => false,
+            Err(status) => return status,
+        };
+        if copied { OK } else { inst.fail("the number of states asked for is not the model's") }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetNominalsOfContinuousStates(c: *mut c_void, values: *mut f64, n: usize) -> Status {
+    with(c, |_| {
+        // SAFETY: the master passes room for `n` values.
+        unsafe { slice_mut(values, n) }.fill(1.0);
+        OK
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetDerivatives(c: *mut c_void, values: *mut f64, n: usize) -> Status {
+    with(c, |inst| {
+        // SAFETY: the master passes room for `n` values.
+        let values = unsafe { slice_mut(values, n) };
+        let evaluated = match continuous(inst) {
+            Ok((_, _, x)) if x.len() != n => Err("the number of derivatives asked for is not the model's".to_string()),
+            Ok((model, t, x)) => model.rhs(*t, x, values).map_err(|f| format!("evaluating the model failed: {f}")),
+            Err(status) => return status,
+        };
+        match evaluated {
+            Ok(()) => OK,
+            Err(message) => inst.fail(&message),
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetEventIndicators(c: *mut c_void, _values: *mut f64, n: usize) -> Status {
+    with(c, |inst| if n == 0 { OK } else { inst.fail("the model has no event indicators") })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2EnterEventMode(c: *mut c_void) -> Status {
+    with(c, |inst| continuous(inst).map_or_else(|status| status, |_| OK))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2EnterContinuousTimeMode(c: *mut c_void) -> Status {
+    with(c, |inst| continuous(inst).map_or_else(|status| status, |_| OK))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2CompletedIntegratorStep(
+    c: *mut c_void,
+    _no_set_prior: i32,
+    enter_event_mode: *mut i32,
+    terminate: *mut i32,
+) -> Status {
+    with(c, |inst| {
+        // SAFETY: the master passes two writable flags (or null).
+        unsafe {
+            if let Some(flag) = enter_event_mode.as_mut() {
+                *flag = 0;
+            }
+            if let Some(flag) = terminate.as_mut() {
+                *flag = 0;
+            }
+        }
+        continuous(inst).map_or_else(|status| status, |_| OK)
+    })
+}
+
+/// `fmi2EventInfo`.
+#[repr(C)]
+pub struct EventInfo {
+    new_discrete_states_needed: i32,
+    terminate_simulation: i32,
+    nominals_changed: i32,
+    values_changed: i32,
+    next_event_time_defined: i32,
+    next_event_time: f64,
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2NewDiscreteStates(c: *mut c_void, info: *mut EventInfo) -> Status {
+    with(c, |inst| {
+        let (model, t, _) = match continuous(inst) {
+            Ok(state) => state,
+            Err(status) => return status,
+        };
+        // The relations on time hold their values up to the next breakpoint, a time event.
+        model.enter_interval_from(*t);
+        let now = *t;
+        let next = model.breakpoints().iter().copied().find(|&b| b > now);
+        // SAFETY: the master passes a writable event info (or null).
+        if let Some(info) = unsafe { info.as_mut() } {
+            *info = EventInfo {
+                new_discrete_states_needed: 0,
+                terminate_simulation: 0,
+                nominals_changed: 0,
+                values_changed: 0,
+                next_event_time_defined: i32::from(next.is_some()),
+                next_event_time: next.unwrap_or(0.0),
+            };
+        }
+        OK
     })
 }
 

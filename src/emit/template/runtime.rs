@@ -910,6 +910,17 @@ impl Model {
             .map(|&(_, reg)| self.regs.r[reg])
     }
 
+    /// The times where a time input breaks (an FMU's time events).
+    pub fn breakpoints(&self) -> &[f64] {
+        &self.regs.breakpoints
+    }
+
+    /// Holds the relations with breakpoints at their values in the interval from `t` to the
+    /// next breakpoint (after an event at `t`).
+    pub fn enter_interval_from(&mut self, t: f64) {
+        self.regs.enter_interval_from(t);
+    }
+
     /// Register `reg` as the model was last evaluated (before initialisation: its parameter,
     /// start or setup value).
     pub fn register(&self, reg: usize) -> f64 {
