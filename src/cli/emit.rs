@@ -14,7 +14,7 @@ use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
 use crate::diagnostics::Diagnostic;
-use crate::emit::{Settings, Stepping, crate_files};
+use crate::emit::{Settings, Stepping, crate_files, fmu};
 use crate::jacobian::ode_jacobian_with;
 use crate::simulate::run::Exchange;
 
@@ -32,8 +32,12 @@ pub struct EmitArgs {
     #[command(flatten)]
     pub partition: PartitionArgs,
     /// The directory to write the crate into (created; it must be empty or absent)
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "fmu")]
+    pub out: Option<PathBuf>,
+    /// Build the crate as an FMI 2.0 co-simulation FMU and write it to FILE.fmu (the crate
+    /// goes to `--out` when given, else to a temporary directory)
+    #[arg(long, value_name = "FILE.fmu")]
+    pub fmu: Option<PathBuf>,
     /// Replace what DIR holds
     #[arg(long)]
     pub force: bool,
@@ -54,7 +58,14 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     if let Err(m) = args.grid.check() {
         return super::usage_error(m);
     }
-    if let Err(message) = check_directory(&args.out, args.force) {
+    if let Some(out) = &args.out
+        && let Err(message) = check_directory(out, args.force)
+    {
+        return super::failure_without_source(message, ExitCode::from(1));
+    }
+    if let Some(fmu) = &args.fmu
+        && let Err(message) = super::check_writable(fmu)
+    {
         return super::failure_without_source(message, ExitCode::from(1));
     }
     let (flat, structure) = match load_and_analyse(&args.model) {
@@ -134,9 +145,26 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         grid: (grid.start, grid.stop, grid.step),
         tol: grid.tol,
     };
-    let files = crate_files(&dae, &causal, &jac, &start, settings);
-    if let Err(message) = write_crate(&args.out, &files) {
+    let mut files = crate_files(&dae, &causal, &jac, &start, settings);
+    if args.fmu.is_some() {
+        fmu::make_fmu_crate(&mut files);
+    }
+    let crate_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("mocca-fmu-{}", std::process::id())));
+    if let Err(message) = write_crate(&crate_dir, &files) {
         return super::failure_without_source(message, ExitCode::from(1));
+    }
+    if let Some(path) = &args.fmu {
+        let description = (&dae, &start, (grid.start, grid.stop, grid.step));
+        let packed = package_fmu(&crate_dir, &files, description, path);
+        if args.out.is_none() {
+            let _ = std::fs::remove_dir_all(&crate_dir);
+        }
+        if let Err(message) = packed {
+            return super::failure_without_source(message, ExitCode::from(1));
+        }
     }
     let name = |i: &usize| dae.var(causal.states[*i]).name.as_str();
     let levels: Vec<(Vec<&str>, &str, u64)> = match stepping {
@@ -163,7 +191,12 @@ pub fn run(args: &EmitArgs) -> ExitCode {
             })
             .collect(),
     };
-    let out = args.out.display().to_string();
+    let out = args
+        .fmu
+        .as_ref()
+        .or(args.out.as_ref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     match args.model.format() {
         Format::Json => super::print_json(&json!({
             "model": dae.model,
@@ -182,11 +215,59 @@ pub fn run(args: &EmitArgs) -> ExitCode {
             for (states, method, rate) in &levels {
                 outln!("  {method} ×{rate}: {} states", states.len());
             }
-            outln!("build and run: cd {out} && cargo run --release -- --out result.csv");
+            if args.fmu.is_some() {
+                outln!("run it with FMPy: python3 -m fmpy simulate {out}");
+            } else {
+                outln!("build and run: cd {out} && cargo run --release -- --out result.csv");
+            }
         }
     }
     super::leave_allocated((dae, causal, jac, structure));
     ExitCode::SUCCESS
+}
+
+/// Builds the FMU crate in `dir` (its `files`) and writes the FMU to `path`: the model
+/// description, the shared library under `binaries/linux64/`, the sources under `sources/`.
+fn package_fmu(
+    dir: &Path,
+    files: &[(String, String)],
+    (dae, start, grid): (&crate::dae::Dae, &crate::causal::Point, (f64, f64, f64)),
+    path: &Path,
+) -> Result<(), String> {
+    let built = std::process::Command::new("cargo")
+        .args(["build", "--release", "--lib", "--offline", "--quiet"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run cargo to build the FMU: {e}"))?;
+    if !built.status.success() {
+        let stderr = String::from_utf8_lossy(&built.stderr);
+        return Err(format!("building the FMU's library failed:\n{stderr}"));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|t| if t.is_absolute() { t } else { dir.join(t) })
+        .unwrap_or_else(|| dir.join("target"));
+    let library = target.join("release").join("libemitted.so");
+    let binary = std::fs::read(&library)
+        .map_err(|e| format!("cannot read the built library `{}`: {e}", library.display()))?;
+    let identifier = crate::emit::binary_name(&dae.model);
+    let model_rs = files
+        .iter()
+        .find(|(p, _)| p == "src/model.rs")
+        .map_or("", |(_, text)| text.as_str());
+    let guid = fmu::guid(model_rs);
+    let description = fmu::model_description(dae, start, &identifier, &guid, grid);
+    let mut entries = vec![
+        ("modelDescription.xml".to_string(), description.into_bytes()),
+        (format!("binaries/linux64/{identifier}.so"), binary),
+    ];
+    entries.extend(
+        files
+            .iter()
+            .map(|(p, text)| (format!("sources/{p}"), text.clone().into_bytes())),
+    );
+    let archive = fmu::zip(&entries);
+    super::write_whole(path, |partial| std::fs::write(partial, &archive))
 }
 
 /// `dir` may be written: absent, empty, or (with `force`) replaced.

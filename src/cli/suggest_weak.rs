@@ -24,7 +24,7 @@ use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::format_number;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::Exchange;
-use crate::simulate::stability::{Limit, Scheme, spectral_radius, stability_limit};
+use crate::simulate::stability::{DecoupledStep, Limit, Scheme, stability_limit};
 use crate::source::SourceMap;
 use crate::structure::Structure;
 
@@ -354,11 +354,14 @@ fn assess(
         Err(why) => return Outcome::Rejected(why),
     };
     let model = (&dae, &structure, &causal, &held);
-    let radius_at = |h: f64| -> Result<f64, String> {
+    let mut steps: Vec<DecoupledStep> = (cut_points.iter())
+        .map(|p| DecoupledStep::new(model, p, scheme))
+        .collect();
+    let mut radius_at = |h: f64| -> Result<f64, String> {
         let mut worst: f64 = 0.0;
-        for p in &cut_points {
-            let r = spectral_radius(model, p, scheme, h)
-                .map_err(|f| format!("the partitioned step fails: {f:?}"))?;
+        for s in &mut steps {
+            let r =
+                (s.spectral_radius(h)).map_err(|f| format!("the partitioned step fails: {f:?}"))?;
             worst = worst.max(r);
         }
         Ok(worst)
@@ -367,7 +370,7 @@ fn assess(
         Ok(r) => r,
         Err(why) => return Outcome::Rejected(why),
     };
-    let limit = match stability_limit(step, radius_at) {
+    let limit = match stability_limit(step, &mut radius_at) {
         Ok(limit) => limit,
         Err(why) => return Outcome::Rejected(why),
     };

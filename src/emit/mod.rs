@@ -10,6 +10,7 @@
 //! [`Model`]: template/lib.rs
 
 mod code;
+pub mod fmu;
 pub mod model;
 mod program;
 mod rust;

@@ -30,73 +30,89 @@ pub struct Scheme {
     pub exchange: Exchange,
 }
 
-/// The spectral radius of the weak-partitioned step at `h`, linearised at `point` (every
-/// variable consistent, as a simulation's start is).
-pub fn spectral_radius(
-    model: (&Dae, &Structure, &Causal, &OdeJacobian),
-    point: &Point,
-    scheme: Scheme,
-    h: f64,
-) -> Result<f64, StepFailure> {
-    let matrix = step_matrix(model, point, scheme, h)?;
-    Ok(matrix
-        .complex_eigenvalues()
-        .iter()
-        .map(|z| z.norm())
-        .fold(0.0, f64::max))
+/// The weak-partitioned step from one point, to be linearised at any step size: the model
+/// is compiled once (the implicit stages refactor when the step changes).
+pub struct DecoupledStep {
+    split: Partitioned,
+    states: usize,
+    /// The states (in `Causal::states` order) and then the exchanged values at the point.
+    z0: Vec<f64>,
+    time: f64,
 }
 
-/// The step matrix over the states (in `Causal::states` order) and then the exchanged values.
-pub fn step_matrix(
-    model: (&Dae, &Structure, &Causal, &OdeJacobian),
-    point: &Point,
-    scheme: Scheme,
-    h: f64,
-) -> Result<DMatrix<f64>, StepFailure> {
-    let causal = model.2;
-    let options = Options {
-        method: scheme.method,
-        start: point.time,
-        stop: point.time + h,
-        steps: 1,
-        tol: NEWTON_TOL,
-        partition: Partition::Weak,
-        exchange: scheme.exchange,
-        max_step: f64::INFINITY,
-    };
-    let mut split = Partitioned::new(model, point, &options, None, false);
-    let states = causal.states.len();
-    let mut z0: Vec<f64> = (causal.states.iter())
-        .map(|v| point.vars[v.0 as usize])
-        .collect();
-    z0.extend(split.exchanged());
-    let mut step = |z: &[f64]| -> Result<Vec<f64>, StepFailure> {
-        let (x, exchanged) = z.split_at(states);
-        split.set_exchanged(exchanged);
-        let mut x = x.to_vec();
-        split.step_over(&[], (point.time, h), &mut x)?;
-        x.extend(split.exchanged());
-        Ok(x)
-    };
-    let base = step(&z0)?;
-    let n = z0.len();
-    let mut matrix = DMatrix::zeros(n, n);
-    for k in 0..n {
-        let delta = 1e-6 * (1.0 + z0[k].abs());
-        let mut z = z0.clone();
-        z[k] += delta;
-        let moved = step(&z)?;
-        for (i, (after, before)) in moved.iter().zip(&base).enumerate() {
-            matrix[(i, k)] = (after - before) / delta;
+impl DecoupledStep {
+    /// The step from `point` (every variable consistent, as a simulation's start is).
+    pub fn new(
+        model: (&Dae, &Structure, &Causal, &OdeJacobian),
+        point: &Point,
+        scheme: Scheme,
+    ) -> DecoupledStep {
+        let options = Options {
+            method: scheme.method,
+            start: point.time,
+            stop: f64::INFINITY,
+            steps: 1,
+            tol: NEWTON_TOL,
+            partition: Partition::Weak,
+            exchange: scheme.exchange,
+            max_step: f64::INFINITY,
+        };
+        let split = Partitioned::new(model, point, &options, None, false);
+        let causal = model.2;
+        let mut z0: Vec<f64> = (causal.states.iter())
+            .map(|v| point.vars[v.0 as usize])
+            .collect();
+        z0.extend(split.exchanged());
+        DecoupledStep {
+            split,
+            states: causal.states.len(),
+            z0,
+            time: point.time,
         }
     }
-    Ok(matrix)
+
+    /// The spectral radius of the step matrix at `h`.
+    pub fn spectral_radius(&mut self, h: f64) -> Result<f64, StepFailure> {
+        let matrix = self.matrix(h)?;
+        Ok(matrix
+            .complex_eigenvalues()
+            .iter()
+            .map(|z| z.norm())
+            .fold(0.0, f64::max))
+    }
+
+    /// The step matrix at `h` over the states and then the exchanged values.
+    pub fn matrix(&mut self, h: f64) -> Result<DMatrix<f64>, StepFailure> {
+        let base = self.step(&self.z0.clone(), h)?;
+        let n = self.z0.len();
+        let mut matrix = DMatrix::zeros(n, n);
+        for k in 0..n {
+            let delta = 1e-6 * (1.0 + self.z0[k].abs());
+            let mut z = self.z0.clone();
+            z[k] += delta;
+            let moved = self.step(&z, h)?;
+            for (i, (after, before)) in moved.iter().zip(&base).enumerate() {
+                matrix[(i, k)] = (after - before) / delta;
+            }
+        }
+        Ok(matrix)
+    }
+
+    /// One step of `h` from `z` (states, exchanged values): the same after it.
+    fn step(&mut self, z: &[f64], h: f64) -> Result<Vec<f64>, StepFailure> {
+        let (x, exchanged) = z.split_at(self.states);
+        self.split.set_exchanged(exchanged);
+        let mut x = x.to_vec();
+        self.split.step_over(&[], (self.time, h), &mut x)?;
+        x.extend(self.split.exchanged());
+        Ok(x)
+    }
 }
 
-/// How far the search for the stability limit goes from the step it starts at: 2²⁰ times
-/// larger, 2³⁰ times smaller.
-const GROW: u32 = 20;
-const SHRINK: u32 = 30;
+/// How far the search for the stability limit goes from the step it starts at, in factors of
+/// 4: 2²⁰ times larger, 2³⁰ times smaller.
+const GROW: u32 = 10;
+const SHRINK: u32 = 15;
 
 /// Where the scheme's stability ends, from `radius(h)`: the step at which the spectral radius
 /// reaches 1 first, searching up from `h` when it is stable there and down when it is not.
@@ -110,22 +126,26 @@ pub enum Limit {
     Unstable,
 }
 
-/// How closely the limit is bisected (relative).
+/// How closely the limit is found (relative).
 const LIMIT_TOL: f64 = 1e-9;
 
-/// Multiplies the step from `h` by `factor` up to `steps` times until the scheme's
-/// stability (`radius < 1`) is `stable`: the step before and the step where it is.
+/// A step and the spectral radius there.
+type Probe = (f64, f64);
+
+/// Multiplies the step from `from` by `factor` up to `steps` times until the scheme's
+/// stability (`radius < 1`) is `stable`: the probe before and the probe where it is.
 fn walk<E>(
-    h: f64,
+    from: Probe,
     factor: f64,
     steps: u32,
     stable: bool,
     radius: &mut impl FnMut(f64) -> Result<f64, E>,
-) -> Result<Option<(f64, f64)>, E> {
-    let mut last = h;
+) -> Result<Option<(Probe, Probe)>, E> {
+    let mut last = from;
     for _ in 0..steps {
-        let next = factor * last;
-        if (radius(next)? < 1.0) == stable {
+        let h = factor * last.0;
+        let next = (h, radius(h)?);
+        if (next.1 < 1.0) == stable {
             return Ok(Some((last, next)));
         }
         last = next;
@@ -133,32 +153,60 @@ fn walk<E>(
     Ok(None)
 }
 
-/// Searches the step at which `radius` crosses 1, doubling or halving from `h` and then by
-/// bisection.
+/// Searches the step at which `radius` crosses 1: multiplying or dividing by 4 from `h` to bracket
+/// it, then regula falsi with the Illinois modification (superlinear where the radius is
+/// smooth in the step, bracketing where it is not).
 pub fn stability_limit<E>(
     h: f64,
     mut radius: impl FnMut(f64) -> Result<f64, E>,
 ) -> Result<Limit, E> {
-    let (mut low, mut high) = if radius(h)? < 1.0 {
-        match walk(h, 2.0, GROW, false, &mut radius)? {
-            Some((low, high)) => (low, high),
+    let first = (h, radius(h)?);
+    let (mut low, mut high) = if first.1 < 1.0 {
+        match walk(first, 4.0, GROW, false, &mut radius)? {
+            Some(bracket) => bracket,
             None => return Ok(Limit::Unbounded),
         }
     } else {
-        match walk(h, 0.5, SHRINK, true, &mut radius)? {
+        match walk(first, 0.25, SHRINK, true, &mut radius)? {
             Some((high, low)) => (low, high),
             None => return Ok(Limit::Unstable),
         }
     };
-    while high - low > LIMIT_TOL * high {
-        let middle = 0.5 * (low + high);
-        if radius(middle)? < 1.0 {
-            low = middle;
+    // `low` is stable (radius < 1), `high` is not; f = radius − 1.
+    let (mut f_low, mut f_high) = (low.1 - 1.0, high.1 - 1.0);
+    let mut kept = 0i8;
+    for _ in 0..200 {
+        if high.0 - low.0 <= LIMIT_TOL * high.0 {
+            break;
+        }
+        let secant = (low.0 * f_high - high.0 * f_low) / (f_high - f_low);
+        let h = if secant > low.0 && secant < high.0 {
+            secant
         } else {
-            high = middle;
+            0.5 * (low.0 + high.0)
+        };
+        let probe = (h, radius(h)?);
+        let f = probe.1 - 1.0;
+        if f.abs() < 1e-14 {
+            return Ok(Limit::Below(h));
+        }
+        if f < 0.0 {
+            low = probe;
+            f_low = f;
+            if kept == -1 {
+                f_high *= 0.5;
+            }
+            kept = -1;
+        } else {
+            high = probe;
+            f_high = f;
+            if kept == 1 {
+                f_low *= 0.5;
+            }
+            kept = 1;
         }
     }
-    Ok(Limit::Below(low))
+    Ok(Limit::Below(low.0))
 }
 
 #[cfg(test)]

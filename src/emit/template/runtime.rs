@@ -910,6 +910,12 @@ impl Model {
             .map(|&(_, reg)| self.regs.r[reg])
     }
 
+    /// Register `reg` as the model was last evaluated (before initialisation: its parameter,
+    /// start or setup value).
+    pub fn register(&self, reg: usize) -> f64 {
+        self.regs.r[reg]
+    }
+
     /// The model as one system.
     pub fn system(&mut self) -> System<'_> {
         self.system_with(None)
@@ -1889,16 +1895,22 @@ impl Simulation {
         let Some(&(_, reg)) = model::VARIABLES.iter().find(|&&(n, _)| n == name) else {
             return Ok(None);
         };
-        match &self.integrator {
+        Ok(self.registers_at_state(&[reg])?.first().copied())
+    }
+
+    /// Registers `regs` at the current time and state (the model evaluated there once).
+    pub fn registers_at_state(&mut self, regs: &[usize]) -> Result<Vec<f64>, Failure> {
+        let file = match &self.integrator {
             // The registers hold the last evaluation, a stage's: evaluate at the state.
             Integrator::Whole(..) => {
                 let mut dx = vec![0.0; self.x.len()];
                 self.model.rhs(self.t, &self.x, &mut dx)?;
-                Ok(Some(self.model.regs.r[reg]))
+                &self.model.regs.r
             }
             // After a step every subsystem was evaluated at its new state, then the outputs.
-            Integrator::Weak(w) => Ok(Some(w.regs.r[reg])),
-        }
+            Integrator::Weak(w) => &w.regs.r,
+        };
+        Ok(regs.iter().map(|&reg| file[reg]).collect())
     }
 }
 
