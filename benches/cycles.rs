@@ -1,4 +1,4 @@
-//! Cycle analysis (SPEC §7, issue 6): Johnson's enumeration of J's simple cycles streamed into
+//! Cycle analysis (SPEC §7): Johnson's enumeration of J's simple cycles streamed into
 //! the per-state bounds `h̄_i`.
 //!
 //! Graphs:

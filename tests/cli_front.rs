@@ -55,7 +55,7 @@ fn an_override_of_a_component_is_an_error_naming_it() {
 }
 
 /// Sizes are counted before anything is allocated: a 10¹⁰-element declaration is an error at
-/// once (it used to run for half a minute up to 11 GB and abort).
+/// once, instead of running for half a minute up to 11 GB and aborting.
 #[test]
 fn a_declaration_over_the_size_limit_is_an_error_before_allocating() {
     let path = model_file(

@@ -159,7 +159,7 @@ fn bdf_keeps_below_the_largest_step() {
     assert!((x - (-10.0_f64).exp()).abs() < 1e-6, "x(10) = {x}");
 }
 
-/// The issue's own command: the road ends at 0.2 through the binary too.
+/// The quarter car under BDF through the binary: the road ends at 0.2 there too.
 #[test]
 fn the_quarter_car_under_bdf_through_the_binary() {
     let (csv, err, code) = simulate_csv(

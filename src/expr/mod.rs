@@ -753,7 +753,7 @@ mod tests {
     }
 
     /// Constants fold to finite results only: the rest stay operations that evaluate to
-    /// IEEE's infinity or NaN (`0/0` used to fold to 0 through `0/a = 0`).
+    /// IEEE's infinity or NaN (`0/0` does not fold to 0 through `0/a = 0`).
     #[test]
     fn constants_fold_only_to_finite_numbers() {
         let mut pool = ExprPool::new();

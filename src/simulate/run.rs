@@ -569,10 +569,10 @@ pub fn simulate_bdf_observed(
     mut progress: impl FnMut(u64),
 ) -> Result<Trajectory, Failure> {
     let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
-    // Analysed on this thread, after the compile. On a second thread (until 2026-11-24) the
-    // two overlapped, but on the two-processor machines measured each ran about half as
-    // fast while the other ran, and starting the thread cost 50-100 us: the setup took
-    // longer in most runs (BENCHMARKS.md).
+    // Analysed on this thread, after the compile. On a second thread the two would overlap,
+    // but on the two-processor machines measured each runs about half as fast while the
+    // other runs, and starting the thread costs 50-100 us: the setup takes longer in most
+    // runs (BENCHMARKS.md).
     let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
     model.enter_interval_from(options.start);
     let mut events = events_from_start(m.dae, m.causal, &mut model, options)?;

@@ -651,7 +651,7 @@ pub const MIN_PIECES_ROWS: usize = 256;
 
 /// Below this many rows a solve in pieces runs on one thread, its pieces' rows interleaved:
 /// there the second thread's hand-overs cost more than it saves. (The heat exchanger's BDF
-/// run, one thread interleaved against two, 2026-11-24: 41 against 54-67 ms at 3 000 rows,
+/// run, one thread interleaved against two: 41 against 54-67 ms at 3 000 rows,
 /// 56 against 59-66 ms at 3 600; 82-87 against 75-82 ms at 4 500, 139-141 against
 /// 111-114 ms at 6 000 and 307-309 against 219-228 ms at 9 000.)
 pub const MIN_THREADED_ROWS: usize = 4096;
