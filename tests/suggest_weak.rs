@@ -3,6 +3,7 @@
 //! the power shaft, and on bad input.
 
 mod cli_support;
+mod simulate_support;
 
 use cli_support::{csv_columns, mocca, mocca_json, model_file, simulate_csv, temp_path};
 use serde_json::Value;
@@ -251,4 +252,45 @@ fn a_model_without_connect_and_a_bad_step_are_refused_clearly() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(!temp_path("never.mo").exists());
+}
+
+/// An RC chain of 80 stages cut in the middle: its decoupled step has more states than the
+/// dense limit, so suggest-weak estimates its spectral radius in a Krylov subspace. The
+/// estimate is checked against the eigenvalues of the whole step matrix.
+#[test]
+fn the_krylov_estimate_of_a_large_step_matrix_is_its_spectral_radius() {
+    use mocca::simulate::fixed_step::Method;
+    use mocca::simulate::run::Exchange;
+    use mocca::simulate::stability::{DENSE_UP_TO, DecoupledStep, KRYLOV, Scheme};
+    let text = mocca::generate::rc_chain(80).replace(
+        "connect(R40.n, C40.p);",
+        "connect(R40.n(weak v), C40.p(weak i));",
+    );
+    let m = simulate_support::inline(&text);
+    assert_eq!(m.structure.subsystems.len(), 2);
+    let mut point = mocca::causal::initial_point(&m.dae).expect("a start point");
+    // Away from rest, so that every mode moves.
+    for (k, v) in m.causal.states.iter().enumerate() {
+        point.vars[v.0 as usize] = (k as f64 * 0.37).sin();
+    }
+    m.causal
+        .evaluate(&m.dae.pool, &mut point)
+        .expect("evaluates");
+    let scheme = Scheme {
+        method: Method::ImplicitEuler,
+        exchange: Exchange::GaussSeidel,
+    };
+    let mut step = DecoupledStep::new((&m.dae, &m.structure, &m.causal, &m.jac), &point, scheme);
+    for h in [0.1, 1.0, 10.0] {
+        let matrix = step.matrix(h).expect("steps");
+        assert!(matrix.nrows() > DENSE_UP_TO);
+        let dense = (matrix.complex_eigenvalues().iter())
+            .map(|z| z.norm())
+            .fold(0.0, f64::max);
+        let krylov = step.krylov_radius(h, KRYLOV).expect("steps");
+        assert!(
+            (krylov - dense).abs() < 1e-4,
+            "h = {h}: {krylov} vs {dense}"
+        );
+    }
 }

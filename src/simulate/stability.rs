@@ -71,14 +71,62 @@ impl DecoupledStep {
         }
     }
 
-    /// The spectral radius of the step matrix at `h`.
+    /// The spectral radius of the step matrix at `h`: of the whole matrix up to
+    /// [`DENSE_UP_TO`] states and exchanged values, else of its Arnoldi projection on a
+    /// Krylov subspace of dimension [`KRYLOV`] (its largest Ritz value).
     pub fn spectral_radius(&mut self, h: f64) -> Result<f64, StepFailure> {
-        let matrix = self.matrix(h)?;
-        Ok(matrix
-            .complex_eigenvalues()
-            .iter()
-            .map(|z| z.norm())
-            .fold(0.0, f64::max))
+        if self.z0.len() <= DENSE_UP_TO {
+            return Ok(largest_modulus(self.matrix(h)?));
+        }
+        self.krylov_radius(h, KRYLOV)
+    }
+
+    /// The largest Ritz value of the step matrix at `h` in a Krylov subspace of dimension
+    /// `k` (Arnoldi, each product one partitioned step of a finite difference; the basis
+    /// orthogonalised twice).
+    pub fn krylov_radius(&mut self, h: f64, k: usize) -> Result<f64, StepFailure> {
+        let n = self.z0.len();
+        let k = k.min(n);
+        let base = self.step(&self.z0.clone(), h)?;
+        let largest = self.z0.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let delta = 1e-6 * (1.0 + largest);
+        // A start that excites every mode, the same every run.
+        let mut start: Vec<f64> = (0..n)
+            .map(|i| 1.0 + ((i * 7919) % 101) as f64 / 101.0)
+            .collect();
+        normalise(&mut start);
+        let mut basis = vec![start];
+        let mut hessenberg = DMatrix::zeros(k + 1, k);
+        let mut size = 0;
+        for j in 0..k {
+            let z: Vec<f64> = (self.z0.iter().zip(&basis[j]))
+                .map(|(z, v)| z + delta * v)
+                .collect();
+            let moved = self.step(&z, h)?;
+            let mut w: Vec<f64> = (moved.iter().zip(&base))
+                .map(|(a, b)| (a - b) / delta)
+                .collect();
+            for _ in 0..2 {
+                for (i, v) in basis.iter().enumerate() {
+                    let projection: f64 = v.iter().zip(&w).map(|(a, b)| a * b).sum();
+                    hessenberg[(i, j)] += projection;
+                    for (wi, vi) in w.iter_mut().zip(v) {
+                        *wi -= projection * vi;
+                    }
+                }
+            }
+            let norm = normalise(&mut w);
+            hessenberg[(j + 1, j)] = norm;
+            size = j + 1;
+            // An invariant subspace: its Ritz values are eigenvalues.
+            if norm <= 1e-12 {
+                break;
+            }
+            basis.push(w);
+        }
+        Ok(largest_modulus(
+            hessenberg.view((0, 0), (size, size)).into_owned(),
+        ))
     }
 
     /// The step matrix at `h` over the states and then the exchanged values.
@@ -107,6 +155,29 @@ impl DecoupledStep {
         x.extend(self.split.exchanged());
         Ok(x)
     }
+}
+
+/// Up to this many states and exchanged values the step matrix is taken whole.
+pub const DENSE_UP_TO: usize = 64;
+
+/// The dimension of the Krylov subspace the spectral radius of larger ones is estimated in.
+pub const KRYLOV: usize = 40;
+
+fn largest_modulus(matrix: DMatrix<f64>) -> f64 {
+    (matrix.complex_eigenvalues().iter())
+        .map(|z| z.norm())
+        .fold(0.0, f64::max)
+}
+
+/// Scales `v` to unit length; returns its length before.
+fn normalise(v: &mut [f64]) -> f64 {
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x /= norm;
+        }
+    }
+    norm
 }
 
 /// How far the search for the stability limit goes from the step it starts at, in factors of
