@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::Args;
 use serde_json::{Value, json};
@@ -165,13 +167,10 @@ pub fn run(args: &SuggestWeakArgs) -> ExitCode {
         },
     };
     let (cuts, skipped) = cuts(&loaded, model_name, &sites);
-    let mut tried: Vec<(Cut<'_>, Outcome)> = cuts
-        .into_iter()
-        .map(|cut| {
-            let outcome = assess(&loaded, model_name, &cut, &points, scheme, args.step);
-            (cut, outcome)
-        })
-        .collect();
+    let outcomes = on_every_processor(&cuts, |cut| {
+        assess(&loaded, model_name, cut, &points, scheme, args.step)
+    });
+    let mut tried: Vec<(Cut<'_>, Outcome)> = cuts.into_iter().zip(outcomes).collect();
     tried.sort_by(|a, b| rank(&a.1, &b.1));
     if let Some(k) = args.apply {
         let out = args.out.as_ref().expect("clap requires --out with --apply");
@@ -182,6 +181,39 @@ pub fn run(args: &SuggestWeakArgs) -> ExitCode {
         Format::Text => print_report(&loaded.sources, &tried, &skipped, args),
     }
     ExitCode::SUCCESS
+}
+
+/// `assess` of every cut, the cuts shared out among the processors as they finish; the
+/// outcomes in the cuts' order, whatever thread computed them.
+fn on_every_processor(
+    cuts: &[Cut<'_>],
+    assess: impl Fn(&Cut<'_>) -> Outcome + Sync,
+) -> Vec<Outcome> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..cuts.len()).map(|_| None).collect());
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(cut) = cuts.get(i) else { break };
+            let outcome = assess(cut);
+            done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(cuts.len()) {
+            // A thread that cannot start leaves its share to the others.
+            let _ = std::thread::Builder::new()
+                .stack_size(super::STACK_BYTES)
+                .spawn_scoped(scope, work);
+        }
+        work();
+    });
+    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.into_iter()
+        .zip(cuts)
+        .map(|(outcome, cut)| outcome.unwrap_or_else(|| assess(cut)))
+        .collect()
 }
 
 /// The operating points, as `cycles` takes them (the initial state by default, `--at`,
