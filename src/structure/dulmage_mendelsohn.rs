@@ -148,7 +148,7 @@ fn over_diagnostic(
                 .collect();
             Diagnostic::error(format!(
             "the DAE is of higher index: this equation constrains the states {} and has no unknown \
-             to solve for (index reduction is not implemented)",
+             to solve for, and index reduction found no differentiation that gives it one",
             states.join(", ")
         ))
         .at(dae.equations[first].span, "a constraint between states")
