@@ -429,3 +429,27 @@ fn model_exchange_integrated_by_fmpy_euler_is_mocca_euler() {
         );
     }
 }
+
+#[test]
+fn a_weak_partitioned_fmu_runs_in_fmpy_as_simulate_partition_weak() {
+    if !fmpy_available() {
+        return;
+    }
+    let model = "examples/rc_ladder_weak.mo";
+    let grid = [
+        "--partition",
+        "weak",
+        "--method",
+        "implicit-euler",
+        "--stop",
+        "1",
+        "--step",
+        "0.01",
+    ];
+    let fmu = emit_fmu("rc_ladder_weak_partitioned", model, &grid).expect("emits");
+    let outputs = ["C1.v".to_string(), "C2.v".to_string()];
+    let fmpy = fmpy_run(&fmu, 1.0, 0.01, &outputs, "{}");
+    assert_eq!(fmpy["problems"], serde_json::json!([]));
+    let ours = mocca_run(model, &["--partition", "weak"], 1.0, 0.01, &outputs);
+    assert_same("rc_ladder_weak, --partition weak", &fmpy, &ours);
+}
