@@ -108,6 +108,25 @@ fn the_rc_ladders_predicted_radius_and_limit_are_the_closed_forms() {
     }
 }
 
+/// `simulate --partition weak` of `path` by implicit Euler, 400 steps of `step`.
+fn weak_run(name: &str, path: &str, extra: &[&str], step: f64) -> (String, String, i32) {
+    let (step, stop) = (step.to_string(), (400.0 * step).to_string());
+    let mut args = vec![
+        "simulate",
+        path,
+        "--partition",
+        "weak",
+        "--method",
+        "implicit-euler",
+        "--step",
+        &step,
+        "--stop",
+        &stop,
+    ];
+    args.extend(extra);
+    simulate_csv(name, &args)
+}
+
 #[test]
 fn the_applied_cut_changes_only_its_connect_and_runs_stable_below_the_limit_only() {
     let (r2, c2) = (0.1, 1.0);
@@ -146,24 +165,7 @@ fn the_applied_cut_changes_only_its_connect_and_runs_stable_below_the_limit_only
     assert_eq!(changed, ["  connect(R2.n(weak v), C2.p(weak i));"]);
     for (factor, stable) in [(0.8, true), (1.25, false)] {
         let step = factor * limit;
-        let stop = 400.0 * step;
-        let (csv, err, code) = simulate_csv(
-            "rc_ladder_applied",
-            &[
-                "simulate",
-                path,
-                "-p",
-                "R2.R=0.1",
-                "--partition",
-                "weak",
-                "--method",
-                "implicit-euler",
-                "--step",
-                &step.to_string(),
-                "--stop",
-                &stop.to_string(),
-            ],
-        );
+        let (csv, err, code) = weak_run("rc_ladder_applied", path, &["-p", "R2.R=0.1"], step);
         let largest = if code == 0 {
             let c = csv_columns(&csv);
             (c["C1.v"].iter().chain(&c["C2.v"]))
@@ -292,5 +294,69 @@ fn the_krylov_estimate_of_a_large_step_matrix_is_its_spectral_radius() {
             (krylov - dense).abs() < 1e-4,
             "h = {h}: {krylov} vs {dense}"
         );
+    }
+}
+
+/// Two inertias joined by a spring and turning freely: the scheme keeps the free body's
+/// modes of eigenvalue 1 (its angle grows with its speed, as the exact solution's does).
+const FREE_SHAFT: &str = "
+model FreeShaft \"Two inertias joined by a spring, turning freely\"
+  Mocca.Rotational.Inertia left(J = 1, phi(start = 0, fixed = true), w(start = 1, fixed = true));
+  Mocca.Rotational.Spring spring(c = 100);
+  Mocca.Rotational.Inertia right(J = 2, phi(start = 0, fixed = true), w(start = 0, fixed = true));
+equation
+  connect(left.flange_b, spring.flange_a);
+  connect(spring.flange_b, right.flange_a);
+end FreeShaft;
+";
+
+#[test]
+fn a_free_bodys_modes_of_eigenvalue_one_are_not_taken_for_instability() {
+    let path = model_file("free_shaft", FREE_SHAFT);
+    let file = path.to_str().expect("utf-8");
+    let report = mocca_json(&["suggest-weak", file, "--step", "0.01", "--format", "json"]);
+    let candidates = report["candidates"].as_array().expect("candidates");
+    let ranked: Vec<&Value> = candidates
+        .iter()
+        .filter(|c| c["rejected"].is_null())
+        .collect();
+    assert_eq!(ranked.len(), 2, "{report:#}");
+    for c in &ranked {
+        assert_eq!(c["stable"], true, "{c:#}");
+    }
+    // The cut between the spring and the lighter inertia has a real limit: the applied cut
+    // runs stable below it and grows without end above it.
+    let (rank, cut) = candidates
+        .iter()
+        .enumerate()
+        .find(|(_, c)| {
+            c["connect"] == "connect(left.flange_b, spring.flange_a)" && c["rejected"].is_null()
+        })
+        .expect("the cut at the lighter inertia is ranked");
+    let limit = cut["max_step"].as_f64().expect("a finite limit");
+    let out = temp_path("free_shaft_applied.mo");
+    let applied = out.to_str().expect("utf-8");
+    let args = [
+        "suggest-weak",
+        file,
+        "--step",
+        "0.01",
+        "--apply",
+        &(rank + 1).to_string(),
+    ];
+    let (_, err, code) = mocca(&[&args[..], &["--out", applied]].concat());
+    assert_eq!(code, 0, "{err}");
+    for (factor, stable) in [(0.8, true), (1.25, false)] {
+        let step = factor * limit;
+        let (csv, err, code) = weak_run("free_shaft_applied", applied, &["--vars", "left.w"], step);
+        assert_eq!(code, 0, "{err}");
+        let w = &csv_columns(&csv)["left.w"];
+        let late = w[w.len() / 2..].iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        // Momentum is conserved: a stable run settles at the common speed 1/3.
+        if stable {
+            assert!(late < 1.0, "{factor}× the limit: {late}");
+        } else {
+            assert!(late > 1e3, "{factor}× the limit: {late}");
+        }
     }
 }

@@ -17,7 +17,7 @@ use super::cycles::{Failure, PointArgs, chosen_point, point_diagnostic, positive
 use super::model::{ModelArgs, load_model_sources};
 use super::partition::ExchangeArg;
 use super::table::{Align, print_table};
-use crate::analysis::operating_point::Model;
+use crate::analysis::operating_point::{Model, PointError};
 use crate::causal::{Causal, Point, causal_form, initial_point};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
@@ -26,7 +26,7 @@ use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::format_number;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::Exchange;
-use crate::simulate::stability::{DecoupledStep, Limit, Scheme, stability_limit};
+use crate::simulate::stability::{DecoupledStep, Limit, Scheme, is_stable, stability_limit};
 use crate::source::SourceMap;
 use crate::structure::Structure;
 
@@ -98,7 +98,7 @@ struct Assessment {
 
 impl Assessment {
     fn stable(&self) -> bool {
-        self.radius < 1.0
+        is_stable(self.radius)
     }
 
     /// Dense LU work before (one system of every state) and after (each subsystem's).
@@ -155,6 +155,7 @@ pub fn run(args: &SuggestWeakArgs) -> ExitCode {
         super::report(&loaded.sources, &[d]);
         return ExitCode::from(1);
     }
+    let (cuts, skipped) = cuts(&dae, &sites);
     let points = match operating_points(dae, &args.point) {
         Ok(points) => points,
         Err(failure) => return failure.report(&loaded.sources),
@@ -166,7 +167,6 @@ pub fn run(args: &SuggestWeakArgs) -> ExitCode {
             ExchangeArg::Jacobi => Exchange::Jacobi,
         },
     };
-    let (cuts, skipped) = cuts(&loaded, model_name, &sites);
     let outcomes = on_every_processor(&cuts, |cut| {
         assess(&loaded, model_name, cut, &points, scheme, args.step)
     });
@@ -262,29 +262,19 @@ fn operating_points(mut dae: Dae, args: &PointArgs) -> Result<Vec<Vec<(String, f
         .collect())
 }
 
-use crate::analysis::operating_point::PointError;
-
 fn prepared(dae: Dae) -> Result<(Dae, Structure), Vec<Diagnostic>> {
     let (dae, _) = crate::structure::prepare(dae)?;
     let structure = crate::structure::analyse(&dae)?;
     Ok((dae, structure))
 }
 
-/// Each site in both orientations; the sites that cannot be cut, with why.
-fn cuts<'s>(
-    loaded: &Loaded,
-    model: Option<&str>,
-    sites: &'s [ConnectSite],
-) -> (Vec<Cut<'s>>, Vec<(&'s ConnectSite, String)>) {
-    let flat = loaded.flatten(model).map(|(dae, _)| dae).ok();
+/// Each site in both orientations (its connector's variables read off the flat model `dae`);
+/// the sites that cannot be cut, with why.
+fn cuts<'s>(dae: &Dae, sites: &'s [ConnectSite]) -> (Vec<Cut<'s>>, Vec<(&'s ConnectSite, String)>) {
     let mut cuts = Vec::new();
     let mut skipped = Vec::new();
     for site in sites {
-        let pair = flat
-            .as_ref()
-            .ok_or_else(|| "the model does not flatten".to_string())
-            .and_then(|dae| connector_pair(dae, site));
-        let (potential, flow) = match pair {
+        let (potential, flow) = match connector_pair(dae, site) {
             Ok(pair) => pair,
             Err(why) => {
                 skipped.push((site, why));

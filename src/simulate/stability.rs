@@ -99,13 +99,7 @@ impl DecoupledStep {
         let mut hessenberg = DMatrix::zeros(k + 1, k);
         let mut size = 0;
         for j in 0..k {
-            let z: Vec<f64> = (self.z0.iter().zip(&basis[j]))
-                .map(|(z, v)| z + delta * v)
-                .collect();
-            let moved = self.step(&z, h)?;
-            let mut w: Vec<f64> = (moved.iter().zip(&base))
-                .map(|(a, b)| (a - b) / delta)
-                .collect();
+            let mut w = self.product(&base, &basis[j], delta, h)?;
             for _ in 0..2 {
                 for (i, v) in basis.iter().enumerate() {
                     let projection: f64 = v.iter().zip(&w).map(|(a, b)| a * b).sum();
@@ -134,16 +128,35 @@ impl DecoupledStep {
         let base = self.step(&self.z0.clone(), h)?;
         let n = self.z0.len();
         let mut matrix = DMatrix::zeros(n, n);
+        let mut unit = vec![0.0; n];
         for k in 0..n {
+            unit[k] = 1.0;
             let delta = 1e-6 * (1.0 + self.z0[k].abs());
-            let mut z = self.z0.clone();
-            z[k] += delta;
-            let moved = self.step(&z, h)?;
-            for (i, (after, before)) in moved.iter().zip(&base).enumerate() {
-                matrix[(i, k)] = (after - before) / delta;
+            let column = self.product(&base, &unit, delta, h)?;
+            unit[k] = 0.0;
+            for (i, x) in column.into_iter().enumerate() {
+                matrix[(i, k)] = x;
             }
         }
         Ok(matrix)
+    }
+
+    /// The step matrix at `h` times `v`: a finite difference of one step from `z0 + delta·v`
+    /// against `base`, the step from `z0`.
+    fn product(
+        &mut self,
+        base: &[f64],
+        v: &[f64],
+        delta: f64,
+        h: f64,
+    ) -> Result<Vec<f64>, StepFailure> {
+        let z: Vec<f64> = (self.z0.iter().zip(v))
+            .map(|(z, v)| z + delta * v)
+            .collect();
+        let moved = self.step(&z, h)?;
+        Ok((moved.iter().zip(base))
+            .map(|(a, b)| (a - b) / delta)
+            .collect())
     }
 
     /// One step of `h` from `z` (states, exchanged values): the same after it.
@@ -197,26 +210,37 @@ pub enum Limit {
     Unstable,
 }
 
+/// How far above 1 a radius may be and the scheme still count as stable: a mode of
+/// eigenvalue 1 (a free body's angle and speed, which the exact solution keeps too) reads a
+/// little above 1 through the finite differences, and a Jordan block of it (the angle growing
+/// with the speed) as much as the square root of their error.
+pub const MARGINAL: f64 = 1e-4;
+
+/// Whether a step matrix of spectral radius `radius` gives a stable scheme: no mode grows,
+/// to within [`MARGINAL`].
+pub fn is_stable(radius: f64) -> bool {
+    radius <= 1.0 + MARGINAL
+}
+
 /// How closely the limit is found (relative).
 const LIMIT_TOL: f64 = 1e-9;
 
 /// A step and the spectral radius there.
 type Probe = (f64, f64);
 
-/// Multiplies the step from `from` by `factor` up to `steps` times until the scheme's
-/// stability (`radius < 1`) is `stable`: the probe before and the probe where it is.
+/// Multiplies the step from `from` by `factor` up to `steps` times until whether the radius
+/// is at most `threshold` is `below`: the probe before and the probe where it is.
 fn walk<E>(
     from: Probe,
-    factor: f64,
-    steps: u32,
-    stable: bool,
+    (factor, steps): (f64, u32),
+    (threshold, below): (f64, bool),
     radius: &mut impl FnMut(f64) -> Result<f64, E>,
 ) -> Result<Option<(Probe, Probe)>, E> {
     let mut last = from;
     for _ in 0..steps {
         let h = factor * last.0;
         let next = (h, radius(h)?);
-        if (next.1 < 1.0) == stable {
+        if (next.1 <= threshold) == below {
             return Ok(Some((last, next)));
         }
         last = next;
@@ -224,27 +248,39 @@ fn walk<E>(
     Ok(None)
 }
 
-/// Searches the step at which `radius` crosses 1: multiplying or dividing by 4 from `h` to bracket
+/// Searches the step at which `radius` crosses 1 (or `1 + MARGINAL`, when it stays at 1 below
+/// it: see [`is_stable`]): multiplying or dividing by 4 from `h` to bracket
 /// it, then regula falsi with the Illinois modification (superlinear where the radius is
 /// smooth in the step, bracketing where it is not).
 pub fn stability_limit<E>(
     h: f64,
     mut radius: impl FnMut(f64) -> Result<f64, E>,
 ) -> Result<Limit, E> {
+    // The crossing sought is of 1, or of 1 + MARGINAL where a mode of eigenvalue 1 holds the
+    // radius at 1 on the stable side (within MARGINAL of 1 there).
+    let crossing = |stable_radius: f64| {
+        if stable_radius < 1.0 - MARGINAL {
+            1.0
+        } else {
+            1.0 + MARGINAL
+        }
+    };
     let first = (h, radius(h)?);
-    let (mut low, mut high) = if first.1 < 1.0 {
-        match walk(first, 4.0, GROW, false, &mut radius)? {
-            Some(bracket) => bracket,
+    let (mut low, mut high, threshold) = if is_stable(first.1) {
+        let threshold = crossing(first.1);
+        match walk(first, (4.0, GROW), (threshold, false), &mut radius)? {
+            Some((low, high)) => (low, high, threshold),
             None => return Ok(Limit::Unbounded),
         }
     } else {
-        match walk(first, 0.25, SHRINK, true, &mut radius)? {
-            Some((high, low)) => (low, high),
+        match walk(first, (0.25, SHRINK), (1.0 + MARGINAL, true), &mut radius)? {
+            Some((high, low)) => (low, high, crossing(low.1)),
             None => return Ok(Limit::Unstable),
         }
     };
-    // `low` is stable (radius < 1), `high` is not; f = radius − 1.
-    let (mut f_low, mut f_high) = (low.1 - 1.0, high.1 - 1.0);
+    // `low` is at most `threshold`, `high` above it.
+    let excess = |radius: f64| radius - threshold;
+    let (mut f_low, mut f_high) = (excess(low.1), excess(high.1));
     let mut kept = 0i8;
     for _ in 0..200 {
         if high.0 - low.0 <= LIMIT_TOL * high.0 {
@@ -257,7 +293,7 @@ pub fn stability_limit<E>(
             0.5 * (low.0 + high.0)
         };
         let probe = (h, radius(h)?);
-        let f = probe.1 - 1.0;
+        let f = excess(probe.1);
         if f.abs() < 1e-14 {
             return Ok(Limit::Below(h));
         }
