@@ -33,10 +33,15 @@ fn work_dir() -> PathBuf {
 
 /// Emits `model` (with `args`) as `name.fmu`; the exit code and stderr when emit refuses.
 fn emit_fmu(name: &str, model: &str, args: &[&str]) -> Result<PathBuf, (i32, String)> {
+    emit_to(&work_dir().join(format!("{name}.fmu")), model, args)
+}
+
+/// `mocca emit model --fmu target args…`, one build at a time: `target`, or the exit code
+/// and stderr when emit refuses.
+fn emit_to(target: &Path, model: &str, args: &[&str]) -> Result<PathBuf, (i32, String)> {
     std::fs::create_dir_all(work_dir()).expect("a work directory");
-    let fmu = work_dir().join(format!("{name}.fmu"));
-    let fmu_text = fmu.to_str().expect("utf-8").to_string();
-    let mut all = vec!["emit", model, "--fmu", &fmu_text];
+    let target_text = target.to_str().expect("utf-8").to_string();
+    let mut all = vec!["emit", model, "--fmu", &target_text];
     all.extend(args);
     let _one = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
@@ -46,7 +51,7 @@ fn emit_fmu(name: &str, model: &str, args: &[&str]) -> Result<PathBuf, (i32, Str
         .output()
         .expect("mocca runs");
     match out.status.code() {
-        Some(0) => Ok(fmu),
+        Some(0) => Ok(target.to_path_buf()),
         code => Err((
             code.unwrap_or(-1),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -452,4 +457,225 @@ fn a_weak_partitioned_fmu_runs_in_fmpy_as_simulate_partition_weak() {
     assert_eq!(fmpy["problems"], serde_json::json!([]));
     let ours = mocca_run(model, &["--partition", "weak"], 1.0, 0.01, &outputs);
     assert_same("rc_ladder_weak, --partition weak", &fmpy, &ours);
+}
+
+/// Emits `model` with `--fmu DIR` (and `args`, `--partition weak` among them) into `name/`:
+/// the directory, or the exit code and stderr when emit refuses.
+fn emit_system(name: &str, model: &str, args: &[&str]) -> Result<PathBuf, (i32, String)> {
+    let all = [args, &["--force"]].concat();
+    emit_to(&work_dir().join(name), model, &all)
+}
+
+/// Validates the SSP's FMUs and runs it with FMPy's SSP master: `{"problems": {fmu: [..]},
+/// "columns": {"component.connector": [..]}}`. Arguments: the SSP, stop, step, the FMUs
+/// (comma list), parameter values to change (JSON, by `component.parameter`).
+///
+/// FMPy's `simulate_ssp` starts every connection at 0.0 and steps Jacobi: every component
+/// steps from the connectors' values, then the connections pass the outputs on. Its input
+/// connectors are started here at the FMUs' input start values (the consistent initial
+/// values mocca writes), as a master that initialises inputs from their start values does;
+/// its row at time t holds the values after the step from t.
+const RUN_SSP: &str = r#"
+import json, sys
+import fmpy.ssp.simulation as sim
+from fmpy.ssp.ssd import read_ssv
+from fmpy.validation import validate_fmu
+ssp, stop, step, fmus, changed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4].split(','), json.loads(sys.argv[5])
+problems = {f: [str(p) for p in validate_fmu(f)] for f in fmus}
+instantiate = sim.instantiate_fmu
+def instantiate_with_input_starts(component, *args, **kwargs):
+    instantiate(component, *args, **kwargs)
+    for connector in component.connectors:
+        if connector.kind == 'input':
+            connector.value = sim.get_value(component, connector.name)
+sim.instantiate_fmu = instantiate_with_input_starts
+parameters = read_ssv(ssp, 'resources/parameters.ssv')
+names = [p.name for p in parameters.parameters]
+for p in parameters.parameters:
+    p.value = changed.get(p.name, p.value)
+result = sim.simulate_ssp(ssp, stop_time=stop, step_size=step, parameter_set=parameters)
+print(json.dumps({"problems": problems, "parameters": names,
+                  "columns": {n: [float(x) for x in result[n]] for n in result.dtype.names}}))
+"#;
+
+fn fmpy_ssp_run(dir: &Path, ssp: &str, (stop, step): (f64, f64), changed: &str) -> Value {
+    let fmus: Vec<String> = ["subsystem1.fmu", "subsystem2.fmu"]
+        .iter()
+        .map(|f| dir.join(f).to_str().expect("utf-8").to_string())
+        .collect();
+    python(
+        RUN_SSP,
+        &[
+            dir.join(ssp).to_str().expect("utf-8"),
+            &stop.to_string(),
+            &step.to_string(),
+            &fmus.join(","),
+            changed,
+        ],
+    )
+}
+
+/// FMPy's SSP run equals `mocca simulate --partition weak --exchange jacobi` (`extra` given
+/// to it too): every connector of every component, FMPy's row at t against mocca's at
+/// t + step. Returns the number of connectors compared.
+fn assert_ssp_is_jacobi(
+    model: &str,
+    fmpy: &Value,
+    (stop, step): (f64, f64),
+    extra: &[&str],
+) -> usize {
+    let columns = fmpy["columns"].as_object().expect("columns");
+    let mut vars: Vec<String> = columns
+        .keys()
+        .filter(|k| *k != "time")
+        .map(|k| {
+            k.split_once('.')
+                .expect("component.connector")
+                .1
+                .to_string()
+        })
+        .collect();
+    vars.sort();
+    vars.dedup();
+    let mut args = vec!["--partition", "weak", "--exchange", "jacobi"];
+    args.extend(extra);
+    let ours = mocca_run(model, &args, stop, step, &vars);
+    for (name, theirs) in columns.iter().filter(|(k, _)| *k != "time") {
+        let var = name.split_once('.').expect("component.connector").1;
+        let ours = &ours[var];
+        let theirs = theirs.as_array().expect("values");
+        // FMPy adds up its steps: it may take one past `stop` when the sum falls short.
+        assert!(theirs.len() + 1 >= ours.len(), "{model}: rows of `{name}`");
+        for (k, x) in theirs.iter().take(ours.len() - 1).enumerate() {
+            let (a, b) = (x.as_f64().expect("a number"), ours[k + 1]);
+            assert!(
+                (a - b).abs() <= 1e-10 * (1.0 + b.abs()),
+                "{model}: `{name}` after step {k}: FMPy {a}, mocca {b}"
+            );
+        }
+    }
+    columns.len() - 1
+}
+
+#[test]
+fn the_weak_rc_ladder_and_power_shaft_as_ssps_run_in_fmpy_as_simulate_partition_weak_jacobi() {
+    if !fmpy_available() {
+        return;
+    }
+    for (name, model, grid) in [
+        (
+            "rc_ladder_weak_ssp",
+            "examples/rc_ladder_weak.mo",
+            (1.0, 0.01),
+        ),
+        ("power_shaft_ssp", "examples/power_shaft.mo", (0.5, 0.001)),
+    ] {
+        let (stop, step) = (grid.0.to_string(), grid.1.to_string());
+        let args = ["--partition", "weak", "--method", "implicit-euler"];
+        let args = [&args[..], &["--stop", &stop, "--step", &step]].concat();
+        let dir = emit_system(name, model, &args).expect("emits");
+        let ssp = std::fs::read_dir(&dir)
+            .expect("the directory")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .into_string()
+                    .expect("utf-8")
+            })
+            .find(|f| f.ends_with(".ssp"))
+            .expect("an SSP");
+        let fmpy = fmpy_ssp_run(&dir, &ssp, grid, "{}");
+        for problems in fmpy["problems"].as_object().expect("per FMU").values() {
+            assert_eq!(problems, &serde_json::json!([]), "{model}");
+        }
+        let connectors = assert_ssp_is_jacobi(model, &fmpy, grid, &[]);
+        assert!(connectors >= 4, "{model}: {connectors} connectors");
+    }
+}
+
+/// SPEC §10's weak RC ladder at R2 = 0.1, C2 = 1, exchanged Jacobi: its step map's spectral
+/// radius reaches 1 at Δt = 0.2212 (the closed form `tests/simulate_jacobi.rs` derives).
+const JACOBI_LIMIT: f64 = 0.2212;
+
+#[test]
+fn the_rc_ladders_ssp_with_r2_set_in_its_parameters_is_stable_below_the_jacobi_limit_only() {
+    if !fmpy_available() {
+        return;
+    }
+    let model = "examples/rc_ladder_weak.mo";
+    let changed = r#"{"subsystem1.R2.R": 0.1}"#;
+    for factor in [0.8, 1.25] {
+        let step = factor * JACOBI_LIMIT;
+        let grid = (300.0 * step, step);
+        // The FMUs step at most their emitted step inside a communication step: one step each.
+        let step_text = step.to_string();
+        let args = [
+            "--partition",
+            "weak",
+            "--method",
+            "implicit-euler",
+            "--step",
+            &step_text,
+        ];
+        let dir = emit_system(&format!("rc_ladder_weak_{factor}"), model, &args).expect("emits");
+        let fmpy = fmpy_ssp_run(&dir, "rcladderweak.ssp", grid, changed);
+        let names = fmpy["parameters"].as_array().expect("the parameter set");
+        assert!(
+            names.contains(&serde_json::json!("subsystem1.R2.R")),
+            "{names:?}"
+        );
+        let largest = fmpy["columns"]["subsystem2.C2.v"]
+            .as_array()
+            .expect("C2.v")
+            .iter()
+            .map(|x| x.as_f64().expect("a number").abs())
+            .fold(0.0, f64::max);
+        if factor < 1.0 {
+            assert!(
+                largest < 2.0,
+                "{factor}× the limit: |C2.v| reaches {largest}"
+            );
+            // The parameter set through the SSP acts as `-p` does.
+            let short = (100.0 * step, step);
+            let fmpy = fmpy_ssp_run(&dir, "rcladderweak.ssp", short, changed);
+            assert_ssp_is_jacobi(model, &fmpy, short, &["-p", "R2.R=0.1"]);
+        } else {
+            assert!(
+                largest > 1e3,
+                "{factor}× the limit: |C2.v| only reaches {largest}"
+            );
+        }
+    }
+}
+
+#[test]
+fn emit_fmu_dir_refuses_what_it_cannot_split() {
+    let dir = work_dir().join("refused");
+    let dir = dir.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&["emit", "examples/rc_ladder_weak.mo", "--fmu", dir]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--partition weak"), "{err}");
+    let (_, err, code) = mocca(&[
+        "emit",
+        "examples/rc_ladder_weak.mo",
+        "--fmu",
+        dir,
+        "--partition",
+        "auto",
+        "--method",
+        "mixed-euler",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("every stage"), "{err}");
+    let (_, err, code) = mocca(&[
+        "emit",
+        "examples/rc_ladder.mo",
+        "--fmu",
+        dir,
+        "--partition",
+        "weak",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("one subsystem"), "{err}");
+    assert!(!Path::new(dir).exists(), "nothing written");
 }

@@ -9,6 +9,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::Format;
+use super::emit_system;
 use super::model::{ModelArgs, load_and_analyse};
 use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
@@ -41,8 +42,10 @@ pub struct EmitArgs {
     #[arg(long, value_name = "DIR", required_unless_present = "fmu")]
     pub out: Option<PathBuf>,
     /// Build the crate as an FMI 2.0 co-simulation FMU and write it to FILE.fmu (the crate
-    /// goes to `--out` when given, else to a temporary directory)
-    #[arg(long, value_name = "FILE.fmu")]
+    /// goes to `--out` when given, else to a temporary directory); with `--partition weak`
+    /// and a directory DIR (a path not ending in `.fmu`), one FMU per weak subsystem and an
+    /// SSP archive of them
+    #[arg(long, value_name = "FILE.fmu|DIR")]
     pub fmu: Option<PathBuf>,
     /// The FMU's interfaces: `cs` co-simulation; `me` Model Exchange as well
     #[arg(long, value_enum, default_value_t = FmiType::Cs, requires = "fmu")]
@@ -67,12 +70,21 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     if let Err(m) = args.grid.check() {
         return super::usage_error(m);
     }
+    let system = args.fmu.as_deref().filter(|p| !is_fmu_file(p));
+    if let Some(dir) = system {
+        if let Err(m) = emit_system::check_usage(args, mixed) {
+            return super::usage_error(m);
+        }
+        if let Err(message) = check_directory(dir, args.force) {
+            return super::failure_without_source(message, ExitCode::from(1));
+        }
+    }
     if let Some(out) = &args.out
         && let Err(message) = check_directory(out, args.force)
     {
         return super::failure_without_source(message, ExitCode::from(1));
     }
-    if let Some(fmu) = &args.fmu
+    if let Some(fmu) = args.fmu.as_deref().filter(|p| is_fmu_file(p))
         && let Err(message) = super::check_writable(fmu)
     {
         return super::failure_without_source(message, ExitCode::from(1));
@@ -108,6 +120,9 @@ pub fn run(args: &EmitArgs) -> ExitCode {
             "run the model with `mocca simulate` over the same interval to check the choice",
         );
         super::report(&flat.sources, &[warning]);
+    }
+    if let Some(dir) = system {
+        return emit_system::run(args, (dae, &structure, &flat.sources), grid, dir);
     }
     let split = args.partition.partition == PartitionArg::Weak;
     let (causal, weak) = one_system_order(
@@ -162,16 +177,23 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         .out
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("mocca-fmu-{}", std::process::id())));
-    if let Err(message) = write_crate(&crate_dir, &files) {
+    if let Err(message) = write_directory(&crate_dir, &files) {
         return super::failure_without_source(message, ExitCode::from(1));
     }
     if let Some(path) = &args.fmu {
         let description = FmuDescription {
-            model: (&dae, &causal.states, &start),
+            facts: fmu::Facts {
+                dae: &dae,
+                states: &causal.states,
+                start: &start,
+                outputs: &[],
+            },
             grid: (grid.start, grid.stop, grid.step),
             model_exchange: args.fmi_type == FmiType::Me,
         };
-        let packed = package_fmu(&crate_dir, &files, &description, path);
+        let packed = build_fmu(&crate_dir, &files, &description).and_then(|archive| {
+            super::write_whole(path, |partial| std::fs::write(partial, &archive))
+        });
         if args.out.is_none() {
             let _ = std::fs::remove_dir_all(&crate_dir);
         }
@@ -239,27 +261,28 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Builds the FMU crate in `dir` (its `files`) and writes the FMU to `path`: the model
-/// description, the shared library under `binaries/linux64/`, the sources under `sources/`.
-/// What the FMU's model description says besides the crate: the model, its states and the
-/// point its parameters take their values at, the default experiment, the interfaces.
-struct FmuDescription<'a> {
-    model: (
-        &'a crate::dae::Dae,
-        &'a [crate::expr::VarId],
-        &'a crate::causal::Point,
-    ),
-    grid: (f64, f64, f64),
-    model_exchange: bool,
+/// Whether `path` names one FMU (it ends in `.fmu`) rather than a directory for several.
+fn is_fmu_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("fmu"))
 }
 
-fn package_fmu(
+/// What the FMU's model description says besides the crate: the model (its states, the point
+/// its parameters take their values at, its outputs), the default experiment, the interfaces.
+pub(super) struct FmuDescription<'a> {
+    pub facts: fmu::Facts<'a>,
+    pub grid: (f64, f64, f64),
+    pub model_exchange: bool,
+}
+
+/// Builds the FMU crate in `dir` (its `files`) and packs the FMU: the model description, the
+/// shared library under `binaries/linux64/`, the sources under `sources/`.
+pub(super) fn build_fmu(
     dir: &Path,
     files: &[(String, String)],
     what: &FmuDescription<'_>,
-    path: &Path,
-) -> Result<(), String> {
-    let dae = what.model.0;
+) -> Result<Vec<u8>, String> {
+    let dae = what.facts.dae;
     let built = std::process::Command::new("cargo")
         .args(["build", "--release", "--lib", "--offline", "--quiet"])
         .current_dir(dir)
@@ -283,7 +306,7 @@ fn package_fmu(
         .map_or("", |(_, text)| text.as_str());
     let guid = fmu::guid(model_rs);
     let description = fmu::model_description(
-        what.model,
+        what.facts,
         &identifier,
         &guid,
         what.grid,
@@ -298,12 +321,11 @@ fn package_fmu(
             .iter()
             .map(|(p, text)| (format!("sources/{p}"), text.clone().into_bytes())),
     );
-    let archive = fmu::zip(&entries);
-    super::write_whole(path, |partial| std::fs::write(partial, &archive))
+    Ok(fmu::zip(&entries))
 }
 
 /// `dir` may be written: absent, empty, or (with `force`) replaced.
-fn check_directory(dir: &Path, force: bool) -> Result<(), String> {
+pub(super) fn check_directory(dir: &Path, force: bool) -> Result<(), String> {
     let empty = match std::fs::read_dir(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("cannot read `{}`: {e}", dir.display())),
@@ -319,8 +341,12 @@ fn check_directory(dir: &Path, force: bool) -> Result<(), String> {
     }
 }
 
-/// Writes the crate into a directory beside `dir`, then puts it in `dir`'s place.
-fn write_crate(dir: &Path, files: &[(String, String)]) -> Result<(), String> {
+/// Writes `files` (path inside, contents) into a directory beside `dir`, then puts it in
+/// `dir`'s place.
+pub(super) fn write_directory(
+    dir: &Path,
+    files: &[(String, impl AsRef<[u8]>)],
+) -> Result<(), String> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -342,6 +368,6 @@ fn write_crate(dir: &Path, files: &[(String, String)]) -> Result<(), String> {
     });
     replaced.map_err(|e| {
         let _ = std::fs::remove_dir_all(&partial);
-        format!("cannot write the crate to `{}`: {e}", dir.display())
+        format!("cannot write to `{}`: {e}", dir.display())
     })
 }

@@ -28,6 +28,7 @@ mod check_all;
 mod compare;
 mod cycles;
 mod emit;
+mod emit_system;
 mod flatten;
 mod jacobian;
 mod model;

@@ -529,3 +529,59 @@ pub fn write_quoted_name(name: &str, out: &mut impl std::fmt::Write) -> std::fmt
 fn name_hash(name: &str) -> u32 {
     FxBuild::default().hash_one(name) as u32
 }
+
+/// `dae` without the variables `removed` (which nothing reads any more), the others
+/// renumbered in order.
+pub fn without_variables(dae: Dae, removed: &std::collections::BTreeSet<VarId>) -> Dae {
+    let mut renumbered = vec![None; dae.variables.len()];
+    let mut out = Dae {
+        model: dae.model.clone(),
+        model_span: dae.model_span,
+        pool: dae.pool.clone(),
+        ..Dae::default()
+    };
+    for v in dae.var_ids().filter(|v| !removed.contains(v)) {
+        let id = out
+            .add_variable(dae.var(v).clone())
+            .unwrap_or_else(|same| same);
+        renumbered[v.0 as usize] = Some(id);
+    }
+    let mut done = crate::expr::Substituted::default();
+    let pool = &mut out.pool;
+    let mut map = |pool: &mut crate::expr::ExprPool, n: Node| {
+        let new = |v: VarId| renumbered[v.0 as usize].unwrap_or(v);
+        Some(match n {
+            Node::Var(v) => pool.var(new(v)),
+            Node::Der(v) => pool.der(new(v)),
+            Node::Last(v) => pool.last(new(v)),
+            _ => return None,
+        })
+    };
+    let mut each = |e: &mut crate::expr::ExprId| *e = pool.substitute_with(*e, &mut map, &mut done);
+    for var in &mut out.variables {
+        for e in [&mut var.binding, &mut var.start, &mut var.nominal]
+            .into_iter()
+            .flatten()
+        {
+            each(e);
+        }
+    }
+    let mut equations = dae.equations;
+    let mut initial = dae.initial_equations;
+    for eq in equations.iter_mut().chain(&mut initial) {
+        each(&mut eq.lhs);
+        each(&mut eq.rhs);
+        each(&mut eq.residual);
+        for t in &mut eq.terms {
+            each(&mut t.expr);
+        }
+    }
+    let mut assertions = dae.assertions;
+    for a in &mut assertions {
+        each(&mut a.condition);
+    }
+    out.equations = equations;
+    out.initial_equations = initial;
+    out.assertions = assertions;
+    out
+}

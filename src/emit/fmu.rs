@@ -34,11 +34,27 @@ pub fn make_fmu_crate(files: &mut Vec<(String, String)>, model_exchange: bool) {
     files.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
+/// What the model description says of the model: its flat DAE, its states, the point its
+/// parameters and inputs take their start values at, and the variables that are outputs.
+#[derive(Clone, Copy)]
+pub struct Facts<'a> {
+    pub dae: &'a Dae,
+    pub states: &'a [VarId],
+    pub start: &'a Point,
+    pub outputs: &'a [VarId],
+}
+
 /// The FMU's `modelDescription.xml`: the model's Real variables (value reference: the index
 /// in the crate's `model::VARIABLES`, the non-alias variables in order), its Real
-/// parameters settable before initialisation with their values at `start`.
+/// parameters settable before initialisation and its top-level inputs with their values at
+/// `start`, its `outputs`.
 pub fn model_description(
-    (dae, states, start): (&Dae, &[VarId], &Point),
+    Facts {
+        dae,
+        states,
+        start,
+        outputs,
+    }: Facts<'_>,
     identifier: &str,
     guid: &str,
     grid: (f64, f64, f64),
@@ -73,6 +89,7 @@ pub fn model_description(
     // 1-based positions in the list, as `ModelStructure` refers to variables.
     let mut written = 0usize;
     let mut position_of_state = vec![0usize; states.len()];
+    let mut output_positions = Vec::new();
     for (reference, &v) in listed.iter().enumerate() {
         let var = dae.var(v);
         if var.ty != ScalarType::Real {
@@ -82,7 +99,16 @@ pub fn model_description(
         if let Some(i) = states.iter().position(|&s| s == v) {
             position_of_state[i] = written;
         }
+        let output = outputs.contains(&v);
+        if output {
+            output_positions.push(written);
+        }
         let (attributes, value) = match var.kind {
+            _ if output => ("causality=\"output\" variability=\"continuous\"", None),
+            VarKind::Input => (
+                "causality=\"input\" variability=\"continuous\"",
+                Some(start.vars[v.0 as usize]),
+            ),
             VarKind::Parameter => (
                 "causality=\"parameter\" variability=\"fixed\" initial=\"exact\"",
                 Some(start.vars[v.0 as usize]),
@@ -137,11 +163,18 @@ pub fn model_description(
         }
         let _ = writeln!(xml, "    </{tag}>");
     };
+    if !output_positions.is_empty() {
+        unknowns(&mut xml, "Outputs", &output_positions);
+    }
     if !derivatives.is_empty() {
         unknowns(&mut xml, "Derivatives", &derivatives);
-        let mut initial: Vec<usize> = position_of_state.clone();
-        initial.extend(&derivatives);
-        initial.sort_unstable();
+    }
+    let mut initial: Vec<usize> = position_of_state.clone();
+    initial.extend(&derivatives);
+    initial.extend(&output_positions);
+    initial.sort_unstable();
+    initial.dedup();
+    if !initial.is_empty() {
         unknowns(&mut xml, "InitialUnknowns", &initial);
     }
     let _ = writeln!(xml, "  </ModelStructure>");
@@ -162,7 +195,7 @@ pub fn guid(model_rs: &str) -> String {
     )
 }
 
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -14,6 +14,7 @@ pub mod fmu;
 pub mod model;
 mod program;
 mod rust;
+pub mod ssp;
 
 use crate::causal::{Causal, Point};
 use crate::dae::Dae;

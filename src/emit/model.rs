@@ -77,8 +77,8 @@ pub fn model_rs(input: &Input<'_>) -> String {
     code.finish()
 }
 
-/// The run's defaults and the model's names: states, parameters settable at run time, every
-/// variable.
+/// The run's defaults and the model's names: states, parameters settable at run time, the
+/// top-level inputs (settable at any time), every variable.
 fn about(code: &mut Code, input: &Input<'_>) {
     let (dae, causal) = (input.dae, input.causal);
     let (start, stop, step) = input.grid;
@@ -116,6 +116,12 @@ fn about(code: &mut Code, input: &Input<'_>) {
         .map(|v| format!("({}, {})", string(&dae.var(v).name), v.0))
         .collect();
     code.table("PARAMETERS", "(&str, usize)", &parameters);
+    let inputs: Vec<String> = dae
+        .var_ids()
+        .filter(|&v| dae.var(v).kind == VarKind::Input && dae.var(v).ty == ScalarType::Real)
+        .map(|v| format!("({}, {})", string(&dae.var(v).name), v.0))
+        .collect();
+    code.table("INPUTS", "(&str, usize)", &inputs);
     let variables: Vec<String> = dae
         .var_ids()
         .filter(|&v| !matches!(dae.var(v).kind, VarKind::Alias))

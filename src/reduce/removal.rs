@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::initial::InitialChanges;
 use super::operation::{Operation, Reduced, rewrite};
 use crate::dae::{Dae, Equation, EquationOrigin};
-use crate::expr::{Node, Substituted, VarId};
+use crate::expr::{Node, VarId};
 
 /// The flat model without some components, and the comment each equation it changed carries.
 pub struct Removed {
@@ -128,7 +128,7 @@ pub fn remove_components(flat: &Dae, components: &[&str]) -> Result<Removed, Str
     for &i in initial.iter().rev() {
         dae.initial_equations.remove(i);
     }
-    let dae = without_variables(dae, &removed);
+    let dae = crate::dae::without_variables(dae, &removed);
     Ok(Removed {
         reduced: Reduced {
             dae,
@@ -234,58 +234,4 @@ fn equality(dae: &mut Dae, a: VarId, b: VarId, like: &Equation) -> Equation {
     let component = dae.var(a).component.clone();
     let origin = EquationOrigin::ConnectPotential;
     Equation::assignment(&mut dae.pool, a, rhs, origin, (like.span, component))
-}
-
-/// `dae` without the variables `removed` (which nothing reads any more), the others
-/// renumbered in order.
-fn without_variables(dae: Dae, removed: &BTreeSet<VarId>) -> Dae {
-    let mut renumbered = vec![None; dae.variables.len()];
-    let mut out = Dae::default();
-    out.model = dae.model.clone();
-    out.model_span = dae.model_span;
-    out.pool = dae.pool.clone();
-    for v in dae.var_ids().filter(|v| !removed.contains(v)) {
-        let id = out
-            .add_variable(dae.var(v).clone())
-            .unwrap_or_else(|same| same);
-        renumbered[v.0 as usize] = Some(id);
-    }
-    let mut done = Substituted::default();
-    let pool = &mut out.pool;
-    let mut map = |pool: &mut crate::expr::ExprPool, n: Node| {
-        let new = |v: VarId| renumbered[v.0 as usize].unwrap_or(v);
-        Some(match n {
-            Node::Var(v) => pool.var(new(v)),
-            Node::Der(v) => pool.der(new(v)),
-            Node::Last(v) => pool.last(new(v)),
-            _ => return None,
-        })
-    };
-    let mut each = |e: &mut crate::expr::ExprId| *e = pool.substitute_with(*e, &mut map, &mut done);
-    for var in &mut out.variables {
-        for e in [&mut var.binding, &mut var.start, &mut var.nominal]
-            .into_iter()
-            .flatten()
-        {
-            each(e);
-        }
-    }
-    let mut equations = dae.equations;
-    let mut initial = dae.initial_equations;
-    for eq in equations.iter_mut().chain(&mut initial) {
-        each(&mut eq.lhs);
-        each(&mut eq.rhs);
-        each(&mut eq.residual);
-        for t in &mut eq.terms {
-            each(&mut t.expr);
-        }
-    }
-    let mut assertions = dae.assertions;
-    for a in &mut assertions {
-        each(&mut a.condition);
-    }
-    out.equations = equations;
-    out.initial_equations = initial;
-    out.assertions = assertions;
-    out
 }

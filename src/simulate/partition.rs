@@ -10,7 +10,10 @@
 //!   from the same registers whichever copy it runs on, so the results do not depend on it.
 //!
 //! Blocks outside every subsystem are inputs (they feed a subsystem; they depend on no state)
-//! and run inside every subsystem's evaluation, or outputs, run once after all subsystems.
+//! and run inside every subsystem's evaluation, or outputs, run once after all subsystems:
+//! under Gauss–Seidel they read the values published in the step, under Jacobi those of the
+//! previous step, as the subsystems do (SPEC §10: an integrator computes what it gives from
+//! what it was given; a co-simulation master's FMUs do the same).
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
@@ -213,27 +216,29 @@ impl Partitioned {
                     self.publish(s);
                 }
             }
-            Exchange::Jacobi => {
-                match pair.zip(self.helper.as_mut()) {
-                    Some((pair, helper)) => {
-                        helper.step(pair, &mut self.model, &mut self.steppers, (t, h), x)?;
-                    }
-                    None => {
-                        for s in 0..subsystems {
-                            advance(&mut self.model, &mut self.steppers[s], s, (t, h), x)?;
-                        }
+            Exchange::Jacobi => match pair.zip(self.helper.as_mut()) {
+                Some((pair, helper)) => {
+                    helper.step(pair, &mut self.model, &mut self.steppers, (t, h), x)?;
+                }
+                None => {
+                    for s in 0..subsystems {
+                        advance(&mut self.model, &mut self.steppers[s], s, (t, h), x)?;
                     }
                 }
-                // Only now: no subsystem may read another's values of this step.
-                for s in 0..subsystems {
-                    self.publish(s);
-                }
-            }
+            },
         }
         self.exchange_evals += subsystems as u64;
+        // Jacobi: the outputs too read the previous step's values (as a subsystem's own
+        // outputs would, computed by its integrator from what it was given: SPEC §10).
         self.model
             .run_steps(&self.outputs)
             .map_err(|failure| StepFailure::Eval { failure, t: t + h })?;
+        if self.exchange == Exchange::Jacobi {
+            // Only now: no subsystem may read another's values of this step.
+            for s in 0..subsystems {
+                self.publish(s);
+            }
+        }
         self.publish(subsystems);
         if let (Some(_), Some(helper)) = (pair, &mut self.helper) {
             helper.model.copy_values(&self.model, &helper.exchanged);

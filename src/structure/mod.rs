@@ -10,6 +10,7 @@ pub mod alias;
 mod dulmage_mendelsohn;
 pub mod index_reduction;
 pub mod matching;
+pub mod split;
 mod subsystems;
 pub mod tarjan;
 

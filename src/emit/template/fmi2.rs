@@ -7,7 +7,7 @@
 //!
 //! Value references are indices into `model::VARIABLES`, then one per state derivative
 //! (`der(x)`, in `model::STATE_NAMES` order); the parameters are settable until
-//! initialisation ends. No function unwinds across the C boundary: a panic
+//! initialisation ends, the inputs (`model::INPUTS`) at any time, held until set again. No function unwinds across the C boundary: a panic
 //! becomes `fmi2Fatal`, every misuse `fmi2Error` with a logged message.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
@@ -344,11 +344,22 @@ pub extern "C" fn fmi2SetReal(
             if !x.is_finite() {
                 return inst.fail(&format!("`{name}` cannot be set to {x}"));
             }
-            let model = match &mut inst.phase {
-                Phase::Instantiated(model) | Phase::Initializing(model) => model,
-                _ => return inst.fail(&format!("`{name}` can be set only before initialization ends")),
+            let input = Model::input_names().any(|n| n == name);
+            let set = match (&mut inst.phase, input) {
+                (Phase::Instantiated(model) | Phase::Initializing(model), false) => {
+                    model.set_parameter(name, x)
+                }
+                (Phase::Instantiated(model) | Phase::Initializing(model), true) => {
+                    model.set_input(name, x)
+                }
+                (Phase::Stepping(sim), true) => sim.set_input(name, x),
+                (Phase::Continuous { model, .. }, true) => model.set_input(name, x),
+                (Phase::Ended, _) => return inst.fail("the instance has ended: reset it"),
+                (_, false) => {
+                    return inst.fail(&format!("`{name}` can be set only before initialization ends"));
+                }
             };
-            if let Err(failure) = model.set_parameter(name, x) {
+            if let Err(failure) = set {
                 return inst.fail(&format!("`{name}` cannot be set: {failure}"));
             }
         }

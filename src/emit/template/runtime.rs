@@ -24,6 +24,7 @@ pub enum Failure {
     InitNoConvergence,
     /// A parameter the model does not have.
     UnknownParameter(String),
+    UnknownInput(String),
 }
 
 impl std::fmt::Display for Failure {
@@ -40,6 +41,7 @@ impl std::fmt::Display for Failure {
             ),
             Failure::InitNoConvergence => f.write_str("the initial system did not converge"),
             Failure::UnknownParameter(name) => write!(f, "the model has no parameter `{name}`"),
+            Failure::UnknownInput(name) => write!(f, "the model has no input `{name}`"),
         }
     }
 }
@@ -701,6 +703,18 @@ impl Registers {
     fn setup(&mut self, t: f64) {
         self.switch_time = None;
         self.set_time(t);
+        self.rerun_setup();
+    }
+
+    /// Sets input register `reg` to `x` and runs the setup code again.
+    fn set_input(&mut self, reg: usize, x: f64) {
+        self.r[reg] = x;
+        self.rerun_setup();
+    }
+
+    /// Runs the setup code again (an input changed) and finds the breakpoints, the time and
+    /// the interval as they were.
+    fn rerun_setup(&mut self) {
         (self.program.setup)(&mut self.r);
         let mut times: Vec<f64> = self
             .program
@@ -828,6 +842,8 @@ pub struct Model {
     regs: Registers,
     /// Per parameter (in `model::PARAMETERS` order), the value given at run time.
     given: Vec<Option<f64>>,
+    /// Per top-level input (in `model::INPUTS` order), the value set, else its start value.
+    inputs: Vec<Option<f64>>,
     pub stats: Stats,
     /// At most this many threads step it (see [`Model::set_threads`]).
     threads: usize,
@@ -845,6 +861,7 @@ impl Model {
         let mut model = Model {
             regs: Registers::new(&model::PROGRAM),
             given: vec![None; model::PARAMETERS.len()],
+            inputs: vec![None; model::INPUTS.len()],
             stats: Stats::default(),
             threads: 2,
         };
@@ -877,8 +894,26 @@ impl Model {
         Ok(())
     }
 
-    /// Every register from the parameters: constants, parameters, start values, the setup code
-    /// and the breakpoints, at time `t`.
+    /// The top-level inputs, settable at any time, in declaration order.
+    pub fn input_names() -> impl Iterator<Item = &'static str> {
+        model::INPUTS.iter().map(|&(name, _)| name)
+    }
+
+    /// Gives input `name` the value `x` from now on (a co-simulation master's input, held
+    /// until set again): what depends on it only through the setup code is computed again,
+    /// the states stay.
+    pub fn set_input(&mut self, name: &str, x: f64) -> Result<(), Failure> {
+        let k = model::INPUTS
+            .iter()
+            .position(|&(n, _)| n == name)
+            .ok_or_else(|| Failure::UnknownInput(name.to_string()))?;
+        self.inputs[k] = Some(x);
+        self.regs.set_input(model::INPUTS[k].1, x);
+        Ok(())
+    }
+
+    /// Every register from the parameters: constants, parameters, start values, the inputs as
+    /// set, the setup code and the breakpoints, at time `t`.
     fn load(&mut self, t: f64) {
         self.regs = Registers::new(&model::PROGRAM);
         for (k, &(_, reg)) in model::PARAMETERS.iter().enumerate() {
@@ -889,6 +924,11 @@ impl Model {
         let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
         model::parameters(&mut self.regs.r, &given);
         model::starts(&mut self.regs.r);
+        for (k, &(_, reg)) in model::INPUTS.iter().enumerate() {
+            if let Some(x) = self.inputs[k] {
+                self.regs.r[reg] = x;
+            }
+        }
         self.regs.setup(t);
     }
 
@@ -1567,6 +1607,15 @@ struct Helper {
 }
 
 impl WeakStepper {
+    /// Sets input register `reg` (a variable's, the same in every program) to `x`, in every
+    /// copy of the registers.
+    fn set_input(&mut self, reg: usize, x: f64) {
+        self.regs.set_input(reg, x);
+        if let Some(helper) = &mut self.helper {
+            helper.regs.set_input(reg, x);
+        }
+    }
+
     /// From the initialised `model`'s values (its variables, derivatives and time).
     pub fn new(weak: &'static Weak, model: &Model) -> WeakStepper {
         let mut regs = Registers::new(weak.program);
@@ -1684,14 +1733,16 @@ impl WeakStepper {
                 add_stats(stats, &mut helper.stats);
             }
         }
-        if weak.jacobi {
-            for sub in weak.subsystems {
-                Self::publish(&mut self.regs, sub.exchanges);
-            }
-        }
         stats.f_evals += weak.subsystems.len() as u64;
         let regs = &mut self.regs;
+        // Jacobi: the outputs too read the previous step's values, then every subsystem
+        // publishes (no subsystem may read another's values of this step).
         (weak.outputs)(&mut regs.r, &mut regs.work).map_err(|step| Failure::Eval { step, t: t + h })?;
+        if weak.jacobi {
+            for sub in weak.subsystems {
+                Self::publish(regs, sub.exchanges);
+            }
+        }
         Self::publish(regs, weak.output_exchanges);
         if let Some(helper) = &mut self.helper {
             for &(_, last) in weak.exchanges {
@@ -1894,6 +1945,18 @@ impl Simulation {
 
     pub fn time(&self) -> f64 {
         self.t
+    }
+
+    /// Sets input `name` to `x` from now on (see [`Model::set_input`]).
+    pub fn set_input(&mut self, name: &str, x: f64) -> Result<(), Failure> {
+        self.model.set_input(name, x)?;
+        if let Integrator::Weak(w) = &mut self.integrator {
+            let &(_, reg) = (model::INPUTS.iter())
+                .find(|&&(n, _)| n == name)
+                .expect("an input the model has");
+            w.set_input(reg, x);
+        }
+        Ok(())
     }
 
     /// The states (in `model::STATE_NAMES` order).
