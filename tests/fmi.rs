@@ -59,7 +59,7 @@ fn emit_to(target: &Path, model: &str, args: &[&str]) -> Result<PathBuf, (i32, S
     }
 }
 
-/// Runs a Python program with FMPy; its stdout read as JSON.
+/// Runs a Python program with FMPy; the last line of its stdout read as JSON.
 fn python(program: &str, args: &[&str]) -> Value {
     let out = Command::new("python3")
         .arg("-c")
@@ -72,7 +72,10 @@ fn python(program: &str, args: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("JSON from the program")
+    // FMPy's default logger prints the FMU's messages on stdout before the JSON.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).expect("JSON from the program")
 }
 
 /// Validates the FMU and simulates it as a co-simulation: `{"problems": [..], "columns":
@@ -678,4 +681,185 @@ fn emit_fmu_dir_refuses_what_it_cannot_split() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("one subsystem"), "{err}");
     assert!(!Path::new(dir).exists(), "nothing written");
+}
+
+/// Steps the FMU 50 times by 0.01, sets `R2.R` to 5 (a tunable parameter), steps 50 more:
+/// C1.v and C2.v after each step, each variable's variability, and whether setting `n` (a
+/// parameter the translation used) during the run failed.
+const TUNE_DURING_RUN: &str = r#"
+import json, sys
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+fmu, fixed = sys.argv[1], sys.argv[2]
+md = read_model_description(fmu)
+vr = {v.name: v.valueReference for v in md.modelVariables}
+variability = {v.name: v.variability for v in md.modelVariables if v.causality == 'parameter'}
+slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu),
+                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName='tune')
+slave.instantiate()
+slave.setupExperiment(startTime=0.0)
+slave.enterInitializationMode()
+slave.exitInitializationMode()
+rows = []
+for k in range(100):
+    if k == 50:
+        slave.setReal([vr['R2.R']], [5.0])
+    slave.doStep(0.01 * k, 0.01)
+    rows.append(slave.getReal([vr['C1.v'], vr['C2.v']]))
+refused = False
+if fixed:
+    try:
+        slave.setReal([vr[fixed]], [3.0])
+    except Exception:
+        refused = True
+slave.terminate()
+slave.freeInstance()
+print(json.dumps({"rows": rows, "variability": variability, "refused": refused}))
+"#;
+
+/// Implicit Euler on SPEC §10's RC ladder (E = 1, R1 = 0.1, C1 = C2 = 1, R3 = 1) from rest:
+/// `(I − hA) x⁺ = x + h b`, R2 = 1 for 50 steps of 0.01 and 5 for 50 more, solved by
+/// Cramer's rule.
+fn rc_ladder_tuned_by_hand() -> Vec<[f64; 2]> {
+    let (r1, r3, h) = (0.1, 1.0, 0.01);
+    let mut x = [0.0f64; 2];
+    let mut rows = Vec::new();
+    for k in 0..100 {
+        let r2 = if k < 50 { 1.0 } else { 5.0 };
+        let a = [
+            [-(1.0 / r1 + 1.0 / r2), 1.0 / r2],
+            [1.0 / r2, -(1.0 / r2 + 1.0 / r3)],
+        ];
+        let m = [
+            [1.0 - h * a[0][0], -h * a[0][1]],
+            [-h * a[1][0], 1.0 - h * a[1][1]],
+        ];
+        let rhs = [x[0] + h / r1, x[1]];
+        let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+        x = [
+            (rhs[0] * m[1][1] - m[0][1] * rhs[1]) / det,
+            (m[0][0] * rhs[1] - rhs[0] * m[1][0]) / det,
+        ];
+        rows.push(x);
+    }
+    rows
+}
+
+#[test]
+fn a_tunable_parameter_changes_the_run_from_where_it_is_set() {
+    if !fmpy_available() {
+        return;
+    }
+    let fmu = rc_ladder_fmu("rc_ladder_tuned");
+    let report = python(TUNE_DURING_RUN, &[fmu.to_str().expect("utf-8"), ""]);
+    assert_eq!(report["variability"]["R2.R"], "tunable");
+    let rows = report["rows"].as_array().expect("rows");
+    for (k, (row, exact)) in rows.iter().zip(rc_ladder_tuned_by_hand()).enumerate() {
+        for (i, x) in row.as_array().expect("C1.v, C2.v").iter().enumerate() {
+            let x = x.as_f64().expect("a number");
+            assert!(
+                (x - exact[i]).abs() <= 1e-12,
+                "step {k}, state {i}: FMU {x}, by hand {}",
+                exact[i]
+            );
+        }
+    }
+}
+
+/// The FMU of the model `text` (written to `name.mo`), emitted with `args`.
+fn emit_inline_fmu(name: &str, text: &str, args: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(work_dir()).expect("a work directory");
+    let model = work_dir().join(format!("{name}.mo"));
+    std::fs::write(&model, text).expect("writes the model");
+    emit_fmu(name, model.to_str().expect("utf-8"), args).expect("emits")
+}
+
+/// A parameter that sizes an array: the translation used its value.
+const SIZED: &str = "
+model Sized
+  parameter Integer n = 2;
+  parameter Real k = 2;
+  parameter Real scale = 1;
+  parameter Real gain[n] = fill(k, n);
+  Real x[n](each start = 1, each fixed = true);
+equation
+  for i in 1:n loop
+    der(x[i]) = -scale*gain[i]*x[i];
+  end for;
+end Sized;";
+
+#[test]
+fn a_parameter_the_translation_used_stays_fixed_during_a_run() {
+    if !fmpy_available() {
+        return;
+    }
+    let grid = [
+        "--method",
+        "implicit-euler",
+        "--stop",
+        "1",
+        "--step",
+        "0.01",
+    ];
+    let fmu = emit_inline_fmu("sized", SIZED, &grid);
+    let program = TUNE_DURING_RUN
+        .replace("vr['R2.R']", "vr['scale']")
+        .replace("vr['C1.v'], vr['C2.v']", "vr['x[1]'], vr['x[2]']");
+    let report = python(&program, &[fmu.to_str().expect("utf-8"), "k"]);
+    assert_eq!(report["variability"]["scale"], "tunable");
+    // `k` fills `gain` through `fill(k, n)`, evaluated to size it.
+    assert_eq!(
+        report["variability"]["k"], "fixed",
+        "{}",
+        report["variability"]
+    );
+    assert_eq!(report["refused"], true);
+    // x' = −scale·k·x: scale 1 for 50 steps of 0.01, then 5.
+    let rows = report["rows"].as_array().expect("rows");
+    let mut x = 1.0f64;
+    for (k, row) in rows.iter().enumerate() {
+        let rate = if k < 50 { 2.0 } else { 10.0 };
+        x /= 1.0 + 0.01 * rate;
+        let got = row[0].as_f64().expect("a number");
+        assert!((got - x).abs() <= 1e-12, "step {k}: FMU {got}, by hand {x}");
+    }
+}
+
+/// A model whose variables and parameters carry units.
+const WITH_UNITS: &str = "
+model WithUnits
+  parameter Real R(unit = \"Ohm\") = 2;
+  parameter Real C(unit = \"F\") = 0.5;
+  Real v(unit = \"V\", start = 1, fixed = true);
+  Real i(unit = \"A\");
+equation
+  C*der(v) = -i;
+  v = R*i;
+end WithUnits;";
+
+const UNITS: &str = r#"
+import json, sys
+from fmpy import read_model_description
+from fmpy.validation import validate_fmu
+md = read_model_description(sys.argv[1])
+print(json.dumps({"problems": [str(p) for p in validate_fmu(sys.argv[1])],
+                  "definitions": sorted(u.name for u in md.unitDefinitions),
+                  "units": {v.name: v.unit for v in md.modelVariables}}))
+"#;
+
+#[test]
+fn units_reach_the_model_description() {
+    if !fmpy_available() {
+        return;
+    }
+    let fmu = emit_inline_fmu("with_units", WITH_UNITS, &[]);
+    let report = python(UNITS, &[fmu.to_str().expect("utf-8")]);
+    assert_eq!(report["problems"], serde_json::json!([]));
+    assert_eq!(
+        report["definitions"],
+        serde_json::json!(["A", "F", "Ohm", "V"])
+    );
+    for (name, unit) in [("R", "Ohm"), ("C", "F"), ("v", "V"), ("i", "A")] {
+        assert_eq!(report["units"][name], unit, "{name}");
+    }
 }

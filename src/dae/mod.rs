@@ -142,6 +142,10 @@ pub struct Variable {
     /// Declared `flow` in a connector.
     pub flow: bool,
     pub state_select: StateSelect,
+    /// A parameter or constant whose value the translation used (an array size, an `if`
+    /// condition, a function evaluated, `fixed` or `stateSelect`): changing it at run time
+    /// would not change what the translation decided, so it is not tunable.
+    pub evaluated: bool,
     pub description: Option<String>,
     /// The declaration this variable comes from.
     pub span: Span,
@@ -151,8 +155,6 @@ pub struct Variable {
 }
 
 impl Variable {
-    /// A variable of the compiler's own (a dummy derivative, `pre(v)`): no binding,
-    /// attributes or marks.
     /// Whether initialisation solves for this variable's start value (`fixed = true` on a
     /// continuous algebraic variable). On a discrete one (a `discrete Real`, a Boolean, an
     /// Integer) `fixed` fixes `pre(v)` instead, which starts at the start value anyway.
@@ -160,6 +162,8 @@ impl Variable {
         self.kind == VarKind::Algebraic && self.ty == ScalarType::Real && self.fixed == Some(true)
     }
 
+    /// A variable of the compiler's own (a dummy derivative, `pre(v)`): no binding,
+    /// attributes or marks.
     pub fn derived(name: String, kind: VarKind, ty: ScalarType, span: Span) -> Variable {
         Variable {
             name,
@@ -173,6 +177,7 @@ impl Variable {
             weak: false,
             flow: false,
             state_select: StateSelect::Default,
+            evaluated: false,
             description: None,
             span,
             component: Arc::from(""),

@@ -45,9 +45,9 @@ pub struct Facts<'a> {
 }
 
 /// The FMU's `modelDescription.xml`: the model's Real variables (value reference: the index
-/// in the crate's `model::VARIABLES`, the non-alias variables in order), its Real
-/// parameters settable before initialisation and its top-level inputs with their values at
-/// `start`, its `outputs`.
+/// in the crate's `model::VARIABLES`, the non-alias variables in order) with their units,
+/// its Real parameters (tunable where the translation did not use their values) and its
+/// top-level inputs with their values at `start`, its `outputs`.
 pub fn model_description(
     Facts {
         dae,
@@ -77,15 +77,28 @@ pub fn model_description(
         "  <CoSimulation modelIdentifier=\"{identifier}\" \
          canHandleVariableCommunicationStepSize=\"true\"/>"
     );
+    let listed: Vec<VarId> = (dae.var_ids())
+        .filter(|&v| dae.var(v).kind != VarKind::Alias)
+        .collect();
+    let unit_of = |v: VarId| {
+        let var = dae.var(v);
+        (var.unit.as_deref()).filter(|u| var.ty == ScalarType::Real && !u.is_empty())
+    };
+    let units: std::collections::BTreeSet<&str> =
+        listed.iter().filter_map(|&v| unit_of(v)).collect();
+    if !units.is_empty() {
+        let _ = writeln!(xml, "  <UnitDefinitions>");
+        for unit in &units {
+            let _ = writeln!(xml, "    <Unit name=\"{}\"/>", escape(unit));
+        }
+        let _ = writeln!(xml, "  </UnitDefinitions>");
+    }
     let _ = writeln!(
         xml,
         "  <DefaultExperiment startTime=\"{}\" stopTime=\"{}\" stepSize=\"{}\"/>",
         grid.0, grid.1, grid.2
     );
     let _ = writeln!(xml, "  <ModelVariables>");
-    let listed: Vec<VarId> = (dae.var_ids())
-        .filter(|&v| dae.var(v).kind != VarKind::Alias)
-        .collect();
     // 1-based positions in the list, as `ModelStructure` refers to variables.
     let mut written = 0usize;
     let mut position_of_state = vec![0usize; states.len()];
@@ -109,6 +122,10 @@ pub fn model_description(
                 "causality=\"input\" variability=\"continuous\"",
                 Some(start.vars[v.0 as usize]),
             ),
+            VarKind::Parameter if super::model::tunable(dae, v) => (
+                "causality=\"parameter\" variability=\"tunable\" initial=\"exact\"",
+                Some(start.vars[v.0 as usize]),
+            ),
             VarKind::Parameter => (
                 "causality=\"parameter\" variability=\"fixed\" initial=\"exact\"",
                 Some(start.vars[v.0 as usize]),
@@ -130,12 +147,15 @@ pub fn model_description(
             "    <ScalarVariable name=\"{}\" valueReference=\"{reference}\" {attributes}{description}>",
             escape(&var.name)
         );
+        let unit = unit_of(v)
+            .map(|u| format!(" unit=\"{}\"", escape(u)))
+            .unwrap_or_default();
         match value {
             Some(x) => {
-                let _ = writeln!(xml, "      <Real start=\"{x:e}\"/>");
+                let _ = writeln!(xml, "      <Real{unit} start=\"{x:e}\"/>");
             }
             None => {
-                let _ = writeln!(xml, "      <Real/>");
+                let _ = writeln!(xml, "      <Real{unit}/>");
             }
         }
         let _ = writeln!(xml, "    </ScalarVariable>");

@@ -77,8 +77,9 @@ pub fn model_rs(input: &Input<'_>) -> String {
     code.finish()
 }
 
-/// The run's defaults and the model's names: states, parameters settable at run time, the
-/// top-level inputs (settable at any time), every variable.
+/// The run's defaults and the model's names: states, parameters settable at run time (and
+/// which of them during a run), the registers of every parameter, the top-level inputs
+/// (settable at any time), every variable.
 fn about(code: &mut Code, input: &Input<'_>) {
     let (dae, causal) = (input.dae, input.causal);
     let (start, stop, step) = input.grid;
@@ -116,6 +117,16 @@ fn about(code: &mut Code, input: &Input<'_>) {
         .map(|v| format!("({}, {})", string(&dae.var(v).name), v.0))
         .collect();
     code.table("PARAMETERS", "(&str, usize)", &parameters);
+    let tunable: Vec<bool> = (dae.var_ids())
+        .filter(|&v| settable(dae, v))
+        .map(|v| tunable(dae, v))
+        .collect();
+    code.table("TUNABLE", "bool", &tunable);
+    let parameter_registers: Vec<String> = binding_order(dae)
+        .into_iter()
+        .map(|v| v.0.to_string())
+        .collect();
+    code.table("PARAMETER_REGISTERS", "usize", &parameter_registers);
     let inputs: Vec<String> = dae
         .var_ids()
         .filter(|&v| dae.var(v).kind == VarKind::Input && dae.var(v).ty == ScalarType::Real)
@@ -288,6 +299,12 @@ fn parameters(code: &mut Code, dae: &Dae) {
 fn settable(dae: &Dae, v: VarId) -> bool {
     let var = dae.var(v);
     var.kind == VarKind::Parameter && var.ty == ScalarType::Real
+}
+
+/// Whether a rig may change settable parameter `v` during a run: the translation did not use
+/// its value.
+pub fn tunable(dae: &Dae, v: VarId) -> bool {
+    settable(dae, v) && !dae.var(v).evaluated
 }
 
 /// Parameters and constants, each after the parameters its binding reads.

@@ -1160,6 +1160,7 @@ impl<'a> Flattener<'a> {
                 weak: ctx.prefixes.weak,
                 flow: ctx.prefixes.flow,
                 state_select: StateSelect::Default,
+                evaluated: false,
                 description: decl.description.clone(),
                 span: decl.span,
                 component: component.clone(),

@@ -120,6 +120,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         f.connection_equations();
         f.mark_states();
         f.mark_held();
+        f.mark_evaluated();
     }
     let outside = unsupported::relevant(&f.tree, &f.used_classes, request.unsupported);
     if !outside.is_empty() {
@@ -131,6 +132,17 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         Err(diags)
     } else {
         Ok((f.dae, diags))
+    }
+}
+
+impl Flattener<'_> {
+    /// Marks the parameters and constants whose values the translation used.
+    fn mark_evaluated(&mut self) {
+        for (&v, value) in &self.const_cache {
+            if value.is_some() {
+                self.dae.variables[v.0 as usize].evaluated = true;
+            }
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! Value references are indices into `model::VARIABLES`, then one per state derivative
 //! (`der(x)`, in `model::STATE_NAMES` order); the parameters are settable until
-//! initialisation ends, the inputs (`model::INPUTS`) at any time, held until set again. No function unwinds across the C boundary: a panic
+//! initialisation ends, the tunable ones (`model::TUNABLE`) during the run too, the inputs
+//! (`model::INPUTS`) at any time, held until set again. No function unwinds across the C boundary: a panic
 //! becomes `fmi2Fatal`, every misuse `fmi2Error` with a logged message.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
@@ -354,10 +355,9 @@ pub extern "C" fn fmi2SetReal(
                 }
                 (Phase::Stepping(sim), true) => sim.set_input(name, x),
                 (Phase::Continuous { model, .. }, true) => model.set_input(name, x),
+                (Phase::Stepping(sim), false) => sim.tune(name, x),
+                (Phase::Continuous { model, .. }, false) => model.tune(name, x),
                 (Phase::Ended, _) => return inst.fail("the instance has ended: reset it"),
-                (_, false) => {
-                    return inst.fail(&format!("`{name}` can be set only before initialization ends"));
-                }
             };
             if let Err(failure) = set {
                 return inst.fail(&format!("`{name}` cannot be set: {failure}"));

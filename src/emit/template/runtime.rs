@@ -25,6 +25,8 @@ pub enum Failure {
     /// A parameter the model does not have.
     UnknownParameter(String),
     UnknownInput(String),
+    /// A parameter the translation used, or initialisation computes: fixed during a run.
+    NotTunable(String),
 }
 
 impl std::fmt::Display for Failure {
@@ -42,6 +44,11 @@ impl std::fmt::Display for Failure {
             Failure::InitNoConvergence => f.write_str("the initial system did not converge"),
             Failure::UnknownParameter(name) => write!(f, "the model has no parameter `{name}`"),
             Failure::UnknownInput(name) => write!(f, "the model has no input `{name}`"),
+            Failure::NotTunable(name) => write!(
+                f,
+                "`{name}` is fixed during a run (the translation used its value, or \
+                 initialisation computes it)"
+            ),
         }
     }
 }
@@ -894,6 +901,24 @@ impl Model {
         Ok(())
     }
 
+    /// Changes parameter `name` to `x` during a run (a tunable one, `model::TUNABLE`): the
+    /// parameters bound to it and the setup code follow, the states stay.
+    pub fn tune(&mut self, name: &str, x: f64) -> Result<(), Failure> {
+        let k = model::PARAMETERS
+            .iter()
+            .position(|&(n, _)| n == name)
+            .ok_or_else(|| Failure::UnknownParameter(name.to_string()))?;
+        if !model::TUNABLE[k] {
+            return Err(Failure::NotTunable(name.to_string()));
+        }
+        self.given[k] = Some(x);
+        self.regs.r[model::PARAMETERS[k].1] = x;
+        let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
+        model::parameters(&mut self.regs.r, &given);
+        self.regs.rerun_setup();
+        Ok(())
+    }
+
     /// The top-level inputs, settable at any time, in declaration order.
     pub fn input_names() -> impl Iterator<Item = &'static str> {
         model::INPUTS.iter().map(|&(name, _)| name)
@@ -1249,6 +1274,10 @@ fn correct_whole(stage: &mut [f64], delta: &[f64], tol: f64) -> f64 {
 /// levels.
 pub trait FixedStep: Send {
     fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure>;
+
+    /// Factors the Newton matrix afresh at the next step: a parameter or an input the
+    /// Jacobian reads changed, so one factored once for the run no longer holds.
+    fn forget_factorization(&mut self);
 }
 
 /// The stage vectors and the Newton of a stepper.
@@ -1270,6 +1299,12 @@ impl StageWork {
             stage: vec![0.0; n],
             base: vec![0.0; n],
             newton,
+        }
+    }
+
+    fn forget_factorization(&mut self) {
+        if let Some(newton) = &mut self.newton {
+            newton.constant_factored = None;
         }
     }
 
@@ -1314,6 +1349,10 @@ impl Stepper {
 }
 
 impl FixedStep for Stepper {
+    fn forget_factorization(&mut self) {
+        self.work.forget_factorization();
+    }
+
     fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
         match self.method {
             Method::ExplicitEuler => {
@@ -1549,6 +1588,10 @@ impl MixedStepper {
 }
 
 impl FixedStep for MixedStepper {
+    fn forget_factorization(&mut self) {
+        self.work.forget_factorization();
+    }
+
     fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
         if sys.stats.level_f_evals.is_empty() {
             sys.stats.level_f_evals = vec![0; self.levels];
@@ -1607,6 +1650,17 @@ struct Helper {
 }
 
 impl WeakStepper {
+    /// Takes every parameter's value from `model` (a parameter's register is its variable's,
+    /// the same in every program) and runs the setup code again, in every copy.
+    fn take_parameters(&mut self, model: &Model) {
+        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
+            for &reg in model::PARAMETER_REGISTERS {
+                copy.r[reg] = model.regs.r[reg];
+            }
+            copy.rerun_setup();
+        }
+    }
+
     /// Sets input register `reg` (a variable's, the same in every program) to `x`, in every
     /// copy of the registers.
     fn set_input(&mut self, reg: usize, x: f64) {
@@ -1813,6 +1867,15 @@ impl Integrator {
         }
     }
 
+    /// Factors every Newton matrix afresh at the next step (see
+    /// [`FixedStep::forget_factorization`]).
+    fn forget_factorizations(&mut self) {
+        match self {
+            Integrator::Whole(stepper, _) => stepper.forget_factorization(),
+            Integrator::Weak(w) => w.steppers.iter_mut().for_each(|s| s.forget_factorization()),
+        }
+    }
+
     fn breakpoints(&self, model: &Model) -> Vec<f64> {
         match self {
             Integrator::Whole(..) => model.regs.breakpoints.clone(),
@@ -1947,6 +2010,16 @@ impl Simulation {
         self.t
     }
 
+    /// Changes tunable parameter `name` to `x` from now on (see [`Model::tune`]).
+    pub fn tune(&mut self, name: &str, x: f64) -> Result<(), Failure> {
+        self.model.tune(name, x)?;
+        if let Integrator::Weak(w) = &mut self.integrator {
+            w.take_parameters(&self.model);
+        }
+        self.integrator.forget_factorizations();
+        Ok(())
+    }
+
     /// Sets input `name` to `x` from now on (see [`Model::set_input`]).
     pub fn set_input(&mut self, name: &str, x: f64) -> Result<(), Failure> {
         self.model.set_input(name, x)?;
@@ -1956,6 +2029,7 @@ impl Simulation {
                 .expect("an input the model has");
             w.set_input(reg, x);
         }
+        self.integrator.forget_factorizations();
         Ok(())
     }
 
