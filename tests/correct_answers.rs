@@ -6,7 +6,7 @@ mod simulate_support;
 
 use std::process::Command;
 
-use cli_support::{csv_columns, mocca, model_file, simulate_csv, temp_path};
+use cli_support::{csv_columns, mocca, mocca_json, model_file, simulate_csv, temp_path};
 use mocca::causal::initial_point;
 use mocca::simulate::fixed_step::Method;
 use mocca::simulate::run::{Exchange, Options, Partition, Trajectory, simulate, simulate_bdf};
@@ -833,4 +833,61 @@ fn an_initial_system_that_fails_from_its_start_values_is_solved_along_its_homoto
         err.contains("initial equation with a large residual"),
         "{err}"
     );
+}
+
+/// A capacitance of 0 the model asks to evaluate (`Evaluate = true`, passed on through a
+/// `final` modification, as the standard library's semiconductor examples do with `CapVal`).
+const EVALUATED_ZERO: &str = "
+model Cap
+  parameter Real C = 1;
+  Real v, i;
+equation
+  C*der(v) = i;
+end Cap;
+model EvaluatedZero
+  parameter Real CapVal = 0 annotation(Evaluate = true);
+  Cap c(final C = CapVal);
+  Cap d(C = 1 + CapVal);
+  Real x(start = 1, fixed = true);
+equation
+  der(x) = -x;
+  c.v = 2*x;
+  d.i = x - d.v;
+end EvaluatedZero;";
+
+#[test]
+fn a_parameter_evaluated_to_zero_leaves_no_state_behind() {
+    let model = model_file("evaluated_zero", EVALUATED_ZERO);
+    let path = model.to_str().expect("utf-8");
+    let check = mocca_json(&["check", path, "--format", "json"]);
+    // `c.C` is `final` and bound to the evaluated 0: `0*der(c.v)` is no derivative, so `c.v`
+    // is algebraic and the model of index 1. `d.C`, bound to `1 + CapVal` but not `final`,
+    // may still be set (`-p d.C=…`): it stays a parameter, and `d.v` a state.
+    assert_eq!(
+        check["state_names"],
+        serde_json::json!(["d.v", "x"]),
+        "{check}"
+    );
+    assert_eq!(check["index"], 1);
+    let (csv, err, code) = simulate_csv(
+        "evaluated_zero",
+        &[
+            "simulate",
+            path,
+            "--method",
+            "bdf",
+            "--stop",
+            "1",
+            "--vars",
+            "c.v,c.i,x",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let columns = csv_columns(&csv);
+    let (cv, ci, x) = (&columns["c.v"], &columns["c.i"], &columns["x"]);
+    for k in 0..x.len() {
+        assert!((cv[k] - 2.0 * x[k]).abs() < 1e-12, "c.v = 2x at row {k}");
+        assert_eq!(ci[k], 0.0, "no current through a capacitance of 0");
+    }
+    assert!((x[x.len() - 1] - (-1.0f64).exp()).abs() < 1e-3);
 }

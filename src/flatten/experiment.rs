@@ -57,6 +57,16 @@ pub fn models_with_experiment(files: &[&StoredDefinition], package: &str) -> Vec
         .collect()
 }
 
+/// Whether a declaration's annotation says `Evaluate = true` (Modelica 18.3): the value of
+/// the parameter is to be used in the translation, as a constant's is.
+pub fn says_evaluate(annotation: Option<&Modification>) -> bool {
+    let binding = annotation
+        .and_then(|m| argument(m, "Evaluate"))
+        .and_then(|m| m.as_ref())
+        .and_then(|m| m.binding.as_ref());
+    matches!(binding.map(|e| &e.kind), Some(ExprKind::Bool(true)))
+}
+
 /// The modification of the argument `name` of `m`, if `m` has one by that name.
 fn argument<'m>(m: &'m Modification, name: &str) -> Option<&'m Option<Modification>> {
     m.arguments.iter().find_map(|a| match a {

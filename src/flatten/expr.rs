@@ -645,6 +645,11 @@ impl<'a> Flattener<'a> {
         span: Span,
     ) -> Result<ExprId, Diagnostic> {
         match ctx.mode {
+            Mode::Symbolic if self.evaluate.contains(&v) => {
+                let value = self.const_value(v, span)?;
+                self.folded += 1;
+                Ok(self.dae.pool.constant(value))
+            }
             Mode::Symbolic => Ok(self.dae.pool.var(v)),
             Mode::Constant => match self.dae.var(v).kind {
                 VarKind::Parameter | VarKind::Constant => {

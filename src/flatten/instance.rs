@@ -1181,6 +1181,11 @@ impl<'a> Flattener<'a> {
             self.causality.push(ctx.prefixes.causality);
             let own = modification.for_element(&index);
             self.pending.push((!own.is_empty()).then(|| Box::new(own)));
+            if kind == VarKind::Parameter
+                && super::experiment::says_evaluate(decl.annotation.as_deref())
+            {
+                self.evaluate.insert(id);
+            }
             ids.push(id);
         }
         ids

@@ -102,6 +102,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         tables: FxHashMap::default(),
         max_size: request.max_size,
         free_parameters: FxHashSet::default(),
+        evaluate: FxHashSet::default(),
+        folded: 0,
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
@@ -223,6 +225,12 @@ pub(crate) struct Flattener<'a> {
     pub pending: Vec<Option<Box<Mod<'a>>>>,
     /// Translation-time values of parameters (`None` while being computed: a cycle).
     pub const_cache: FxHashMap<VarId, Option<f64>>,
+    /// Parameters whose values replace them wherever they are read (`Evaluate = true`, and
+    /// the `final` parameters bound to a value folded so).
+    pub evaluate: FxHashSet<VarId>,
+    /// How many reads of such parameters have been folded: a binding that folded one, and
+    /// became a constant, makes its `final` parameter one of them.
+    pub folded: usize,
     /// The values of array bindings and attributes, by expression, scope and mode: every
     /// element of an array selects from the same value, flattened once.
     pub array_values: FxHashMap<expr::BoundKey, expr::Val>,
@@ -267,8 +275,16 @@ impl<'a> Flattener<'a> {
             // A String's value is text: mocca computes no strings, and uses none in numbers.
             let text = self.dae.variables[i].ty == ScalarType::String;
             if let Some(b) = m.binding.as_ref().filter(|_| !text) {
+                let folded = self.folded;
                 match self.bound_scalar(b) {
-                    Ok(value) => self.apply_binding(v, value),
+                    Ok(value) => {
+                        let constant = self.dae.pool.as_const(value).is_some();
+                        let parameter = self.dae.variables[i].kind == VarKind::Parameter;
+                        if m.is_final && parameter && constant && self.folded > folded {
+                            self.evaluate.insert(v);
+                        }
+                        self.apply_binding(v, value)
+                    }
                     Err(d) => self.diags.push(d),
                 }
             }

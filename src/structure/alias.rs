@@ -69,7 +69,28 @@ pub fn eliminate(dae: Dae) -> Dae {
     }
     resolve_alias_chains(&mut out);
     read_aliases_in_hybrid(&mut out);
+    demote_states_without_derivatives(&mut out);
     out
+}
+
+/// A state whose derivative the substitutions removed from every equation (`C*der(v)` with
+/// `C` evaluated to 0, as `Evaluate = true` gives) has no dynamics left: it is algebraic,
+/// determined by the equations that read it. Left a state, index reduction would
+/// differentiate them for a derivative none of them has.
+fn demote_states_without_derivatives(out: &mut Dae) {
+    let mut has_derivative = vec![false; out.variables.len()];
+    for eq in out.equations.iter().chain(&out.initial_equations) {
+        out.pool.visit_leaves(eq.residual, |leaf| {
+            if let Node::Der(v) = leaf {
+                has_derivative[v.0 as usize] = true;
+            }
+        });
+    }
+    for (var, has) in out.variables.iter_mut().zip(has_derivative) {
+        if var.kind == VarKind::State && !has {
+            var.kind = VarKind::Algebraic;
+        }
+    }
 }
 
 /// `a = e` with `e` of parameters and constants only (`A = d^2*pi/4`): `a` is known before
