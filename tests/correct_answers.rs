@@ -891,3 +891,36 @@ fn a_parameter_evaluated_to_zero_leaves_no_state_behind() {
     }
     assert!((x[x.len() - 1] - (-1.0f64).exp()).abs() < 1e-3);
 }
+
+/// A temperature that barely moves, driven by an input that is real only before t = 1000.
+const SLOW_PROBE: &str = "
+model SlowProbe
+  Real T(start = 300, fixed = true);
+  Real y;
+equation
+  der(T) = 1e-6*y;
+  y = sqrt(1e3 - time);
+end SlowProbe;";
+
+#[test]
+fn bdfs_starting_step_probe_past_where_the_model_evaluates_does_not_stop_the_run() {
+    // The starting step's estimate for a state this slow is about 10⁵ s: its probe there
+    // cannot evaluate the model, which must not end a run of 10 s.
+    let model = model_file("slow_probe", SLOW_PROBE);
+    let path = model.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "slow_probe",
+        &[
+            "simulate", path, "--method", "bdf", "--stop", "10", "--vars", "T",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let t = &csv_columns(&csv)["T"];
+    // T(10) = 300 + 10⁻⁶·(2/3)·(1000^1.5 − 990^1.5).
+    let exact = 300.0 + 1e-6 * (2.0 / 3.0) * (1000f64.powf(1.5) - 990f64.powf(1.5));
+    assert!(
+        (t[t.len() - 1] - exact).abs() < 1e-6,
+        "{} vs {exact}",
+        t[t.len() - 1]
+    );
+}

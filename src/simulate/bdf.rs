@@ -209,7 +209,7 @@ fn run(
             // The right-hand side may jump here: the history before it is no basis for
             // extrapolating past it.
             system.enter_interval(a, b);
-            bdf.restart(system, None)?;
+            bdf.restart(system, None, b)?;
         }
         if !breakpoints.is_empty() {
             // An input that switches on often starts from rest (a ramp, a bump), where the
@@ -427,7 +427,7 @@ impl<'p> Bdf<'p> {
             trial_weights: vec![0.0; n],
         };
         bdf.d.rows_mut()[0].copy_from_slice(x0);
-        bdf.restart(system, options.first_step)?;
+        bdf.restart(system, options.first_step, f64::INFINITY)?;
         Ok(bdf)
     }
 
@@ -440,11 +440,12 @@ impl<'p> Bdf<'p> {
     }
 
     /// Starts again at order 1 from the current time and solution, with `first_step` or one
-    /// chosen from the problem, and a fresh Jacobian.
+    /// chosen from the problem (probing no further than `horizon`), and a fresh Jacobian.
     fn restart(
         &mut self,
         system: &mut dyn OdeSystem,
         first_step: Option<f64>,
+        horizon: f64,
     ) -> Result<(), BdfError> {
         let x0 = self.d.solution();
         self.d = Differences::new(self.n);
@@ -459,7 +460,7 @@ impl<'p> Bdf<'p> {
         Self::rhs((&mut self.stats, self.pair), system, self.t, &x0, &mut f0)?;
         let h = match first_step {
             Some(h) if h > 0.0 => h,
-            _ => self.initial_step(system, &x0, &f0)?,
+            _ => self.initial_step(system, (&x0, &f0), horizon)?,
         };
         // A start whose derivatives are enormous (ideal switches closing on capacitors) is
         // estimated a step of a few ulps of `t`, below the smallest step: the error test
@@ -517,12 +518,13 @@ impl<'p> Bdf<'p> {
         error_weight((self.atol, self.rtol), x)
     }
 
-    /// Hairer, Nørsett and Wanner's starting step (Solving ODEs I, II.4), for order 1.
+    /// Hairer, Nørsett and Wanner's starting step (Solving ODEs I, II.4), for order 1, its
+    /// probe no further than `horizon`.
     fn initial_step(
         &mut self,
         system: &mut dyn OdeSystem,
-        x0: &[f64],
-        f0: &[f64],
+        (x0, f0): (&[f64], &[f64]),
+        horizon: f64,
     ) -> Result<f64, BdfError> {
         if self.n == 0 {
             return Ok(1.0);
@@ -530,20 +532,29 @@ impl<'p> Bdf<'p> {
         let weights = &self.weights;
         let d0 = Self::norm(x0, weights);
         let d1 = Self::norm(f0, weights);
+        // The probe stays within the largest step and the interval: a state that barely moves
+        // (a slow temperature) would otherwise send it far past the next breakpoint, where
+        // the model may not evaluate at all.
         let h0 = if d0 < 1e-5 || d1 < 1e-5 {
             1e-6
         } else {
             0.01 * d0 / d1
-        };
+        }
+        .min(self.max_step)
+        .min((horizon - self.t).max(f64::MIN_POSITIVE));
         let x1: Vec<f64> = x0.iter().zip(f0).map(|(x, f)| x + h0 * f).collect();
         let mut f1 = vec![0.0; self.n];
-        Self::rhs(
+        let probed = Self::rhs(
             (&mut self.stats, self.pair),
             system,
             self.t + h0,
             &x1,
             &mut f1,
-        )?;
+        );
+        if probed.is_err() {
+            // The model does not evaluate there: start short, the error test lengthens.
+            return Ok(h0 * 1e-3);
+        }
         let diff: Vec<f64> = f1.iter().zip(f0).map(|(a, b)| a - b).collect();
         let d2 = Self::norm(&diff, weights) / h0;
         let h1 = if d1 <= 1e-15 && d2 <= 1e-15 {
@@ -607,7 +618,11 @@ impl<'p> Bdf<'p> {
                 let prediction = std::mem::take(&mut self.y);
                 let refreshed = self.jacobian(system, t_new, &prediction);
                 self.y = prediction;
-                refreshed?;
+                if let Err(e) = refreshed {
+                    // The model does not evaluate at the prediction: retry smaller.
+                    self.last_failure = Some(e);
+                    break Corrector::failed(0);
+                }
             };
             if !corrector.converged {
                 self.stats.rejected_steps += 1;
