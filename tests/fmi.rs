@@ -79,12 +79,13 @@ fn python(program: &str, args: &[&str]) -> Value {
 }
 
 /// Validates the FMU and simulates it as a co-simulation: `{"problems": [..], "columns":
-/// {name: [..]}}`. Arguments: the FMU, stop, step, outputs (comma list), start values (JSON).
+/// {name: [..]}}`. Arguments: the FMU, stop, step, outputs (comma list; empty: the FMU's
+/// outputs, FMPy's default), start values (JSON).
 const VALIDATE_AND_SIMULATE: &str = r#"
 import json, sys
 from fmpy import simulate_fmu
 from fmpy.validation import validate_fmu
-fmu, stop, step, outputs, starts = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4].split(','), json.loads(sys.argv[5])
+fmu, stop, step, outputs, starts = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4].split(',') if sys.argv[4] else None, json.loads(sys.argv[5])
 problems = validate_fmu(fmu)
 result = simulate_fmu(fmu, fmi_type='CoSimulation', stop_time=stop, step_size=step,
                       output=outputs, start_values=starts)
@@ -861,5 +862,52 @@ fn units_reach_the_model_description() {
     );
     for (name, unit) in [("R", "Ohm"), ("C", "F"), ("v", "V"), ("i", "A")] {
         assert_eq!(report["units"][name], unit, "{name}");
+    }
+}
+
+/// Top-level outputs, one of them an alias of the state.
+const WITH_OUTPUTS: &str = "
+model WithOutputs
+  output Real y \"twice x\";
+  output Real z;
+  Real x(start = 1, fixed = true);
+equation
+  der(x) = -x;
+  y = 2*x;
+  z = x;
+end WithOutputs;";
+
+#[test]
+fn the_models_outputs_are_the_fmus_and_fmpy_records_them_by_default() {
+    if !fmpy_available() {
+        return;
+    }
+    let grid = [
+        "--method",
+        "implicit-euler",
+        "--stop",
+        "1",
+        "--step",
+        "0.01",
+    ];
+    let fmu = emit_inline_fmu("with_outputs", WITH_OUTPUTS, &grid);
+    let fmpy = fmpy_run(&fmu, 1.0, 0.01, &[], "{}");
+    let columns = fmpy["columns"].as_object().expect("columns");
+    let names: Vec<&str> = columns.keys().map(String::as_str).collect();
+    assert_eq!(names, ["time", "y", "z"], "FMPy records the outputs");
+    // Implicit Euler: x after k steps is 1.01⁻ᵏ.
+    for (k, (y, z)) in columns["y"]
+        .as_array()
+        .expect("y")
+        .iter()
+        .zip(columns["z"].as_array().expect("z"))
+        .enumerate()
+    {
+        let x = 1.01f64.powi(-(k as i32));
+        assert!(
+            (y.as_f64().expect("y") - 2.0 * x).abs() < 1e-12,
+            "y at step {k}"
+        );
+        assert!((z.as_f64().expect("z") - x).abs() < 1e-12, "z at step {k}");
     }
 }

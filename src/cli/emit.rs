@@ -14,6 +14,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
+use crate::dae::VarKind;
 use crate::diagnostics::Diagnostic;
 use crate::emit::{Settings, Stepping, crate_files, fmu};
 use crate::jacobian::ode_jacobian_with;
@@ -181,12 +182,15 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         return super::failure_without_source(message, ExitCode::from(1));
     }
     if let Some(path) = &args.fmu {
+        let outputs: Vec<_> = (dae.var_ids())
+            .filter(|&v| dae.var(v).output && dae.var(v).kind != VarKind::Alias)
+            .collect();
         let description = FmuDescription {
             facts: fmu::Facts {
                 dae: &dae,
                 states: &causal.states,
                 start: &start,
-                outputs: &[],
+                outputs: &outputs,
             },
             grid: (grid.start, grid.stop, grid.step),
             model_exchange: args.fmi_type == FmiType::Me,

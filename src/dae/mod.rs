@@ -146,6 +146,8 @@ pub struct Variable {
     /// condition, a function evaluated, `fixed` or `stateSelect`): changing it at run time
     /// would not change what the translation decided, so it is not tunable.
     pub evaluated: bool,
+    /// A top-level `output` of the model (an FMU's output): kept by alias elimination.
+    pub output: bool,
     pub description: Option<String>,
     /// The declaration this variable comes from.
     pub span: Span,
@@ -178,6 +180,7 @@ impl Variable {
             flow: false,
             state_select: StateSelect::Default,
             evaluated: false,
+            output: false,
             description: None,
             span,
             component: Arc::from(""),

@@ -1161,6 +1161,7 @@ impl<'a> Flattener<'a> {
                 flow: ctx.prefixes.flow,
                 state_select: StateSelect::Default,
                 evaluated: false,
+                output: is_top && ctx.prefixes.causality == Causality::Output,
                 description: decl.description.clone(),
                 span: decl.span,
                 component: component.clone(),

@@ -500,5 +500,5 @@ impl Affine {
 
 fn eliminable(dae: &Dae, v: VarId) -> bool {
     let var = dae.var(v);
-    matches!(var.kind, VarKind::Algebraic | VarKind::State) && !var.weak
+    matches!(var.kind, VarKind::Algebraic | VarKind::State) && !var.weak && !var.output
 }
