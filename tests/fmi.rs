@@ -202,17 +202,19 @@ fn every_examples_fmu_validates_and_runs_in_fmpy_as_mocca_simulates_it() {
     assert!(tried >= 8, "{tried} examples exported");
 }
 
+/// Implicit Euler at 0.01 up to 1.
+const IMPLICIT_EULER_TO_1: [&str; 6] = [
+    "--method",
+    "implicit-euler",
+    "--stop",
+    "1",
+    "--step",
+    "0.01",
+];
+
 /// The RC ladder's FMU, implicit Euler at 0.01 up to 1.
 fn rc_ladder_fmu(name: &str) -> PathBuf {
-    let grid = [
-        "--method",
-        "implicit-euler",
-        "--stop",
-        "1",
-        "--step",
-        "0.01",
-    ];
-    emit_fmu(name, "examples/rc_ladder.mo", &grid).expect("emits")
+    emit_fmu(name, "examples/rc_ladder.mo", &IMPLICIT_EULER_TO_1).expect("emits")
 }
 
 #[test]
@@ -794,15 +796,7 @@ fn a_parameter_the_translation_used_stays_fixed_during_a_run() {
     if !fmpy_available() {
         return;
     }
-    let grid = [
-        "--method",
-        "implicit-euler",
-        "--stop",
-        "1",
-        "--step",
-        "0.01",
-    ];
-    let fmu = emit_inline_fmu("sized", SIZED, &grid);
+    let fmu = emit_inline_fmu("sized", SIZED, &IMPLICIT_EULER_TO_1);
     let program = TUNE_DURING_RUN
         .replace("vr['R2.R']", "vr['scale']")
         .replace("vr['C1.v'], vr['C2.v']", "vr['x[1]'], vr['x[2]']");
@@ -882,15 +876,7 @@ fn the_models_outputs_are_the_fmus_and_fmpy_records_them_by_default() {
     if !fmpy_available() {
         return;
     }
-    let grid = [
-        "--method",
-        "implicit-euler",
-        "--stop",
-        "1",
-        "--step",
-        "0.01",
-    ];
-    let fmu = emit_inline_fmu("with_outputs", WITH_OUTPUTS, &grid);
+    let fmu = emit_inline_fmu("with_outputs", WITH_OUTPUTS, &IMPLICIT_EULER_TO_1);
     let fmpy = fmpy_run(&fmu, 1.0, 0.01, &[], "{}");
     let columns = fmpy["columns"].as_object().expect("columns");
     let names: Vec<&str> = columns.keys().map(String::as_str).collect();
