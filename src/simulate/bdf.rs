@@ -181,7 +181,8 @@ pub fn integrate_bdf_watched(
     let first_break = system.breakpoints().iter().copied().find(|&b| b > t0);
     system.enter_interval(t0, first_break.unwrap_or(f64::INFINITY));
     Pair::with(owners.is_some(), |pair| {
-        let bdf = Bdf::new(system, matrix, owners, pair, x0, t0, options)?;
+        let horizon = first_break.unwrap_or(t1).min(t1);
+        let bdf = Bdf::new(system, matrix, owners, pair, (x0, t0, horizon), options)?;
         run(bdf, system, (t1, watch), options, observer, start)
     })
 }
@@ -391,8 +392,7 @@ impl<'p> Bdf<'p> {
         matrix: NewtonMatrix,
         owners: Option<[Vec<Range<usize>>; 2]>,
         pair: Option<&'p Pair>,
-        x0: &[f64],
-        t0: f64,
+        (x0, t0, horizon): (&[f64], f64, f64),
         options: &BdfOptions,
     ) -> Result<Bdf<'p>, BdfError> {
         let n = x0.len();
@@ -427,7 +427,7 @@ impl<'p> Bdf<'p> {
             trial_weights: vec![0.0; n],
         };
         bdf.d.rows_mut()[0].copy_from_slice(x0);
-        bdf.restart(system, options.first_step, f64::INFINITY)?;
+        bdf.restart(system, options.first_step, horizon)?;
         Ok(bdf)
     }
 
@@ -460,7 +460,14 @@ impl<'p> Bdf<'p> {
         Self::rhs((&mut self.stats, self.pair), system, self.t, &x0, &mut f0)?;
         let h = match first_step {
             Some(h) if h > 0.0 => h,
-            _ => self.initial_step(system, (&x0, &f0), horizon)?,
+            _ => {
+                let h = self.initial_step(system, (&x0, &f0), horizon)?;
+                // The probe left the model evaluated away from the start: an algebraic loop
+                // would start its next solve there (another operating point of transistors,
+                // say). Evaluate it at the start again.
+                Self::rhs((&mut self.stats, self.pair), system, self.t, &x0, &mut f0)?;
+                h
+            }
         };
         // A start whose derivatives are enormous (ideal switches closing on capacitors) is
         // estimated a step of a few ulps of `t`, below the smallest step: the error test
