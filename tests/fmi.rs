@@ -333,21 +333,28 @@ fn emit_fmu_refuses_a_model_with_events_and_an_unwritable_path() {
     assert!(err.contains("cannot write"), "{err}");
 }
 
-/// One `fmi2DoStep` of 0.05 on an FMU emitted with step 0.01: C1.v after it.
-const ONE_LONG_STEP: &str = r#"
+/// The start of a Python program: the FMU `sys.argv[1]` as `slave` (its description `md`,
+/// `vr` its value references by name) initialised at time 0. What follows it ends with
+/// `slave.terminate()` and `slave.freeInstance()`.
+const STARTED_SLAVE: &str = r#"
 import json, sys
 from fmpy import read_model_description, extract
 from fmpy.fmi2 import FMU2Slave
 md = read_model_description(sys.argv[1])
+vr = {v.name: v.valueReference for v in md.modelVariables}
 slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(sys.argv[1]),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName='long')
+                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName='test')
 slave.instantiate()
 slave.setupExperiment(startTime=0.0)
 slave.enterInitializationMode()
 slave.exitInitializationMode()
+"#;
+
+/// After [`STARTED_SLAVE`]: one `fmi2DoStep` of 0.05 on an FMU emitted with step 0.01, C1.v
+/// after it.
+const ONE_LONG_STEP: &str = r#"
 slave.doStep(0.0, 0.05)
-vr = [v.valueReference for v in md.modelVariables if v.name == 'C1.v']
-print(json.dumps({"C1.v": slave.getReal(vr)[0]}))
+print(json.dumps({"C1.v": slave.getReal([vr['C1.v']])[0]}))
 slave.terminate()
 slave.freeInstance()
 "#;
@@ -358,7 +365,8 @@ fn a_communication_step_of_several_steps_takes_them_all() {
         return;
     }
     let fmu = rc_ladder_fmu("rc_ladder_long_step");
-    let report = python(ONE_LONG_STEP, &[fmu.to_str().expect("utf-8")]);
+    let program = format!("{STARTED_SLAVE}{ONE_LONG_STEP}");
+    let report = python(&program, &[fmu.to_str().expect("utf-8")]);
     let ours = mocca_run(
         "examples/rc_ladder.mo",
         &[],
@@ -686,23 +694,13 @@ fn emit_fmu_dir_refuses_what_it_cannot_split() {
     assert!(!Path::new(dir).exists(), "nothing written");
 }
 
-/// Steps the FMU 50 times by 0.01, sets `R2.R` to 5 (a tunable parameter), steps 50 more:
-/// C1.v and C2.v after each step, each variable's variability, and whether setting `n` (a
-/// parameter the translation used) during the run failed.
+/// After [`STARTED_SLAVE`]: steps the FMU 50 times by 0.01, sets `R2.R` to 5 (a tunable
+/// parameter), steps 50 more; C1.v and C2.v after each step, each parameter's variability,
+/// and whether setting the parameter named by the second argument (if any) during the run
+/// failed.
 const TUNE_DURING_RUN: &str = r#"
-import json, sys
-from fmpy import read_model_description, extract
-from fmpy.fmi2 import FMU2Slave
-fmu, fixed = sys.argv[1], sys.argv[2]
-md = read_model_description(fmu)
-vr = {v.name: v.valueReference for v in md.modelVariables}
+fixed = sys.argv[2]
 variability = {v.name: v.variability for v in md.modelVariables if v.causality == 'parameter'}
-slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName='tune')
-slave.instantiate()
-slave.setupExperiment(startTime=0.0)
-slave.enterInitializationMode()
-slave.exitInitializationMode()
 rows = []
 for k in range(100):
     if k == 50:
@@ -754,7 +752,8 @@ fn a_tunable_parameter_changes_the_run_from_where_it_is_set() {
         return;
     }
     let fmu = rc_ladder_fmu("rc_ladder_tuned");
-    let report = python(TUNE_DURING_RUN, &[fmu.to_str().expect("utf-8"), ""]);
+    let program = format!("{STARTED_SLAVE}{TUNE_DURING_RUN}");
+    let report = python(&program, &[fmu.to_str().expect("utf-8"), ""]);
     assert_eq!(report["variability"]["R2.R"], "tunable");
     let rows = report["rows"].as_array().expect("rows");
     for (k, (row, exact)) in rows.iter().zip(rc_ladder_tuned_by_hand()).enumerate() {
@@ -797,7 +796,7 @@ fn a_parameter_the_translation_used_stays_fixed_during_a_run() {
         return;
     }
     let fmu = emit_inline_fmu("sized", SIZED, &IMPLICIT_EULER_TO_1);
-    let program = TUNE_DURING_RUN
+    let program = format!("{STARTED_SLAVE}{TUNE_DURING_RUN}")
         .replace("vr['R2.R']", "vr['scale']")
         .replace("vr['C1.v'], vr['C2.v']", "vr['x[1]'], vr['x[2]']");
     let report = python(&program, &[fmu.to_str().expect("utf-8"), "k"]);

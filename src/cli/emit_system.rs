@@ -86,18 +86,18 @@ pub(super) fn run(
         ));
     }
     let work = std::env::temp_dir().join(format!("mocca-ssp-{}", std::process::id()));
-    let built: Result<Vec<Vec<u8>>, String> = (models.iter())
+    let built: Result<Vec<Built>, String> = (models.iter())
         .map(|m| subsystem_fmu(args, m, (method, grid), &work, sources))
         .collect();
     let _ = std::fs::remove_dir_all(&work);
-    let fmus = match built {
-        Ok(fmus) => fmus,
+    let built = match built {
+        Ok(built) => built,
         Err(message) => return fail(message),
     };
-    let archive = system_archive(&dae.model, &models, &fmus, (grid.start, grid.stop));
+    let archive = system_archive(&dae.model, &models, &built, (grid.start, grid.stop));
     let ssp_name = format!("{}.ssp", crate::emit::binary_name(&dae.model));
-    let mut files: Vec<(String, Vec<u8>)> = (models.iter().zip(fmus))
-        .map(|(m, bytes)| (format!("{}.fmu", m.name), bytes))
+    let mut files: Vec<(String, Vec<u8>)> = (models.iter().zip(built))
+        .map(|(m, b)| (format!("{}.fmu", m.name), b.fmu))
         .collect();
     files.push((ssp_name.clone(), archive));
     if let Err(message) = write_directory(dir, &files) {
@@ -121,6 +121,13 @@ fn consistent_point(dae: &mut Dae, structure: &Structure, t0: f64) -> Result<Poi
     Ok(model.point())
 }
 
+/// A subsystem model's FMU, and its settable parameters (Real) at their values, by name
+/// `subsystem.parameter`.
+struct Built {
+    fmu: Vec<u8>,
+    parameters: Vec<(String, f64)>,
+}
+
 /// The FMU of one subsystem model: emitted with `method` on `grid`, built under `work`.
 fn subsystem_fmu(
     args: &EmitArgs,
@@ -128,7 +135,7 @@ fn subsystem_fmu(
     (method, grid): (Method, Grid),
     work: &Path,
     sources: &SourceMap,
-) -> Result<Vec<u8>, String> {
+) -> Result<Built, String> {
     let mut dae = sub.dae.clone();
     let failed = |what: &str, diags: Vec<crate::diagnostics::Diagnostic>| {
         let first = diags.into_iter().find(|d| d.is_error());
@@ -162,14 +169,24 @@ fn subsystem_fmu(
         grid: settings.grid,
         model_exchange,
     };
-    build_fmu(&crate_dir, &files, &description)
+    let parameters = (dae.var_ids())
+        .filter(|&v| dae.var(v).kind == VarKind::Parameter && dae.var(v).ty == ScalarType::Real)
+        .map(|v| {
+            (
+                format!("{}.{}", sub.name, dae.var(v).name),
+                start.vars[v.0 as usize],
+            )
+        })
+        .collect();
+    let fmu = build_fmu(&crate_dir, &files, &description)?;
+    Ok(Built { fmu, parameters })
 }
 
 /// The SSP: `SystemStructure.ssd`, the FMUs under `resources/` and the parameter values.
 fn system_archive(
     model: &str,
     models: &[SubsystemModel],
-    fmus: &[Vec<u8>],
+    built: &[Built],
     interval: (f64, f64),
 ) -> Vec<u8> {
     let components: Vec<ssp::Component<'_>> = (models.iter())
@@ -181,29 +198,14 @@ fn system_archive(
         })
         .collect();
     let ssd = ssp::system_structure(model, &components, interval);
-    let ssv = ssp::parameter_values(model, &parameters(models));
+    let parameters: Vec<(String, f64)> = (built.iter())
+        .flat_map(|b| b.parameters.iter().cloned())
+        .collect();
+    let ssv = ssp::parameter_values(model, &parameters);
     let mut entries = vec![("SystemStructure.ssd".to_string(), ssd.into_bytes())];
-    entries
-        .extend((components.iter().zip(fmus)).map(|(c, bytes)| (c.source.clone(), bytes.clone())));
+    entries.extend((components.iter().zip(built)).map(|(c, b)| (c.source.clone(), b.fmu.clone())));
     entries.push((ssp::PARAMETERS.to_string(), ssv.into_bytes()));
     fmu::zip(&entries)
-}
-
-/// Every subsystem model's settable parameters (Real), `subsystem.parameter`, at their values.
-fn parameters(models: &[SubsystemModel]) -> Vec<(String, f64)> {
-    let mut all = Vec::new();
-    for m in models {
-        let Ok(start) = initial_point(&m.dae) else {
-            continue;
-        };
-        for v in m.dae.var_ids() {
-            let var = m.dae.var(v);
-            if var.kind == VarKind::Parameter && var.ty == ScalarType::Real {
-                all.push((format!("{}.{}", m.name, var.name), start.vars[v.0 as usize]));
-            }
-        }
-    }
-    all
 }
 
 fn report(args: &EmitArgs, model: &str, models: &[SubsystemModel], ssp_path: &Path) {

@@ -26,7 +26,7 @@ use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::format_number;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::Exchange;
-use crate::simulate::stability::{DecoupledStep, Limit, Scheme, is_stable, stability_limit_from};
+use crate::simulate::stability::{DecoupledStep, Limit, Scheme, is_stable, stability_limit};
 use crate::source::SourceMap;
 use crate::structure::Structure;
 
@@ -392,7 +392,7 @@ fn assess(
         Ok(r) => r,
         Err(why) => return Outcome::Rejected(why),
     };
-    let limit = match stability_limit_from((step, radius), &mut radius_at) {
+    let limit = match stability_limit((step, radius), &mut radius_at) {
         Ok(limit) => limit,
         Err(why) => return Outcome::Rejected(why),
     };

@@ -249,19 +249,11 @@ fn walk<E>(
 }
 
 /// Searches the step at which `radius` crosses 1 (or `1 + MARGINAL`, when it stays at 1 below
-/// it: see [`is_stable`]): multiplying or dividing by 4 from `h` to bracket
+/// it: see [`is_stable`]), from the probe `first` (a step `h` and the radius there, taken
+/// already): multiplying or dividing by 4 from `h` to bracket
 /// it, then regula falsi with the Illinois modification (superlinear where the radius is
 /// smooth in the step, bracketing where it is not).
 pub fn stability_limit<E>(
-    h: f64,
-    mut radius: impl FnMut(f64) -> Result<f64, E>,
-) -> Result<Limit, E> {
-    let first = (h, radius(h)?);
-    stability_limit_from(first, radius)
-}
-
-/// [`stability_limit`] from a probe already taken: `(h, radius(h))`.
-pub fn stability_limit_from<E>(
     first: Probe,
     mut radius: impl FnMut(f64) -> Result<f64, E>,
 ) -> Result<Limit, E> {
@@ -330,19 +322,19 @@ mod tests {
 
     #[test]
     fn the_limit_of_a_radius_that_grows_with_the_step_is_where_it_reaches_one() {
-        let limit = stability_limit(0.1, |h| Ok::<f64, ()>(h / 3.0)).unwrap();
+        let limit = stability_limit((0.1, 0.1 / 3.0), |h| Ok::<f64, ()>(h / 3.0)).unwrap();
         let Limit::Below(h) = limit else {
             panic!("{limit:?}")
         };
         assert!((h - 3.0).abs() < 1e-6, "{h}");
-        let from_above = stability_limit(100.0, |h| Ok::<f64, ()>(h / 3.0)).unwrap();
+        let from_above = stability_limit((100.0, 100.0 / 3.0), |h| Ok::<f64, ()>(h / 3.0)).unwrap();
         assert!(matches!(from_above, Limit::Below(h) if (h - 3.0).abs() < 1e-6));
         assert_eq!(
-            stability_limit(1.0, |_| Ok::<f64, ()>(0.5)).unwrap(),
+            stability_limit((1.0, 0.5), |_| Ok::<f64, ()>(0.5)).unwrap(),
             Limit::Unbounded
         );
         assert_eq!(
-            stability_limit(1.0, |_| Ok::<f64, ()>(2.0)).unwrap(),
+            stability_limit((1.0, 2.0), |_| Ok::<f64, ()>(2.0)).unwrap(),
             Limit::Unstable
         );
     }

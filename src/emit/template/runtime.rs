@@ -713,12 +713,6 @@ impl Registers {
         self.rerun_setup();
     }
 
-    /// Sets input register `reg` to `x` and runs the setup code again.
-    fn set_input(&mut self, reg: usize, x: f64) {
-        self.r[reg] = x;
-        self.rerun_setup();
-    }
-
     /// Runs the setup code again (an input changed) and finds the breakpoints, the time and
     /// the interval as they were.
     fn rerun_setup(&mut self) {
@@ -891,9 +885,7 @@ impl Model {
 
     /// Gives parameter `name` the value `x` (the parameters bound to it follow).
     pub fn set_parameter(&mut self, name: &str, x: f64) -> Result<(), Failure> {
-        let k = model::PARAMETERS
-            .iter()
-            .position(|&(n, _)| n == name)
+        let k = position(model::PARAMETERS, name)
             .ok_or_else(|| Failure::UnknownParameter(name.to_string()))?;
         self.given[k] = Some(x);
         let t = self.time();
@@ -904,17 +896,13 @@ impl Model {
     /// Changes parameter `name` to `x` during a run (a tunable one, `model::TUNABLE`): the
     /// parameters bound to it and the setup code follow, the states stay.
     pub fn tune(&mut self, name: &str, x: f64) -> Result<(), Failure> {
-        let k = model::PARAMETERS
-            .iter()
-            .position(|&(n, _)| n == name)
+        let k = position(model::PARAMETERS, name)
             .ok_or_else(|| Failure::UnknownParameter(name.to_string()))?;
         if !model::TUNABLE[k] {
             return Err(Failure::NotTunable(name.to_string()));
         }
         self.given[k] = Some(x);
-        self.regs.r[model::PARAMETERS[k].1] = x;
-        let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
-        model::parameters(&mut self.regs.r, &given);
+        self.apply_parameters();
         self.regs.rerun_setup();
         Ok(())
     }
@@ -928,19 +916,16 @@ impl Model {
     /// until set again): what depends on it only through the setup code is computed again,
     /// the states stay.
     pub fn set_input(&mut self, name: &str, x: f64) -> Result<(), Failure> {
-        let k = model::INPUTS
-            .iter()
-            .position(|&(n, _)| n == name)
+        let k = position(model::INPUTS, name)
             .ok_or_else(|| Failure::UnknownInput(name.to_string()))?;
         self.inputs[k] = Some(x);
-        self.regs.set_input(model::INPUTS[k].1, x);
+        self.regs.r[model::INPUTS[k].1] = x;
+        self.regs.rerun_setup();
         Ok(())
     }
 
-    /// Every register from the parameters: constants, parameters, start values, the inputs as
-    /// set, the setup code and the breakpoints, at time `t`.
-    fn load(&mut self, t: f64) {
-        self.regs = Registers::new(&model::PROGRAM);
+    /// The parameters' registers: those given at run time, the others from their bindings.
+    fn apply_parameters(&mut self) {
         for (k, &(_, reg)) in model::PARAMETERS.iter().enumerate() {
             if let Some(x) = self.given[k] {
                 self.regs.r[reg] = x;
@@ -948,6 +933,13 @@ impl Model {
         }
         let given: Vec<bool> = self.given.iter().map(Option::is_some).collect();
         model::parameters(&mut self.regs.r, &given);
+    }
+
+    /// Every register from the parameters: constants, parameters, start values, the inputs as
+    /// set, the setup code and the breakpoints, at time `t`.
+    fn load(&mut self, t: f64) {
+        self.regs = Registers::new(&model::PROGRAM);
+        self.apply_parameters();
         model::starts(&mut self.regs.r);
         for (k, &(_, reg)) in model::INPUTS.iter().enumerate() {
             if let Some(x) = self.inputs[k] {
@@ -1650,23 +1642,16 @@ struct Helper {
 }
 
 impl WeakStepper {
-    /// Takes every parameter's value from `model` (a parameter's register is its variable's,
-    /// the same in every program) and runs the setup code again, in every copy.
-    fn take_parameters(&mut self, model: &Model) {
+    /// Takes every parameter's and input's value from `model` (their registers are their
+    /// variables', the same in every program) and runs the setup code again, in every copy.
+    fn take_parameters_and_inputs(&mut self, model: &Model) {
+        let inputs = model::INPUTS.iter().map(|&(_, reg)| reg);
+        let known: Vec<usize> = model::PARAMETER_REGISTERS.iter().copied().chain(inputs).collect();
         for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
-            for &reg in model::PARAMETER_REGISTERS {
+            for &reg in &known {
                 copy.r[reg] = model.regs.r[reg];
             }
             copy.rerun_setup();
-        }
-    }
-
-    /// Sets input register `reg` (a variable's, the same in every program) to `x`, in every
-    /// copy of the registers.
-    fn set_input(&mut self, reg: usize, x: f64) {
-        self.regs.set_input(reg, x);
-        if let Some(helper) = &mut self.helper {
-            helper.regs.set_input(reg, x);
         }
     }
 
@@ -2013,24 +1998,24 @@ impl Simulation {
     /// Changes tunable parameter `name` to `x` from now on (see [`Model::tune`]).
     pub fn tune(&mut self, name: &str, x: f64) -> Result<(), Failure> {
         self.model.tune(name, x)?;
-        if let Integrator::Weak(w) = &mut self.integrator {
-            w.take_parameters(&self.model);
-        }
-        self.integrator.forget_factorizations();
+        self.integrator_follows();
         Ok(())
     }
 
     /// Sets input `name` to `x` from now on (see [`Model::set_input`]).
     pub fn set_input(&mut self, name: &str, x: f64) -> Result<(), Failure> {
         self.model.set_input(name, x)?;
+        self.integrator_follows();
+        Ok(())
+    }
+
+    /// After a parameter or an input changed in the model: the weak stepper's registers take
+    /// it, and no Newton matrix factored once for the run is kept.
+    fn integrator_follows(&mut self) {
         if let Integrator::Weak(w) = &mut self.integrator {
-            let &(_, reg) = (model::INPUTS.iter())
-                .find(|&&(n, _)| n == name)
-                .expect("an input the model has");
-            w.set_input(reg, x);
+            w.take_parameters_and_inputs(&self.model);
         }
         self.integrator.forget_factorizations();
-        Ok(())
     }
 
     /// The states (in `model::STATE_NAMES` order).
@@ -2060,6 +2045,11 @@ impl Simulation {
         };
         Ok(regs.iter().map(|&reg| file[reg]).collect())
     }
+}
+
+/// Where `name` is in a `(name, register)` table of `model.rs`.
+fn position(table: &[(&str, usize)], name: &str) -> Option<usize> {
+    table.iter().position(|&(n, _)| n == name)
 }
 
 /// The shortest text that reads back to `x`, with an exponent for very small or large ones.
