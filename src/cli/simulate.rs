@@ -695,7 +695,7 @@ fn event_notes(events: &EventStats) -> Vec<Diagnostic> {
 fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
     let d = Diagnostic::error(failure.to_string());
     let (spans, label): (Vec<crate::source::Span>, _) = match failure {
-        EventFailure::Iteration { changing, .. } => {
+        EventFailure::Iteration { changing, .. } | EventFailure::Loop { changing, .. } => {
             (changing.iter().map(|&(_, s)| s).collect(), "keeps changing")
         }
         EventFailure::Chattering { span, .. } => (

@@ -13,6 +13,10 @@ use crate::source::Span;
 pub struct WhenClause {
     pub branches: Vec<WhenBranch>,
     pub span: Span,
+    /// A `when` statement of an algorithm section: its actions are one block, run in written
+    /// order from the `pre` values of the variables it assigns (Modelica 11.1.2), where a
+    /// `when` equation's assignments are equations of the event's system.
+    pub statement: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -423,7 +423,7 @@ impl<'a> Flattener<'a> {
             )
             .at(s.span, "here"));
         }
-        self.when_clause(branches, s.span, ctx, Self::when_action)
+        self.when_clause(branches, (s.span, true), ctx, Self::when_action)
     }
 
     /// One statement of a `when` statement's body, as the actions it runs at the event.

@@ -27,15 +27,15 @@ impl<'a> Flattener<'a> {
             )
             .at(eq.span, "here"));
         }
-        self.when_clause(branches, eq.span, ctx, Self::when_body_equation)
+        self.when_clause(branches, (eq.span, false), ctx, Self::when_body_equation)
     }
 
     /// A `when` clause at `span` from its branches, each body item giving its actions through
-    /// `action` (an equation's or a statement's).
+    /// `action` (an equation's or, with `statement`, a statement's).
     pub(super) fn when_clause<B: 'a>(
         &mut self,
         branches: &'a [(Expr, Vec<B>)],
-        span: Span,
+        (span, statement): (Span, bool),
         ctx: &Ctx<'_>,
         action: fn(&mut Self, &'a B, &Ctx<'_>, &mut Vec<Action>) -> Result<(), Diagnostic>,
     ) -> Result<(), Diagnostic> {
@@ -55,6 +55,7 @@ impl<'a> Flattener<'a> {
         self.dae.hybrid.whens.push(WhenClause {
             branches: flat,
             span,
+            statement,
         });
         Ok(())
     }
@@ -347,6 +348,20 @@ impl<'a> Flattener<'a> {
         only
     }
 
+    /// Whether a branch's conditions read `terminal()`.
+    fn reads_terminal(&self, conditions: &[ExprId]) -> bool {
+        let Some(terminal) = self.dae.hybrid.terminal else {
+            return false;
+        };
+        conditions.iter().any(|&c| {
+            let mut found = false;
+            self.dae
+                .pool
+                .visit_leaves(c, |n| found |= n == Node::Var(terminal));
+            found
+        })
+    }
+
     /// The held Boolean that reads as `initial()` or `terminal()`.
     fn flag_variable(&mut self, flag: Flag, span: Span) -> ExprId {
         let (slot, name) = match flag {
@@ -404,9 +419,10 @@ impl<'a> Flattener<'a> {
         for (c, clause) in self.dae.hybrid.whens.iter().enumerate() {
             let mut all = Vec::new();
             for branch in &clause.branches {
-                Action::walk(&branch.actions, &mut |a| all.push(a));
+                let at_end = self.reads_terminal(&branch.conditions);
+                Action::walk(&branch.actions, &mut |a| all.push((a, at_end)));
             }
-            for action in all {
+            for (action, at_end) in all {
                 match *action {
                     Action::Assign { var, span, .. } => {
                         let v = &mut self.dae.variables[var.0 as usize];
@@ -439,6 +455,12 @@ impl<'a> Flattener<'a> {
                             ),
                         }
                     }
+                    Action::Reinit { span, .. } if at_end => diags.push(
+                        Diagnostic::error(
+                            "`reinit` in a branch that fires at `terminal()`: no step follows the end of the run for it to restart",
+                        )
+                        .at(span, "at the end of the run"),
+                    ),
                     Action::Reinit { var, span, .. } => {
                         if self.dae.var(var).kind != VarKind::State {
                             diags.push(

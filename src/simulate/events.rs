@@ -93,6 +93,13 @@ pub enum EventFailure {
         /// The equation or `when` clause the relation is in.
         span: Option<Span>,
     },
+    /// The assignments of the `when` branches that fired form a loop that substitution does
+    /// not settle: these variables kept changing.
+    Loop {
+        t: f64,
+        /// Each as written, and where it is declared.
+        changing: Vec<(String, Span)>,
+    },
     /// An error-level `assert` in a `when` clause was false when its branch fired.
     Assertion {
         t: f64,
@@ -113,6 +120,15 @@ impl std::fmt::Display for EventFailure {
             EventFailure::Iteration { t, changing } => write!(
                 f,
                 "event iteration at t = {t} did not settle after {MAX_ITERATIONS} rounds; still changing: {}",
+                changing
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            EventFailure::Loop { t, changing } => write!(
+                f,
+                "the `when` equations that fire at t = {t} form an algebraic loop, which mocca does not solve; its values kept changing: {}",
                 changing
                     .iter()
                     .map(|(name, _)| name.as_str())
@@ -267,15 +283,17 @@ impl<'a> Events<'a> {
     }
 
     /// The terminal event at the end `t` of a run, with the states `x` there: `terminal()`
-    /// is true and the clauses it makes fire run (Modelica 3.7.4.4). Nothing to do for a
-    /// model that does not call `terminal()`.
-    pub fn terminal(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+    /// is true and the clauses it makes fire run (Modelica 3.7.4.4); whether there was one
+    /// (the run records a last row with its values, as after any event). Nothing to do for
+    /// a model that does not call `terminal()`.
+    pub fn terminal(&mut self, t: f64, x: &mut [f64]) -> Result<bool, EventFailure> {
         let Some(terminal) = self.dae.hybrid.terminal else {
-            return Ok(());
+            return Ok(false);
         };
         self.load_states(t, x)?;
         self.point.vars[terminal.0 as usize] = 1.0;
-        self.event(t, x, false)
+        self.event(t, x, false)?;
+        Ok(true)
     }
 
     /// Whether `terminate(…)` has ended the run.
@@ -425,13 +443,16 @@ impl<'a> Events<'a> {
         Ok((held, conditions))
     }
 
-    /// One round: each clause's first branch whose condition became true fires (assignments
-    /// in order, then its `reinit`s), the continuous part evaluated again after it. A clause
-    /// reads what the clauses fired before it in the round assigned, whatever their written
-    /// order (as the sorted equations of a round would), and fires at most once a round.
+    /// One round: each clause's first branch whose condition became true fires. The fired
+    /// branches' assignments and the continuous part are one system (Modelica 8.3.5: the
+    /// equations of an event are sorted by data dependency, whatever their written order),
+    /// solved by substitution until no assigned value moves; a branch a solved value makes
+    /// fire joins it. Then, at the solution, the `reinit`s apply and the asserts and
+    /// `terminate`s of the fired branches are seen.
     fn fire_clauses(&mut self, t: f64) -> Result<bool, EventFailure> {
         let whens = &self.dae.hybrid.whens;
-        let mut fired = vec![false; whens.len()];
+        let mut fired: Vec<Option<&'a WhenBranch>> = vec![None; whens.len()];
+        let round_start = self.point.vars.clone();
         loop {
             let mut any = false;
             let mut at = 0;
@@ -442,55 +463,117 @@ impl<'a> Events<'a> {
                     .iter()
                     .map(|b| b.conditions.len())
                     .sum::<usize>();
-                if fired[c] {
-                    continue;
+                if fired[c].is_none() {
+                    fired[c] = self.fired_branch(clause, first);
+                    any |= fired[c].is_some();
                 }
-                let Some(branch) = self.fired_branch(clause, first) else {
-                    continue;
-                };
-                fired[c] = true;
-                any = true;
-                let mut reinits = Vec::new();
-                self.run_actions(t, &branch.actions, &mut reinits)?;
-                for (var, x) in reinits {
-                    self.point.vars[var.0 as usize] = x;
-                }
-                self.evaluate(t)?;
             }
             if !any {
                 break;
             }
+            self.solve_fired(t, &fired, &round_start)?;
+        }
+        let mut reinits = Vec::new();
+        for branch in fired.iter().flatten() {
+            self.run_actions(t, &branch.actions, Pass::Effects(&mut reinits))?;
+        }
+        if !reinits.is_empty() {
+            for (var, x) in reinits {
+                self.point.vars[var.0 as usize] = x;
+            }
+            self.evaluate(t)?;
         }
         self.before = self.values(&self.conditions);
-        Ok(fired.contains(&true))
+        Ok(fired.iter().any(Option::is_some))
     }
 
-    /// A fired branch's actions in written order; the `reinit`s are gathered, to apply once
-    /// the branch is done.
+    /// The fired branches' assignments solved with the continuous part by substitution: each
+    /// branch runs again (a `when` statement from the values its variables had when the round
+    /// began) until a pass moves no assigned value. An acyclic system, the usual one, settles
+    /// in at most one pass per branch plus one; one that does not is a loop among the
+    /// `when` equations, which mocca does not solve.
+    fn solve_fired(
+        &mut self,
+        t: f64,
+        fired: &[Option<&'a WhenBranch>],
+        round_start: &[f64],
+    ) -> Result<(), EventFailure> {
+        let whens = &self.dae.hybrid.whens;
+        let assigned: Vec<Vec<VarId>> = fired
+            .iter()
+            .map(|b| b.map_or_else(Vec::new, |b| assigned_vars(&b.actions)))
+            .collect();
+        let passes = assigned.iter().map(Vec::len).sum::<usize>() + 2;
+        let mut moving = Vec::new();
+        for _ in 0..passes {
+            moving.clear();
+            for (c, branch) in fired.iter().enumerate() {
+                let Some(branch) = branch else { continue };
+                let before: Vec<f64> = (assigned[c].iter())
+                    .map(|v| self.point.vars[v.0 as usize])
+                    .collect();
+                if whens[c].statement {
+                    for v in &assigned[c] {
+                        self.point.vars[v.0 as usize] = round_start[v.0 as usize];
+                    }
+                }
+                self.run_actions(t, &branch.actions, Pass::Assign)?;
+                let moved_before = moving.len();
+                let moved = assigned[c]
+                    .iter()
+                    .zip(&before)
+                    .filter(|&(v, &was)| !same(self.point.vars[v.0 as usize], was));
+                moving.extend(moved.map(|(&v, _)| v));
+                if moving.len() > moved_before {
+                    self.evaluate(t)?;
+                }
+            }
+            if moving.is_empty() {
+                return Ok(());
+            }
+        }
+        moving.sort_unstable_by_key(|v| v.0);
+        moving.dedup();
+        Err(EventFailure::Loop {
+            t,
+            changing: (moving.iter())
+                .map(|&v| (self.dae.var(v).name.clone(), self.dae.var(v).span))
+                .collect(),
+        })
+    }
+
+    /// A fired branch's actions in written order: its assignments ([`Pass::Assign`]), or at
+    /// the event's solution its `reinit`s (gathered, to apply once every branch is done),
+    /// asserts and `terminate`s ([`Pass::Effects`]).
     fn run_actions(
         &mut self,
         t: f64,
         actions: &'a [Action],
-        reinits: &mut Vec<(VarId, f64)>,
+        mut pass: Pass<'_>,
     ) -> Result<(), EventFailure> {
         for action in actions {
-            match action {
-                Action::Assign { var, value, .. } => {
+            match (action, &mut pass) {
+                (Action::Assign { var, value, .. }, Pass::Assign) => {
                     let x = self.eval(*value);
                     self.point.vars[var.0 as usize] = x;
                 }
-                Action::Reinit { var, value, .. } => reinits.push((*var, self.eval(*value))),
-                Action::If {
-                    branches,
-                    otherwise,
-                } => {
+                (Action::Reinit { var, value, .. }, Pass::Effects(reinits)) => {
+                    reinits.push((*var, self.eval(*value)));
+                }
+                (
+                    Action::If {
+                        branches,
+                        otherwise,
+                    },
+                    _,
+                ) => {
                     let chosen = branches
                         .iter()
                         .find(|(condition, _)| self.eval(*condition) != 0.0)
                         .map_or(otherwise, |(_, body)| body);
-                    self.run_actions(t, chosen, reinits)?;
+                    self.run_actions(t, chosen, pass.reborrow())?;
                 }
-                Action::Assert(a) => {
+                (Action::Assert(a), Pass::Effects(_)) => {
                     if self.eval(a.condition) != 0.0 {
                         continue;
                     }
@@ -509,13 +592,14 @@ impl<'a> Events<'a> {
                         });
                     }
                 }
-                Action::Terminate { message, span } => {
+                (Action::Terminate { message, span }, Pass::Effects(_)) => {
                     self.stats.terminated.get_or_insert(Termination {
                         time: t,
                         message: message.clone(),
                         span: *span,
                     });
                 }
+                _ => {}
             }
         }
         Ok(())
@@ -834,6 +918,41 @@ impl Watch for Events<'_> {
         }
         best
     }
+}
+
+/// What a run of a fired branch's actions does.
+enum Pass<'r> {
+    /// Its assignments, solving the event's system.
+    Assign,
+    /// At the solution: its `reinit`s (gathered here), asserts and `terminate`s.
+    Effects(&'r mut Vec<(VarId, f64)>),
+}
+
+impl Pass<'_> {
+    fn reborrow(&mut self) -> Pass<'_> {
+        match self {
+            Pass::Assign => Pass::Assign,
+            Pass::Effects(reinits) => Pass::Effects(reinits),
+        }
+    }
+}
+
+/// The variables `actions` assign, in any branch of their `if`s, each once.
+fn assigned_vars(actions: &[Action]) -> Vec<VarId> {
+    let mut vars = Vec::new();
+    Action::walk(actions, &mut |a| {
+        if let Action::Assign { var, .. } = a
+            && !vars.contains(var)
+        {
+            vars.push(*var);
+        }
+    });
+    vars
+}
+
+/// Equal values, NaN equal to NaN (a value that stays NaN has settled).
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
 }
 
 /// The relations in `conditions` whose sides are not fixed between events (they read a state,

@@ -312,8 +312,11 @@ fn run_grid<'d>(
         progress(k + 1);
         t = end;
     }
-    if let Some(events) = events {
-        events.terminal(t, &mut x).map_err(Failure::Event)?;
+    if let Some(events) = events
+        && events.terminal(t, &mut x).map_err(Failure::Event)?
+    {
+        system.resume(&events.point, t);
+        system.record(recorder, t, &x)?;
     }
     Ok(())
 }
@@ -671,8 +674,13 @@ pub fn simulate_bdf_observed(
         && failure.is_none()
     {
         let end = if events.terminated() { t } else { options.stop };
-        if let Err(e) = events.terminal(end, &mut x) {
-            failure = Some(Failure::Event(e));
+        match events.terminal(end, &mut x) {
+            Ok(true) => segments.push(Segment {
+                held: Some(events.point.clone()),
+                states: vec![(end, x.clone())],
+            }),
+            Ok(false) => {}
+            Err(e) => failure = Some(Failure::Event(e)),
         }
     }
     if options.steps == 0 {

@@ -1,0 +1,221 @@
+//! The event semantics of the second correctness round (Modelica 8.3.5, 8.5, 8.6, appendix B):
+//! the equations of an instant sorted by data dependency whatever their written order,
+//! `terminal()` clauses, a condition an event cannot leave, and asserts between output points.
+//! Each expected value is derived by hand in its test.
+
+mod cli_support;
+
+use cli_support::{csv_columns, mocca, model_file, simulate_csv};
+
+fn simulate(name: &str, text: &str, args: &[&str]) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let file = model_file(name, text);
+    let mut all = vec!["simulate", file.to_str().expect("utf-8")];
+    all.extend(args);
+    let (csv, err, code) = simulate_csv(name, &all);
+    assert_eq!(code, 0, "{err}");
+    csv_columns(&csv)
+}
+
+/// The value of `name` in the last row at time `t` (the row after an event there).
+fn after(columns: &std::collections::BTreeMap<String, Vec<f64>>, name: &str, t: f64) -> f64 {
+    let time = &columns["time"];
+    let k = time
+        .iter()
+        .rposition(|&s| (s - t).abs() < 1e-9)
+        .unwrap_or_else(|| panic!("no row at {t}: {time:?}"));
+    columns[name][k]
+}
+
+/// `b` reads `a`, `c` reads `z` which reads `a`, and `a`'s clause is written last: at each
+/// sample `a` counts up first (its equation reads only `pre(a)`), then `b = a + 1` and
+/// `c = z = 10a` see the new `a`. At t = 0.1k: a = k, b = k + 1, c = 10k.
+#[test]
+fn when_equations_are_solved_in_dependency_order_not_written_order() {
+    const WHEN_ORDER: &str = "model WhenOrder
+  Integer a(start = 0, fixed = true);
+  Integer b(start = 0, fixed = true);
+  discrete Real c(start = 0, fixed = true);
+  Real z;
+equation
+  when sample(0.1, 0.1) then b = a + 1; end when;
+  when sample(0.1, 0.1) then c = z; end when;
+  z = 10*a;
+  when sample(0.1, 0.1) then a = pre(a) + 1; end when;
+end WhenOrder;
+";
+    for method in ["bdf", "implicit-euler"] {
+        let run = simulate(
+            "when_order",
+            WHEN_ORDER,
+            &[
+                "--method", method, "--stop", "0.3", "--step", "0.1", "--vars", "a,b,c",
+            ],
+        );
+        for k in 1..=3 {
+            let t = 0.1 * k as f64;
+            let k = k as f64;
+            assert_eq!(after(&run, "a", t), k, "{method}: a at {t}");
+            assert_eq!(after(&run, "b", t), k + 1.0, "{method}: b at {t}");
+            assert_eq!(after(&run, "c", t), 10.0 * k, "{method}: c at {t}");
+        }
+    }
+}
+
+/// ModelicaReference's `when` example: inside one clause `y3` reads `y1`, assigned after it,
+/// and `y2 = sin(y1)` outside the clause. When x passes 2: y1 = sin 2, y2 = sin(sin 2),
+/// y3 = 2·2 + sin 2 + sin(sin 2).
+#[test]
+fn equations_inside_one_clause_are_sorted_with_the_continuous_ones() {
+    const REFERENCE: &str = "model WhenReference
+  Real x(start = 0, fixed = true);
+  discrete Real y1(start = 0, fixed = true);
+  Real y2;
+  discrete Real y3(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when x > 2 then
+    y3 = 2*x + y1 + y2;
+    y1 = sin(x);
+  end when;
+  y2 = sin(y1);
+end WhenReference;
+";
+    let run = simulate(
+        "when_reference",
+        REFERENCE,
+        &[
+            "--method", "bdf", "--tol", "1e-10", "--stop", "3", "--step", "0.5", "--vars",
+            "y1,y2,y3",
+        ],
+    );
+    let y3 = *run["y3"].last().expect("rows");
+    let want = 4.0 + 2f64.sin() + 2f64.sin().sin();
+    assert!((y3 - want).abs() < 1e-8, "y3 = {y3}, not {want}");
+    assert!((run["y1"].last().unwrap() - 2f64.sin()).abs() < 1e-8);
+}
+
+/// A sampled controller written before the sampler it reads acts on the sample of the same
+/// instant, not the one before: u = 2·pre-free sample of x = time at 0.25k.
+#[test]
+fn a_controller_written_before_its_sampler_is_not_one_sample_late() {
+    const LOOP: &str = "model SampledLoop
+  Real x(start = 0, fixed = true);
+  discrete Real u(start = 0, fixed = true);
+  discrete Real xs(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when sample(0.25, 0.25) then u = 2*xs; end when;
+  when sample(0.25, 0.25) then xs = x; end when;
+end SampledLoop;
+";
+    let run = simulate(
+        "sampled_loop",
+        LOOP,
+        &[
+            "--method", "bdf", "--tol", "1e-10", "--stop", "1", "--step", "0.25", "--vars", "u,xs",
+        ],
+    );
+    for k in 1..=4 {
+        let t = 0.25 * k as f64;
+        assert!((after(&run, "u", t) - 2.0 * t).abs() < 1e-8, "u at {t}");
+    }
+}
+
+/// A `when` statement is one block run in order from the `pre` values of what it assigns:
+/// `count := count + 1` counts once per sample however often the event's system is solved.
+#[test]
+fn a_when_statement_counts_once_per_instant() {
+    const COUNT: &str = "model Count
+  Integer count(start = 0, fixed = true);
+  discrete Real twice(start = 0, fixed = true);
+algorithm
+  when sample(0.1, 0.1) then
+    count := count + 1;
+    twice := 2*count;
+  end when;
+end Count;
+";
+    let run = simulate(
+        "count",
+        COUNT,
+        &["--stop", "0.5", "--step", "0.1", "--vars", "count,twice"],
+    );
+    assert_eq!(*run["count"].last().unwrap(), 5.0);
+    assert_eq!(*run["twice"].last().unwrap(), 10.0);
+}
+
+/// Two `when` equations that read each other at the same instant, with no `pre`, are an
+/// algebraic loop; one with no solution by substitution is an error naming its variables.
+#[test]
+fn a_loop_among_when_equations_that_does_not_settle_is_an_error() {
+    const LOOP: &str = "model WhenLoop
+  discrete Real p(start = 0, fixed = true);
+  discrete Real q(start = 0, fixed = true);
+equation
+  when sample(0.1, 0.1) then p = q + 1; end when;
+  when sample(0.1, 0.1) then q = p + 1; end when;
+end WhenLoop;
+";
+    let file = model_file("when_loop", LOOP);
+    let (_, err, code) = mocca(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--stop",
+        "0.2",
+        "--step",
+        "0.1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("algebraic loop") && err.contains('p') && err.contains('q'),
+        "{err}"
+    );
+}
+
+/// `when terminal()` fires at the end of the run: xEnd takes x(1) = 1 (der(x) = 1 from 0),
+/// recorded in a last row at the stop time, in every method.
+#[test]
+fn terminal_clauses_fire_at_the_end_and_write_a_last_row() {
+    const TERMINAL: &str = "model Terminal
+  Real x(start = 0, fixed = true);
+  discrete Real xEnd(start = -1, fixed = true);
+equation
+  der(x) = 1;
+  when terminal() then xEnd = x; end when;
+end Terminal;
+";
+    for method in ["bdf", "implicit-euler", "heun"] {
+        let run = simulate(
+            "terminal",
+            TERMINAL,
+            &[
+                "--method", method, "--stop", "1", "--step", "0.25", "--vars", "x,xEnd",
+            ],
+        );
+        let (times, x_end) = (&run["time"], &run["xEnd"]);
+        let n = times.len();
+        assert_eq!(times[n - 1], 1.0);
+        assert_eq!(times[n - 2], 1.0, "{method}: two rows at the end");
+        assert_eq!(x_end[n - 2], -1.0, "{method}: before the terminal event");
+        assert!(
+            (x_end[n - 1] - 1.0).abs() < 1e-9,
+            "{method}: xEnd = {}",
+            x_end[n - 1]
+        );
+    }
+}
+
+#[test]
+fn reinit_at_terminal_is_an_error() {
+    const TERMINAL: &str = "model TerminalReinit
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when terminal() then reinit(x, 0); end when;
+end TerminalReinit;
+";
+    let file = model_file("terminal_reinit", TERMINAL);
+    let (_, err, code) = mocca(&["simulate", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("terminal()"), "{err}");
+}
