@@ -26,6 +26,16 @@ fn after(columns: &std::collections::BTreeMap<String, Vec<f64>>, name: &str, t: 
     columns[name][k]
 }
 
+/// The time a message gives after `prefix` (up to a colon or a space).
+fn time_after(message: &str, prefix: &str) -> f64 {
+    message
+        .split(prefix)
+        .nth(1)
+        .and_then(|s| s.split([':', ' ']).next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no time after `{prefix}` in {message}"))
+}
+
 /// `b` reads `a`, `c` reads `z` which reads `a`, and `a`'s clause is written last: at each
 /// sample `a` counts up first (its equation reads only `pre(a)`), then `b = a + 1` and
 /// `c = z = 10a` see the new `a`. At t = 0.1k: a = k, b = k + 1, c = 10k.
@@ -218,4 +228,98 @@ end TerminalReinit;
     let (_, err, code) = mocca(&["simulate", file.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("terminal()"), "{err}");
+}
+
+/// The bundled ball past its Zeno time, t* = t₁ + 2v₁e/(g(1 − e)) with t₁ = √(2h₀/g) and
+/// v₁ = g·t₁: every method stops with an error at or before t* (never a ball below the floor
+/// with exit 0), and BDF, which resolves the bounces until their height is below its
+/// tolerance (10⁻⁸: bounces of about 10⁻⁷ m, 10⁻³ s from t*), stops within 2·10⁻³ of t*.
+#[test]
+fn a_ball_past_its_zeno_time_stops_with_an_error_in_every_method() {
+    let ball = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bouncing_ball.mo");
+    for (e, methods) in [
+        (0.8, &["implicit-euler", "bdf", "trapezoidal", "heun"][..]),
+        (0.7, &["bdf", "implicit-euler"][..]),
+    ] {
+        let g: f64 = 9.81;
+        let t1 = (2.0 / g).sqrt();
+        let zeno = t1 + 2.0 * g * t1 * e / (g * (1.0 - e));
+        for method in methods {
+            let param = format!("e={e}");
+            let args = [
+                "simulate", ball, "--stop", "5", "--step", "1e-2", "--method", method,
+            ];
+            let (_, err, code) = mocca(&[&args[..], &["-p", &param]].concat());
+            assert_eq!(code, 1, "e = {e}, {method}: {err}");
+            assert!(err.contains("h < 0"), "{method}: {err}");
+            let at = time_after(&err, "t = ");
+            assert!(
+                at <= zeno + 1e-3,
+                "e = {e}, {method}: stopped at {at}, Zeno time {zeno}"
+            );
+            if *method == "bdf" {
+                assert!(
+                    (at - zeno).abs() < 2e-3,
+                    "e = {e}: stopped at {at}, Zeno time {zeno}"
+                );
+            }
+        }
+    }
+}
+
+/// x = sin(40t) passes 0.9 first at asin(0.9)/40 = 0.0280 s, long before the first output
+/// point at 0.15: BDF's accepted steps see it, and the run stops with the assert there.
+#[test]
+fn an_assert_violated_between_output_points_stops_the_run() {
+    const BETWEEN: &str = "model Between
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 40*cos(40*time);
+  assert(x < 0.9, \"x went past 0.9\");
+end Between;
+";
+    let file = model_file("assert_between", BETWEEN);
+    let args = [
+        "simulate",
+        file.to_str().unwrap(),
+        "--method",
+        "bdf",
+        "--step",
+        "0.15",
+    ];
+    let (_, err, code) = mocca(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("x went past 0.9"), "{err}");
+    let at = time_after(&err, "at time ");
+    let first = 0.9f64.asin() / 40.0;
+    assert!(
+        at >= first && at < first + 0.01,
+        "seen at {at}, first false at {first}"
+    );
+}
+
+/// A warning-level assert false only between output points is reported, at its first time.
+#[test]
+fn a_warning_between_output_points_is_reported() {
+    const WARN: &str = "model WarnBetween
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 40*cos(40*time);
+  assert(x < 0.9, \"x went past 0.9\", AssertionLevel.warning);
+end WarnBetween;
+";
+    let file = model_file("warn_between", WARN);
+    let args = [
+        "simulate",
+        file.to_str().unwrap(),
+        "--method",
+        "bdf",
+        "--step",
+        "0.15",
+        "--stop",
+        "0.15",
+    ];
+    let (_, err, code) = mocca(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("x went past 0.9"), "{err}");
 }

@@ -698,6 +698,10 @@ fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
         EventFailure::Iteration { changing, .. } | EventFailure::Loop { changing, .. } => {
             (changing.iter().map(|&(_, s)| s).collect(), "keeps changing")
         }
+        EventFailure::Stuck { span, .. } => (
+            span.iter().copied().collect(),
+            "its condition holds on after the event",
+        ),
         EventFailure::Chattering { span, .. } => (
             span.iter().copied().collect(),
             "its relation keeps switching",

@@ -45,6 +45,8 @@ pub struct Checker<'a> {
     dae: &'a Dae,
     /// Per assertion: the first time a warning-level one was false.
     warned: Vec<Option<f64>>,
+    /// Whether index reduction's choices of states are checked too.
+    state_choices: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -52,6 +54,15 @@ impl<'a> Checker<'a> {
         Checker {
             dae,
             warned: vec![None; dae.assertions.len()],
+            state_choices: true,
+        }
+    }
+
+    /// A checker of the `assert`s alone, not of the choices of states.
+    pub fn assertions_only(dae: &'a Dae) -> Checker<'a> {
+        Checker {
+            state_choices: false,
+            ..Checker::new(dae)
         }
     }
 
@@ -84,7 +95,12 @@ impl<'a> Checker<'a> {
             }
             self.warned[k].get_or_insert(point.time);
         }
-        for (k, choice) in self.dae.state_choices.iter().enumerate() {
+        let choices = if self.state_choices {
+            &self.dae.state_choices[..]
+        } else {
+            &[]
+        };
+        for (k, choice) in choices.iter().enumerate() {
             let rows = evaluate(
                 &self.dae.pool,
                 &choice.entries,

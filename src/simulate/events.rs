@@ -100,6 +100,14 @@ pub enum EventFailure {
         /// Each as written, and where it is declared.
         changing: Vec<(String, Span)>,
     },
+    /// A `when` condition that fired at two events no integrator step separates and holds
+    /// on past the second: the event cannot leave it.
+    Stuck {
+        t: f64,
+        condition: String,
+        /// The `when` clause.
+        span: Option<Span>,
+    },
     /// An error-level `assert` in a `when` clause was false when its branch fired.
     Assertion {
         t: f64,
@@ -138,6 +146,10 @@ impl std::fmt::Display for EventFailure {
             EventFailure::Chattering { t, relation, .. } => write!(
                 f,
                 "events accumulate at t = {t}: `{relation}` keeps switching, each event closer to the last than {CLOSE:e} of the run's length (chattering or a Zeno model)"
+            ),
+            EventFailure::Stuck { t, condition, .. } => write!(
+                f,
+                "the event at t = {t} cannot leave `{condition}`: the condition still holds after the event it fired, whose crossing the integrator no longer resolves (events accumulate, as a ball's bounces do past their Zeno time); the run stops rather than go on in a state the `when` clause means to leave"
             ),
             EventFailure::Assertion { t, message, .. } => write!(
                 f,
@@ -193,6 +205,10 @@ pub struct Events<'a> {
     close: f64,
     close_events: usize,
     last_event: f64,
+    /// Per condition: whether it fired (became true) at the last event.
+    fired: Vec<bool>,
+    /// Where the step in which the last switch was located began.
+    located_from: f64,
     pub stats: EventStats,
 }
 
@@ -231,6 +247,7 @@ impl<'a> Events<'a> {
             })
             .collect();
         let scale = stop.abs().max((stop - start).abs()).max(f64::MIN_POSITIVE);
+        let before_len = conditions.len();
         Some(Events {
             dae,
             causal,
@@ -244,6 +261,8 @@ impl<'a> Events<'a> {
             close: CLOSE * scale,
             close_events: 0,
             last_event: f64::NEG_INFINITY,
+            fired: vec![false; before_len],
+            located_from: f64::NEG_INFINITY,
             stats: EventStats::default(),
         })
     }
@@ -330,7 +349,8 @@ impl<'a> Events<'a> {
     /// sample instant): the `when` clauses fire, held variables update until they settle,
     /// `reinit`s apply to `x`.
     pub fn at(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
-        let close = t - self.last_event <= self.close;
+        let previous = self.last_event;
+        let close = t - previous <= self.close;
         if close {
             self.close_events += 1;
             if self.close_events >= MAX_CLOSE_EVENTS {
@@ -360,6 +380,15 @@ impl<'a> Events<'a> {
             self.stats.first_times.push(t);
         }
         let before = self.before.clone();
+        let fired: Vec<bool> = (self.values(&self.conditions).iter())
+            .zip(&before)
+            .map(|(&is, &was)| is && !was)
+            .collect();
+        // Found in the first step after the event before: the integrator has not resolved
+        // the time between the two.
+        let unresolved = close || self.located_from <= previous;
+        let fired_before = std::mem::replace(&mut self.fired, fired);
+        let x_before = x.to_vec();
         self.event(t, x, true)?;
         // A condition that fired right after another event and holds on past this one: the
         // event could not move the model out of it (a ball whose bounce is below the
@@ -371,7 +400,39 @@ impl<'a> Events<'a> {
         if close && stuck {
             return Err(self.chattering(t));
         }
-        Ok(())
+        match self.cannot_leave(t, &x_before, &fired_before, unresolved)? {
+            Some(k) => Err(self.stuck(t, k)),
+            None => Ok(()),
+        }
+    }
+
+    /// A condition that fired at the event at `t` (entered with the states `x_before`) and
+    /// holds on past it although the event should have left it: it fired at the event just
+    /// before too (`fired_before`) with no step of the integrator between the two
+    /// (`unresolved`), or its crossing was a graze (the solution was already heading back
+    /// out of it at the event). Either is the ball whose bounce the integrator cannot
+    /// resolve, located at its apex, which its reinit leaves falling below the floor.
+    fn cannot_leave(
+        &mut self,
+        t: f64,
+        x_before: &[f64],
+        fired_before: &[bool],
+        unresolved: bool,
+    ) -> Result<Option<usize>, EventFailure> {
+        let holding: Vec<usize> = (0..self.fired.len())
+            .filter(|&k| self.fired[k] && self.before[k])
+            .collect();
+        if holding.is_empty() {
+            return Ok(None);
+        }
+        if let Some(&k) = holding.iter().find(|&&k| unresolved && fired_before[k]) {
+            return Ok(Some(k));
+        }
+        let saved = self.point.clone();
+        self.load_states(t, x_before)?;
+        let (_, heading) = self.heading(t, x_before)?;
+        self.point = saved;
+        Ok(holding.into_iter().find(|&k| !heading[k]))
     }
 
     /// Event iteration at `t`, then the held relations, clocks and `initial()` back to their
@@ -771,6 +832,18 @@ impl<'a> Events<'a> {
         exprs.iter().map(|&e| self.eval(e) != 0.0).collect()
     }
 
+    /// Condition `k` that the event at `t` cannot leave, named by its first relation.
+    fn stuck(&self, t: f64, k: usize) -> EventFailure {
+        let condition = self.conditions[k];
+        let relation = (self.watched.iter())
+            .position(|w| w.var.is_none() && reads(self.dae, condition, w.node));
+        EventFailure::Stuck {
+            t,
+            condition: self.dae.show(condition),
+            span: relation.and_then(|r| self.span_of(r)),
+        }
+    }
+
     /// Chattering at `t`, named by the relation nearest to switching.
     fn chattering(&self, t: f64) -> EventFailure {
         let nearest = (0..self.watched.len()).min_by(|&a, &b| {
@@ -799,15 +872,6 @@ impl<'a> Events<'a> {
         if let Some(var) = self.watched[k].var {
             return Some(self.dae.var(var).span);
         }
-        let reads = |c: ExprId| {
-            let mut found = false;
-            let mut stack = vec![c];
-            while let Some(e) = stack.pop() {
-                found |= e == node;
-                stack.extend(self.dae.pool.children(e));
-            }
-            found
-        };
         let clauses = &self.dae.hybrid.whens;
         clauses
             .iter()
@@ -815,7 +879,7 @@ impl<'a> Events<'a> {
                 w.branches
                     .iter()
                     .flat_map(|b| &b.conditions)
-                    .any(|&c| reads(c))
+                    .any(|&c| reads(self.dae, c, node))
             })
             .map(|w| w.span)
     }
@@ -864,6 +928,7 @@ impl Watch for Events<'_> {
         t_r: f64,
         state_at: &mut dyn FnMut(f64) -> Vec<f64>,
     ) -> (f64, Vec<f64>) {
+        self.located_from = t_l;
         // Each switched relation (its value at t_r) and its crossing function at both ends.
         let x_r = state_at(t_r);
         let right = self.values_at(t_r, &x_r);
@@ -948,6 +1013,18 @@ fn assigned_vars(actions: &[Action]) -> Vec<VarId> {
         }
     });
     vars
+}
+
+/// Whether expression `node` is part of `root`.
+fn reads(dae: &Dae, root: ExprId, node: ExprId) -> bool {
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        if e == node {
+            return true;
+        }
+        stack.extend(dae.pool.children(e));
+    }
+    false
 }
 
 /// Equal values, NaN equal to NaN (a value that stays NaN has settled).

@@ -8,7 +8,7 @@
 //! steps weak subsystems (one after the other, or at once on two threads), `run` ties them together
 //! `stability` takes the spectral radius of a weak-partitioned step,
 //! `events` finds and handles the hybrid DAE's events, `assertions` checks the model's
-//! `assert`s on the way, and `results` writes and compares
+//! `assert`s on the way (`step_checks` at every step BDF accepts), and `results` writes and compares
 //! trajectories.
 
 pub mod assertions;
@@ -29,6 +29,7 @@ pub mod rows;
 pub mod run;
 pub mod stability;
 pub mod static_lu;
+pub mod step_checks;
 pub mod system;
 pub mod tape;
 

@@ -20,6 +20,7 @@ use super::linear::NewtonMatrix;
 use super::mixed::MixedStepper;
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
+use super::step_checks::StepChecks;
 use super::system::{OdeSystem, Stats, pieces};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -593,6 +594,8 @@ pub fn simulate_bdf_observed(
     let mut recorded = 0u64;
     let mut t = options.start;
     let mut failure = None;
+    // Warning-level asserts seen false between output points.
+    let mut step_warnings = Vec::new();
     let terminated = |events: &Option<Events<'_>>| events.as_ref().is_some_and(Events::terminated);
     while options.steps > 0 && t < options.stop && !terminated(&events) {
         // A breakpoint is an event too: a relation of time that switches there may change a
@@ -618,16 +621,15 @@ pub fn simulate_bdf_observed(
             recorded += 1;
             progress(recorded.min(options.steps + 1) - 1);
         };
-        let watch = events.as_mut().map(|e| e as &mut dyn Watch);
-        let (outcome, switch) = match integrate_bdf_watched(
-            &mut model,
-            matrix,
-            (&x, t),
-            end,
-            &bdf,
-            &mut observe,
-            watch,
-        ) {
+        let mut checks = StepChecks::watch(m.dae, m.causal, events.as_mut(), || model.point());
+        let watch = checks.as_mut().map(|c| c as &mut dyn Watch);
+        let run =
+            integrate_bdf_watched(&mut model, matrix, (&x, t), end, &bdf, &mut observe, watch);
+        let violation = checks.and_then(|c| {
+            step_warnings.extend(c.warnings());
+            c.violation
+        });
+        let (outcome, switch) = match run {
             Ok(done) => done,
             Err(e) => {
                 failure = Some(Failure::Bdf(e));
@@ -648,6 +650,10 @@ pub fn simulate_bdf_observed(
             None if end == timed => end,
             None => break,
         };
+        if let Some(v) = violation {
+            failure = Some(Failure::Assertion(v));
+            break;
+        }
         let events = events.as_mut().expect("an event needs events");
         if let Err(e) = events.at(at, &mut x) {
             failure = Some(Failure::Event(e));
@@ -708,6 +714,7 @@ pub fn simulate_bdf_observed(
     }
     let sparse = super::linear::is_sparse(x.len());
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, wall_seconds);
+    trajectory.warnings = earliest(trajectory.warnings.into_iter().chain(step_warnings));
     trajectory.events = events.map(|e| e.stats).unwrap_or_default();
     Ok(trajectory)
 }
@@ -885,6 +892,16 @@ fn source(dae: &Dae, causal: &Causal, model: &CompiledModel, u: Unknown) -> Sour
         },
         Unknown::Derivative(_) => Source::Register(model.unknown_reg(u)),
     }
+}
+
+/// Per assertion, the earliest of the times it was seen false, in the order of assertions.
+fn earliest(warnings: impl Iterator<Item = (usize, f64)>) -> Vec<(usize, f64)> {
+    let mut first = std::collections::BTreeMap::new();
+    for (k, t) in warnings {
+        let seen: &mut f64 = first.entry(k).or_insert(t);
+        *seen = seen.min(t);
+    }
+    first.into_iter().collect()
 }
 
 /// The first of the ascending `times` after `t` (infinite without one).
