@@ -10,7 +10,7 @@ use crate::expr::hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::causal::{Causal, Point, Step, leaf};
 use crate::dae::Dae;
-use crate::expr::{ExprId, ExprPool, Node, VarId};
+use crate::expr::{ExprId, ExprPool, Node, Scaled, VarId};
 
 /// One structurally nonzero entry of J.
 #[derive(Clone, Debug, PartialEq)]
@@ -229,30 +229,50 @@ fn chain(
 }
 
 impl OdeJacobian {
-    /// Numerical values of every entry at a point where the causal form has been evaluated.
+    /// Numerical values of every entry at a point where the causal form has been evaluated;
+    /// an entry whose terms cancel to rounding noise ([`Scaled::cancels`]) is 0, a
+    /// structural zero of these parameters.
     pub fn values(&self, dae: &Dae, causal: &Causal, point: &Point) -> Vec<(usize, usize, f64)> {
+        self.scaled_values(dae, causal, point)
+            .into_iter()
+            .map(|(r, c, x)| (r, c, if x.cancels() { 0.0 } else { x.value }))
+            .collect()
+    }
+
+    /// Every entry's value with the magnitude of the terms summed to make it, so that an
+    /// entry that cancels (`kf·Lf − kr·Lr` with `kf·Lf = kr·Lr`) can be told from a small one.
+    pub fn scaled_values(
+        &self,
+        dae: &Dae,
+        causal: &Causal,
+        point: &Point,
+    ) -> Vec<(usize, usize, Scaled)> {
         let pool = &dae.pool;
         let eval = |e: ExprId| pool.eval(e, point).unwrap_or(f64::NAN);
+        let scaled = |e: ExprId| {
+            pool.eval_scaled(e, point)
+                .unwrap_or(Scaled::exact(f64::NAN))
+        };
         // Per variable: (column, value) sorted by column, as `Sens` above.
-        let mut sens: HashMap<Node, Vec<(usize, f64)>> = HashMap::default();
+        let mut sens: HashMap<Node, Vec<(usize, Scaled)>> = HashMap::default();
         for (j, &v) in causal.states.iter().enumerate() {
-            sens.insert(Node::Var(v), vec![(j, 1.0)]);
+            sens.insert(Node::Var(v), vec![(j, Scaled::exact(1.0))]);
         }
         for (k, step) in causal.steps.iter().enumerate() {
             if !self.needed[k] {
                 continue;
             }
             let rows = step.exprs().len();
-            let mut rhs: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
+            let mut rhs: Vec<Vec<(usize, Scaled)>> = vec![Vec::new(); rows];
             for &(r, l, d) in &self.partials[k].inputs {
-                let dv = eval(d);
+                let dv = scaled(d);
                 for &(j, s) in sens.get(&l).into_iter().flatten() {
                     rhs[r].push((j, dv * s));
                 }
             }
-            let mut rhs: Vec<Vec<(usize, f64)>> = rhs
+            let mut rhs: Vec<Vec<(usize, Scaled)>> = rhs
                 .into_iter()
-                .map(|r| sum_by_column(r, 0.0, |a, b| a + b))
+                .map(|r| sum_by_column(r, Scaled::exact(0.0), |a, b| a + b))
                 .collect();
             match step {
                 Step::Assign { target, .. } => {
@@ -272,10 +292,14 @@ impl OdeJacobian {
                 Step::Loop {
                     targets, jacobian, ..
                 } => {
-                    let rhs: Vec<BTreeMap<usize, f64>> =
-                        rhs.into_iter().map(|r| r.into_iter().collect()).collect();
+                    // Through a loop's solve the magnitudes are not followed.
+                    let rhs: Vec<BTreeMap<usize, f64>> = rhs
+                        .into_iter()
+                        .map(|r| r.into_iter().map(|(j, x)| (j, x.value)).collect())
+                        .collect();
                     for (t, col) in solve_loop(targets.len(), jacobian, &rhs, &eval) {
-                        sens.insert(leaf(targets[t]), col.into_iter().collect());
+                        let col = col.into_iter().map(|(j, x)| (j, Scaled::exact(x)));
+                        sens.insert(leaf(targets[t]), col.collect());
                     }
                 }
             }
@@ -289,7 +313,7 @@ impl OdeJacobian {
                     let k = s.binary_search_by_key(&e.col, |&(j, _)| j).ok()?;
                     Some(s[k].1)
                 })
-                .unwrap_or(0.0);
+                .unwrap_or(Scaled::exact(0.0));
             out.push((e.row, e.col, value));
         }
         out

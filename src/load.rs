@@ -183,6 +183,74 @@ pub fn find_library(roots: &[PathBuf], name: &str) -> Option<PathBuf> {
     })
 }
 
+/// The first names of the dotted names in Modelica `text` (`Modelica` of
+/// `Modelica.Math.Vectors.interpolate(…)`, `a` of `a.b`), each once, in order: the top-level
+/// names a model may look up in the library path (Modelica 13.3.3) when no loaded class
+/// defines them. Comments, strings and quoted identifiers are skipped.
+pub fn qualified_roots(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut roots: Vec<String> = Vec::new();
+    let mut k = 0;
+    let ident_start = |b: u8| b.is_ascii_alphabetic() || b == b'_';
+    while k < bytes.len() {
+        match bytes[k] {
+            b'/' if bytes.get(k + 1) == Some(&b'/') => {
+                k = text[k..].find('\n').map_or(bytes.len(), |n| k + n);
+            }
+            b'/' if bytes.get(k + 1) == Some(&b'*') => {
+                k = text[k + 2..].find("*/").map_or(bytes.len(), |n| k + n + 4);
+            }
+            quote @ (b'"' | b'\'') => {
+                k += 1;
+                while k < bytes.len() && bytes[k] != quote {
+                    k += if bytes[k] == b'\\' { 2 } else { 1 };
+                }
+                k += 1;
+            }
+            b if ident_start(b) => {
+                let start = k;
+                while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'_') {
+                    k += 1;
+                }
+                let first = start == 0 || bytes[start - 1] != b'.';
+                let dotted = bytes.get(k) == Some(&b'.')
+                    && bytes.get(k + 1).is_some_and(|&b| ident_start(b));
+                let name = &text[start..k];
+                if first && dotted && !roots.iter().any(|r| r == name) {
+                    roots.push(name.to_string());
+                }
+            }
+            _ => k += 1,
+        }
+    }
+    roots
+}
+
+/// The names of the top-level packages the `roots` hold (as [`find_library`] finds them),
+/// each directory read once.
+pub fn available_libraries(roots: &[PathBuf]) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for entry in roots
+        .iter()
+        .filter_map(|r| std::fs::read_dir(r).ok())
+        .flatten()
+    {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if path.join("package.mo").is_file() {
+            names.insert(file.split(' ').next().unwrap_or(file).to_string());
+        } else if let Some(stem) = file.strip_suffix(".mo")
+            && path.is_file()
+        {
+            names.insert(stem.to_string());
+        }
+    }
+    names
+}
+
 /// A package a `uses` annotation names, with the version it asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Use {

@@ -175,6 +175,21 @@ impl Partition {
         }
     }
 
+    /// The same partition with the states `moved` (indices into the model's states) in the
+    /// fast, implicit level.
+    pub fn with_fast(&self, moved: &[usize]) -> Partition {
+        let mut partition = self.clone();
+        let last = partition.levels.len() - 1;
+        for level in &mut partition.levels[..last] {
+            level.states.retain(|i| !moved.contains(i));
+        }
+        let fast = &mut partition.levels[last].states;
+        fast.extend(moved);
+        fast.sort_unstable();
+        fast.dedup();
+        partition
+    }
+
     /// Every one of `n` states stepped by `method` alone: explicit methods make the slow level,
     /// implicit ones the fast level.
     pub fn single(method: Method, n: usize) -> Partition {

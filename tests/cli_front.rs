@@ -100,3 +100,80 @@ fn a_declaration_over_the_size_limit_is_an_error_before_allocating() {
         "{stderr}"
     );
 }
+
+/// `-p k=abc` is an error naming `abc`, and only that: no warning that `k` has no value.
+#[test]
+fn a_bad_override_value_is_an_error_only() {
+    let path = model_file(
+        "bad_value",
+        "model P\n  parameter Real k = 2;\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -k*x;\nend P;\n",
+    );
+    let (_, err, code) = mocca(&["simulate", path.to_str().unwrap(), "-p", "k=abc"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown name `abc`"), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// An unbalanced model is one equation short in `simulate` as in `check`.
+#[test]
+fn simulate_says_an_unbalanced_model_is_short_as_check_does() {
+    let path = model_file(
+        "unbalanced",
+        "model Unb\n  Real v1(start = 1, fixed = true);\n  Real v3(start = 1, fixed = true);\nequation\n  der(v1) = -v1;\nend Unb;\n",
+    );
+    for command in ["check", "simulate", "cycles"] {
+        let (_, err, code) = mocca(&[command, path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{command}: {err}");
+        assert!(
+            err.contains("is not balanced: 1 equations for 2 unknowns (1 equation(s) short)"),
+            "{command}: {err}"
+        );
+    }
+}
+
+/// A `--step` that does not divide the interval is said on stderr with the step taken.
+#[test]
+fn a_step_that_does_not_divide_the_interval_is_said() {
+    let path = model_file(
+        "decay",
+        "model Decay\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend Decay;\n",
+    );
+    let file = path.to_str().unwrap();
+    let (_, err, code) = mocca(&["simulate", file, "--stop", "1", "--step", "0.3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the step 0.3 does not divide") && err.contains("3 steps of 0.333"),
+        "{err}"
+    );
+    let (_, err, _) = mocca(&["simulate", file, "--stop", "1", "--step", "0.25"]);
+    assert!(!err.contains("does not divide"), "{err}");
+}
+
+/// Booleans are not numbers (Modelica 3.4: the arithmetic operators take Real and Integer).
+#[test]
+fn a_boolean_in_arithmetic_is_a_type_error() {
+    let path = model_file(
+        "bool_sum",
+        "model B\n  Real y;\nequation\n  y = true + 1;\nend B;\n",
+    );
+    let (_, err, code) = mocca(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`+` takes numbers, not a Boolean operand"),
+        "{err}"
+    );
+}
+
+/// `emit --help` lists the methods emit takes: not `bdf`.
+#[test]
+fn emit_lists_no_method_it_refuses() {
+    let (out, _, code) = mocca(&["emit", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("implicit-euler") && out.contains("mixed-trapezoidal"),
+        "{out}"
+    );
+    assert!(!out.contains("- bdf"), "{out}");
+    let (_, err, code) = mocca(&["emit", "x.mo", "--method", "bdf", "--out", "/tmp/never"]);
+    assert_eq!(code, 2, "{err}");
+}

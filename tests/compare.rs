@@ -114,3 +114,61 @@ fn bad_compare_input_is_refused() {
         assert!(err.starts_with("error"), "{args:?}: {err}");
     }
 }
+
+/// Explicit Euler on der(x) = −1000·x at h = 0.01 multiplies x by −9 each step: after 100
+/// steps |x| ≈ 10⁹⁵, finite but no answer. The column is unstable at the first output time its
+/// value leaves ten times the reference's range (|x| ≤ 1: beyond 11 at the second step, 81),
+/// not "ok" with an RMSE of 10⁹⁴; implicit Euler is ok.
+#[test]
+fn a_column_that_leaves_the_references_range_is_unstable() {
+    let model = cli_support::model_file(
+        "stiff_decay",
+        "model StiffDecay\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -1000*x;\nend StiffDecay;\n",
+    );
+    let table = json(&[
+        "compare",
+        model.to_str().unwrap(),
+        "--step",
+        "0.01",
+        "--stop",
+        "1",
+        "--methods",
+        "euler,implicit-euler",
+        "--format",
+        "json",
+    ]);
+    let methods = table["methods"].as_array().expect("methods");
+    assert_eq!(methods[0]["stable"], false, "{table}");
+    let why = methods[0]["failure"].as_str().expect("failure");
+    assert!(why.contains("unstable at h = 0.01 (t = 0.02)"), "{why}");
+    assert_eq!(methods[1]["stable"], true, "{table}");
+}
+
+/// A model whose digraph has no cycle gives `--partition auto` nothing to split: the mixed
+/// column says so, the other columns still run, and the command succeeds.
+#[test]
+fn a_model_without_cycles_fails_only_the_mixed_column() {
+    let model = cli_support::model_file(
+        "no_cycles",
+        "model NoCycles\n  Real x(start = 0, fixed = true);\n  Real y(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(y) = x;\nend NoCycles;\n",
+    );
+    let (out, err, code) = mocca(&[
+        "compare",
+        model.to_str().unwrap(),
+        "--step",
+        "0.01",
+        "--stop",
+        "1",
+        "--methods",
+        "euler,mixed-euler",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let result = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("result"))
+        .expect("a result row");
+    assert!(
+        result.contains("ok") && result.contains("no partition"),
+        "{out}"
+    );
+}

@@ -662,3 +662,42 @@ fn a_clock_is_named_as_not_supported() {
         "{err}"
     );
 }
+
+/// A model without a `uses` annotation that calls a library function by its full name: the
+/// library is looked up in `--lib` on that first reference (Modelica 13.3.3), as with `uses`.
+/// interpolate({0, 1, 2}, {0, 10, 40}, 1.5) = 25 by linear interpolation.
+#[test]
+fn a_library_name_without_uses_is_loaded_from_the_library_path() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let msl = msl.to_str().expect("utf-8").to_string();
+    let file = cli_support::model_file(
+        "no_uses",
+        "model NoUses
+  Real y;
+equation
+  y = Modelica.Math.Vectors.interpolate({0, 1, 2}, {0, 10, 40}, 1.5);
+end NoUses;
+",
+    );
+    let (csv, err, code) = cli_support::simulate_csv(
+        "no_uses",
+        &[
+            "simulate",
+            file.to_str().unwrap(),
+            "--lib",
+            &msl,
+            "--stop",
+            "0.1",
+            "--step",
+            "0.1",
+            "--vars",
+            "y",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let y = &csv_columns(&csv)["y"];
+    assert!(y.iter().all(|&v| (v - 25.0).abs() < 1e-12), "{y:?}");
+}

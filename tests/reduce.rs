@@ -114,9 +114,12 @@ fn an_operation_that_breaks_the_matching_is_refused() {
     assert_eq!(y["applied"], false, "{y}");
     assert_eq!(y["outcome"], "refused: no perfect matching");
     let written = std::fs::read_to_string(&out).expect("written");
-    // (The flat model prints the side simplified: x − x is 0.)
-    assert!(written.contains("  y = 0.5;"), "{written}");
-    assert!(!written.contains("mocca reduce"), "{written}");
+    // The equation keeps `y`. (Its constant term, small beside x and −x, is deleted: the flat
+    // model prints the side simplified, x − x is 0.)
+    assert!(
+        written.contains("  y = 0.0; // mocca reduce") && written.contains("deleted `0.5`"),
+        "{written}"
+    );
 }
 
 /// The quarter car reduced with `--verify`: the model written parses, flattens and
@@ -708,5 +711,46 @@ fn a_reduced_initial_system_is_made_square_again() {
             "t = {t}: {} vs {exact}",
             row[1]
         );
+    }
+}
+
+/// The quarter car's gravity terms read parameters only: they are candidates (Sodja and
+/// Žlajpah rank `-m_t*g` first by statistics), with σ_r = 0 exactly (a constant has no spread),
+/// so sorted by σ_r they come first; their one operation is deletion, and the one-step
+/// metric predicts its error.
+#[test]
+fn constant_terms_are_candidates_for_deletion() {
+    let car = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quarter_car.mo");
+    let run = |metric: &str, extra: &[&str]| {
+        let args = [
+            &[
+                "reduce", car, "--stop", "3", "--metric", metric, "--format", "json",
+            ][..],
+            extra,
+        ]
+        .concat();
+        mocca_json(&args)["ranking"]
+            .as_array()
+            .expect("ranking")
+            .clone()
+    };
+    let is_gravity = |e: &serde_json::Value| {
+        let term = e["term"].as_str().unwrap_or("");
+        term.ends_with("m_t*g") || term.ends_with("m_s*g")
+    };
+    let statistical = run("statistical", &["--threshold", "1"]);
+    for e in &statistical[..2] {
+        assert!(is_gravity(e), "{statistical:?}");
+        assert_eq!(e["sigma_r"], 0.0, "{e}");
+        assert_eq!(e["operation"], "delete", "{e}");
+        assert!(e["m_r"].as_f64().unwrap().abs() < 1.0, "{e}");
+    }
+    let onestep = run("onestep", &[]);
+    let gravity: Vec<&serde_json::Value> = onestep.iter().filter(|e| is_gravity(e)).collect();
+    assert_eq!(gravity.len(), 2, "{onestep:?}");
+    for e in gravity {
+        assert_eq!(e["operation"], "delete", "{e}");
+        let predicted = e["predicted"].as_f64().expect("a prediction");
+        assert!(predicted > 0.0 && predicted.is_finite(), "{e}");
     }
 }

@@ -102,3 +102,28 @@ fn a_script_mocca_cannot_run_is_an_error_at_its_place() {
         assert!(err.contains(&format!("bad.mos:{place}")), "{text}: {err}");
     }
 }
+
+/// `loadFile` of a missing file, or of one with a syntax error, is reported at that call with
+/// the file's name, and the script ends with exit code 1 (it went on past the call).
+#[test]
+fn a_file_that_cannot_be_loaded_is_reported_at_its_call() {
+    let broken = temp_path("broken.mo");
+    std::fs::write(
+        &broken,
+        "model Broken\n  Real x\nequation\n  der(x) = -x;\nend Broken;\n",
+    )
+    .expect("model written");
+    for (file, says) in [
+        ("no_such_file.mo", "cannot read"),
+        (broken.to_str().expect("path"), "syntax errors"),
+    ] {
+        let path = script("load.mos", &format!("loadFile(\"{file}\");\n"));
+        let (out, err, code) = mocca(&["script", &path]);
+        assert_eq!(code, 1, "{file}: {out}{err}");
+        assert!(
+            err.contains(says) && err.contains(file.rsplit('/').next().unwrap()),
+            "{err}"
+        );
+        assert!(err.contains("loadFile(\""), "points at the call: {err}");
+    }
+}

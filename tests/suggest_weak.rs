@@ -263,7 +263,7 @@ fn a_model_without_connect_and_a_bad_step_are_refused_clearly() {
 fn the_krylov_estimate_of_a_large_step_matrix_is_its_spectral_radius() {
     use mocca::simulate::fixed_step::Method;
     use mocca::simulate::run::Exchange;
-    use mocca::simulate::stability::{DENSE_UP_TO, DecoupledStep, KRYLOV, Scheme};
+    use mocca::simulate::stability::{DENSE_UP_TO, DecoupledStep, KRYLOV, Scheme, StepMap};
     let text = mocca::generate::rc_chain(80).replace(
         "connect(R40.n, C40.p);",
         "connect(R40.n(weak v), C40.p(weak i));",

@@ -102,9 +102,12 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&partition_args, method, &subject, grid.step) {
-                Ok(c) => Some(c),
-                Err(code) => return code,
+            match partitions::choose(&partition_args, method, &subject, (grid.step, steps)) {
+                Ok(c) => Some(Ok(c)),
+                // Bad usage (`--fast` naming no state) ends the command.
+                Err(code) if code == ExitCode::from(2) => return code,
+                // Nothing to split: the mixed columns say so, the others still run.
+                Err(_) => Some(Err("no partition (the error above says why)".to_string())),
             }
         }
         None => None,
@@ -158,6 +161,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         times: reference.times,
         columns: reference.columns,
     };
+    let ranges = sensible_ranges(&reference.columns);
     let n = causal.states.len();
     let columns: Vec<Column> = integrators
         .iter()
@@ -173,7 +177,17 @@ pub fn run(args: &CompareArgs) -> ExitCode {
             let (result, implicit) = match integrator {
                 Integrator::Bdf => (run::simulate_bdf(model, &start, &opts, &states), n),
                 Integrator::Mixed(method) => {
-                    let mut partition = chosen.as_ref().expect("chosen").partition.clone();
+                    let chosen = chosen.as_ref().expect("a mixed method has its partition");
+                    let mut partition = match chosen {
+                        Ok(c) => c.partition.clone(),
+                        Err(why) => {
+                            return Column {
+                                integrator,
+                                implicit: 0,
+                                outcome: Err(why.clone()),
+                            };
+                        }
+                    };
                     partition.method = method;
                     let implicit = partition.fast().len();
                     let r = run::simulate_mixed(model, &start, &opts, &partition, &states, |_| {});
@@ -188,7 +202,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
                 }
             };
             let wall = clock.elapsed().as_secs_f64();
-            let outcome = judge(result, grid.step, &dae, &causal).map(|t| Outcome {
+            let outcome = judge(result, grid.step, &ranges, (&dae, &causal)).map(|t| Outcome {
                 rmse: results::rmse(&results::compare(&names, &t.times, &t.columns, &reference)),
                 stats: t.stats,
                 wall,
@@ -205,7 +219,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
         grid,
         n,
         columns: &columns,
-        chosen: chosen.as_ref(),
+        chosen: chosen.as_ref().and_then(|c| c.as_ref().ok()),
         reference_wall,
     };
     match args.model.format() {
@@ -246,24 +260,50 @@ fn with_default_partition(args: &PartitionArgs, mixed: bool) -> PartitionArgs {
     args
 }
 
-/// Beyond this magnitude a value's squared error overflows: the run has blown up.
-const OVERFLOW: f64 = 1e150;
+/// How many times its reference's range a column may stray beyond that range before it has
+/// left any sensible answer.
+const RANGES_OFF: f64 = 10.0;
 
-/// A run's trajectory, or why it is no answer: a failed step, or values that blew up, are the
-/// method's instability at this step.
+/// Per state, the values its column may take: the reference's range widened by
+/// [`RANGES_OFF`] times its width (or its magnitude, for a state the reference holds
+/// constant).
+fn sensible_ranges(reference: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let spans: Vec<(f64, f64, f64)> = reference
+        .iter()
+        .map(|c| {
+            let lo = c.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi, (hi - lo).max(lo.abs()).max(hi.abs()))
+        })
+        .collect();
+    // A state the reference holds at 0 gets the widest span of the others (or 1).
+    let widest = spans.iter().map(|s| s.2).fold(0.0, f64::max);
+    let fallback = if widest > 0.0 { widest } else { 1.0 };
+    spans
+        .into_iter()
+        .map(|(lo, hi, span)| {
+            let span = if span > 0.0 { span } else { fallback };
+            (lo - RANGES_OFF * span, hi + RANGES_OFF * span)
+        })
+        .collect()
+}
+
+/// A run's trajectory, or why it is no answer: a failed step, or values that are not finite
+/// or leave their `ranges` (the reference's, widened), are the method's instability at this
+/// step.
 fn judge(
     result: Result<Trajectory, Failure>,
     step: f64,
-    dae: &Dae,
-    causal: &Causal,
+    ranges: &[(f64, f64)],
+    (dae, causal): (&Dae, &Causal),
 ) -> Result<Trajectory, String> {
     let unstable = |t: f64| format!("unstable at h = {} (t = {})", Number(step), Number(t));
     match result {
         Ok(t) => {
             let first_bad = t.times.iter().enumerate().find(|&(k, _)| {
-                t.columns
-                    .iter()
-                    .any(|c| c[k].is_nan() || c[k].abs() >= OVERFLOW)
+                (t.columns.iter())
+                    .zip(ranges)
+                    .any(|(c, &(lo, hi))| !(c[k] >= lo && c[k] <= hi))
             });
             match first_bad {
                 Some((_, &time)) => Err(unstable(time)),

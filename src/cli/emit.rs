@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use super::Format;
@@ -31,7 +31,7 @@ pub struct EmitArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// The fixed-step method the crate integrates with
-    #[arg(long, value_enum, default_value_t = MethodArg::ImplicitEuler)]
+    #[arg(long, value_parser = emitted_method(), default_value = "implicit-euler")]
     pub method: MethodArg,
     /// The crate's default grid (`--step`, `--start`, `--stop`, which its binary takes too)
     /// and the Newton tolerance of its implicit stages
@@ -54,6 +54,18 @@ pub struct EmitArgs {
     /// Replace what DIR holds
     #[arg(long)]
     pub force: bool,
+}
+
+/// The methods an emitted crate can integrate with: every method of `simulate` but `bdf`
+/// (listed so by `emit --help`).
+fn emitted_method() -> impl clap::builder::TypedValueParser<Value = MethodArg> {
+    let fixed = (MethodArg::value_variants().iter())
+        .filter(|&&m| m != MethodArg::Bdf)
+        .filter_map(ValueEnum::to_possible_value);
+    clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(fixed),
+        |name: String| MethodArg::from_str(&name, false).expect("one of the values listed"),
+    )
 }
 
 pub fn run(args: &EmitArgs) -> ExitCode {
@@ -96,9 +108,10 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     };
     let mut dae = flat.dae;
     let grid = args.grid.resolve(&dae.experiment);
-    if let Err(m) = grid.steps() {
-        return super::usage_error(m);
-    }
+    let steps = match grid.steps() {
+        Ok(n) => n,
+        Err(m) => return super::usage_error(m),
+    };
     // The emitted runtime has no event handling yet: a model with `when` clauses would run
     // without them, a silent wrong answer.
     if let Some(when) = dae.hybrid.whens.first() {
@@ -148,7 +161,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match choose(&args.partition, method, &subject, grid.step) {
+            match choose(&args.partition, method, &subject, (grid.step, steps)) {
                 Ok(chosen) => Some(chosen.partition),
                 Err(code) => return code,
             }

@@ -22,7 +22,11 @@ struct Entry {
     col: usize,
     expr: String,
     row: usize,
+    /// 0 for an entry that cancels.
     value: f64,
+    /// An entry whose terms cancel to rounding noise: the value the rounding left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cancelled: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -83,7 +87,7 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
         let texts = std::thread::Builder::new()
             .stack_size(super::STACK_BYTES)
             .spawn_scoped(scope, || entry_texts(&dae, &jac));
-        let values = jac.values(&dae, &causal, &point);
+        let values = jac.scaled_values(&dae, &causal, &point);
         let texts = match texts {
             Ok(handle) => handle.join().ok(),
             Err(_) => None,
@@ -104,7 +108,8 @@ pub fn run(args: &JacobianArgs) -> ExitCode {
             col: e.col,
             expr,
             row: e.row,
-            value,
+            value: if value.cancels() { 0.0 } else { value.value },
+            cancelled: value.cancels().then_some(value.value),
         })
         .collect();
     match args.model.format() {
@@ -140,13 +145,28 @@ fn print_text(entries: &[Entry], states: &[&str], choice: &PointChoice, weak: We
             vec![
                 format!("d der({}) / d {}", states[e.row], states[e.col]),
                 "=".to_string(),
-                format_number(e.value),
+                match e.cancelled {
+                    Some(_) => "0 (cancels)".to_string(),
+                    None => format_number(e.value),
+                },
                 e.expr.clone(),
             ]
         })
         .collect();
     let align = [Align::Left, Align::Left, Align::Right, Align::Left];
     write_table(&mut w, None, &rows, &align);
+    for e in entries {
+        if let Some(rounding) = e.cancelled {
+            let _ = writeln!(
+                w,
+                "d der({}) / d {} cancels: its terms sum to {}, within a few ulps of their \
+                 magnitude, so it is 0 at these values (cycle analysis takes no edge there)",
+                states[e.row],
+                states[e.col],
+                format_number(rounding)
+            );
+        }
+    }
     let _ = w.flush();
 }
 

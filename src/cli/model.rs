@@ -89,6 +89,12 @@ fn load_holding(
         }
     };
     super::report(&flat.sources, &flat.warnings);
+    if flat.dae.equations.len() != flat.dae.unknowns() {
+        // Said as `check` says it, before the structure passes look for what is missing.
+        let diags = [super::check::imbalance(&flat.dae)];
+        super::report(&flat.sources, &diags);
+        return Err(super::exit_code(&diags));
+    }
     if hold {
         crate::dae::relations::hold_relations(&mut flat.dae);
     }
@@ -162,8 +168,8 @@ pub fn load_model_sources(
 
 /// The files of the library that `--model`'s top-level package comes from, when no input file
 /// defines that package (`Modelica` for `--model Modelica.Blocks.Examples.PID_Controller`),
-/// and of the packages the input files' `uses` annotations name, with the libraries each
-/// uses; `None` when the input files define them all, or no library has them and there are
+/// and of the packages the input files' `uses` annotations name or their dotted names start
+/// with (`Modelica.Math.Vectors.interpolate`), with the libraries each uses; `None` when the input files define them all, or no library has them and there are
 /// input files to look in.
 fn library_of_model(
     args: &ModelArgs,
@@ -178,6 +184,18 @@ fn library_of_model(
     let mut used: Vec<load::Use> = Vec::new();
     for &f in user {
         used.extend(load::used_packages(sources.text(f)));
+    }
+    // And the first names of their dotted names that a library has: a top-level name no
+    // input defines is looked up in the library path (Modelica 13.3.3), `uses` or not.
+    if !roots.is_empty() {
+        let libraries = load::available_libraries(&roots);
+        for &f in user {
+            for name in load::qualified_roots(sources.text(f)) {
+                if libraries.contains(&name) && !used.iter().any(|u| u.package == name) {
+                    used.push(load::Use::any_version(&name));
+                }
+            }
+        }
     }
     used.retain(|u| {
         !user

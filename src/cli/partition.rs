@@ -12,12 +12,13 @@ use super::cycles::{DEFAULT_BUDGET_CYCLES, DEFAULT_BUDGET_SECONDS, chosen_point}
 use crate::analysis::analyse;
 use crate::analysis::johnson::Budget;
 use crate::analysis::operating_point::Model;
-use crate::causal::Causal;
+use crate::causal::{Causal, Point};
 use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::jacobian::OdeJacobian;
 use crate::numfmt::Number;
 use crate::partition::{Interpolation, MixedMethod, Partition};
+use crate::simulate::stability::{MixedStep, StepMap, allowed_radius};
 use crate::source::SourceMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -145,7 +146,7 @@ pub fn choose(
     args: &PartitionArgs,
     method: MixedMethod,
     subject: &Subject<'_>,
-    step: f64,
+    (step, steps): (f64, u64),
 ) -> Result<Chosen, ExitCode> {
     let rate = args.multirate.unwrap_or(1);
     let n = subject.causal.states.len();
@@ -158,10 +159,19 @@ pub fn choose(
         None => {
             let alpha = args.alpha.unwrap_or(DEFAULT_ALPHA);
             let clock = Instant::now();
-            let h_bar = step_bounds(subject, alpha)?;
+            let (h_bar, point, values) = step_bounds(subject, alpha)?;
             let seconds = clock.elapsed().as_secs_f64();
             let levels = args.levels.unwrap_or(1) as usize;
-            let partition = Partition::from_bounds(method, &h_bar, step, levels, rate);
+            let partition = Partition::from_bounds(method, &h_bar, step, levels, rate)
+                .with_interpolation(args.interpolation());
+            let explicit_step = ExplicitStep {
+                point: &point,
+                jacobian: &values,
+                h_bar: &h_bar,
+                step,
+                steps,
+            };
+            let partition = stabilise(subject, partition, &explicit_step);
             if partition.fast().is_empty() {
                 let note = format!(
                     "partition auto: no state has h̄ < {} at α = {alpha}: no state is fast, \
@@ -179,9 +189,92 @@ pub fn choose(
     })
 }
 
-/// Each state's step bound h̄ at α (SPEC §7) at the initial state; a model whose cycles bound
-/// no state has nothing to split.
-fn step_bounds(subject: &Subject<'_>, alpha: f64) -> Result<Vec<f64>, ExitCode> {
+/// What the check of a partition's explicit levels reads: the operating point and J's values
+/// there, the step bounds, the step and the run's number of steps.
+struct ExplicitStep<'a> {
+    point: &'a Point,
+    jacobian: &'a [(usize, usize, f64)],
+    h_bar: &'a [f64],
+    step: f64,
+    steps: u64,
+}
+
+/// Rounds of moving one cluster of equal bounds before each round moves twice as many states.
+const CLUSTER_ROUNDS: usize = 8;
+
+/// `partition` with its explicit levels checked at the step (a cycle bound is a gain bound,
+/// not a proof of stability): while the spectral radius of the mixed step exceeds what the
+/// model's own flow allows ([`allowed_radius`]), the fastest explicit states by h̄ move to
+/// the implicit level, a cluster of equal bounds at a time (the states of one fast mode share
+/// their bound; moving only some of them can leave a stable step that trades the mode's
+/// energy into the others), and after [`CLUSTER_ROUNDS`] rounds twice as many each round. A
+/// warning gives the figures when states moved, or when the step cannot be checked.
+fn stabilise(subject: &Subject<'_>, partition: Partition, at: &ExplicitStep<'_>) -> Partition {
+    let model = (subject.dae, subject.causal, subject.jacobian);
+    let allowed = allowed_radius(at.jacobian, at.h_bar.len(), at.step, at.steps);
+    let fast = partition.fast().to_vec();
+    let mut explicit: Vec<usize> = (0..at.h_bar.len()).filter(|i| !fast.contains(i)).collect();
+    explicit.sort_by(|&a, &b| at.h_bar[a].total_cmp(&at.h_bar[b]).then(a.cmp(&b)));
+    let (mut partition, mut moved, mut rounds) = (partition, Vec::new(), 0usize);
+    let mut radii = Vec::new();
+    while !explicit.is_empty() {
+        let radius = match MixedStep::new(model, at.point, &partition).spectral_radius(at.step) {
+            Ok(r) => r,
+            Err(e) => {
+                let note = format!(
+                    "partition auto: the explicit levels' step at h = {} cannot be checked for \
+                     stability (the step fails at the initial state: {e:?}); they are stepped \
+                     as cycle analysis chose them",
+                    Number(at.step)
+                );
+                super::report(subject.sources, &[Diagnostic::warning(note)]);
+                return partition;
+            }
+        };
+        radii.push(radius);
+        if radius <= allowed {
+            break;
+        }
+        let least = rounds
+            .checked_sub(CLUSTER_ROUNDS)
+            .map_or(1, |r| 1usize << r.min(30));
+        let bound = |k: usize| at.h_bar[explicit[k]];
+        let cluster = (1..explicit.len())
+            .find(|&k| k >= least && bound(k) > bound(k - 1) * (1.0 + 1e-9))
+            .unwrap_or(explicit.len());
+        moved.extend(explicit.drain(..cluster));
+        rounds += 1;
+        partition = partition.with_fast(&moved);
+    }
+    if !moved.is_empty() {
+        let names: Vec<&str> = (moved.iter())
+            .map(|&i| subject.dae.var(subject.causal.states[i]).name.as_str())
+            .collect();
+        let after = match (explicit.is_empty(), radii.last()) {
+            (false, Some(&r)) => format!("the explicit step's radius is now {}", Number(r)),
+            _ => "every state is now implicit".to_string(),
+        };
+        let note = format!(
+            "partition auto: the explicit step at h = {} has spectral radius {}, above the {} \
+             the model's own flow allows (cycle bounds are gain bounds, not stability): {} \
+             moved to the implicit level; {after}",
+            Number(at.step),
+            Number(radii[0]),
+            Number(allowed),
+            names.join(", ")
+        );
+        super::report(subject.sources, &[Diagnostic::warning(note)]);
+    }
+    partition
+}
+
+/// Each state's step bound h̄ at α (SPEC §7) at the initial state, with the point and J's
+/// values there; a model whose cycles bound no state has nothing to split.
+#[allow(clippy::type_complexity)]
+fn step_bounds(
+    subject: &Subject<'_>,
+    alpha: f64,
+) -> Result<(Vec<f64>, Point, Vec<(usize, usize, f64)>), ExitCode> {
     let m = Model {
         dae: subject.dae,
         causal: subject.causal,
@@ -199,7 +292,7 @@ fn step_bounds(subject: &Subject<'_>, alpha: f64) -> Result<Vec<f64>, ExitCode> 
     };
     let analysis = analyse(
         subject.causal.states.len(),
-        &[values],
+        std::slice::from_ref(&values),
         alpha,
         budget,
         &mut |_| {},
@@ -219,7 +312,7 @@ fn step_bounds(subject: &Subject<'_>, alpha: f64) -> Result<Vec<f64>, ExitCode> 
         super::report(subject.sources, &[d]);
         return Err(ExitCode::from(1));
     }
-    Ok(h_bar)
+    Ok((h_bar, point, values))
 }
 
 /// The states `--fast` names: a comma list of state names and globs (`*` stands for any

@@ -64,10 +64,17 @@ pub fn run(args: &ScriptArgs) -> ExitCode {
         files: Vec::new(),
         model: None,
     };
+    let mut failed = false;
     for call in &calls {
+        if call.function == "loadFile" {
+            if let Err(diags) = session.load(call, &mut sources) {
+                super::report(&sources, &diags);
+                failed = true;
+            }
+            continue;
+        }
         let argv = match session.argv(call) {
-            Ok(Some(argv)) => argv,
-            Ok(None) => continue,
+            Ok(argv) => argv,
             Err(d) => return fail(&sources, d),
         };
         let cli = match Cli::try_parse_from(&argv) {
@@ -83,7 +90,11 @@ pub fn run(args: &ScriptArgs) -> ExitCode {
             return code;
         }
     }
-    ExitCode::SUCCESS
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn first_line(e: &clap::Error) -> String {
@@ -109,30 +120,53 @@ struct Session {
 }
 
 impl Session {
-    /// The command line a call stands for (`None` for `loadFile`, which only loads).
-    fn argv(&mut self, call: &Call) -> Result<Option<Vec<String>>, Diagnostic> {
-        match call.function.as_str() {
-            "loadFile" => {
-                let path = match call.arguments.as_slice() {
-                    [
-                        Argument {
-                            name: None,
-                            value: Value::Text(path),
-                            ..
-                        },
-                    ] => path,
-                    _ => {
-                        return Err(Diagnostic::error("`loadFile` takes one file name")
-                            .at(call.span, "as `loadFile(\"model.mo\")`"));
-                    }
-                };
-                self.files
-                    .push(self.folder.join(path).display().to_string());
-                Ok(None)
+    /// `loadFile("f.mo")`: the file, relative to the script, is read and parsed now, and
+    /// the calls after it use it. One that cannot be read or has syntax errors is reported
+    /// at the call (with its own errors) and not loaded; the script goes on, and ends with
+    /// exit code 1.
+    fn load(&mut self, call: &Call, sources: &mut SourceMap) -> Result<(), Vec<Diagnostic>> {
+        let path = match call.arguments.as_slice() {
+            [
+                Argument {
+                    name: None,
+                    value: Value::Text(path),
+                    ..
+                },
+            ] => path,
+            _ => {
+                return Err(vec![
+                    Diagnostic::error("`loadFile` takes one file name")
+                        .at(call.span, "as `loadFile(\"model.mo\")`"),
+                ]);
             }
-            "simulate" => self.simulate(call).map(Some),
-            "reduceDAE" => self.reduce(call).map(Some),
-            "cycles" => self.cycles(call).map(Some),
+        };
+        let full = self.folder.join(path).display().to_string();
+        let text = std::fs::read_to_string(&full).map_err(|e| {
+            vec![
+                Diagnostic::error(format!("`loadFile`: cannot read `{full}`: {e}"))
+                    .at(call.span, "this file is not loaded"),
+            ]
+        })?;
+        let file = sources.add(full.clone(), text);
+        let parsed = crate::syntax::parse_file(sources, file);
+        if !parsed.is_ok() {
+            let mut diags = vec![
+                Diagnostic::error(format!("`loadFile`: `{full}` has syntax errors"))
+                    .at(call.span, "this file is not loaded"),
+            ];
+            diags.extend(parsed.diagnostics);
+            return Err(diags);
+        }
+        self.files.push(full);
+        Ok(())
+    }
+
+    /// The command line a call stands for.
+    fn argv(&mut self, call: &Call) -> Result<Vec<String>, Diagnostic> {
+        match call.function.as_str() {
+            "simulate" => self.simulate(call),
+            "reduceDAE" => self.reduce(call),
+            "cycles" => self.cycles(call),
             other => Err(Diagnostic::error(format!("unknown command `{other}`"))
                 .at(call.span, "not a command mocca's scripts know")
                 .with_note("the commands: loadFile, simulate, reduceDAE, cycles")),

@@ -171,6 +171,17 @@ impl Grid {
         if steps > 1e9 {
             return Err("more than 10⁹ steps: use a larger `--step`".to_string());
         }
+        let used = (stop - start) / steps;
+        if (used - step).abs() > 1e-9 * step {
+            // The grid is whole steps from the start to the stop: say what step that is.
+            super::report(
+                &crate::source::SourceMap::new(),
+                &[Diagnostic::warning(format!(
+                    "the step {step} does not divide the interval from {start} to {stop}: \
+                     {steps} steps of {used} are taken instead"
+                ))],
+            );
+        }
         Ok(steps as u64)
     }
 }
@@ -304,7 +315,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                 causal: &causal,
                 jacobian: &jac,
             };
-            match partitions::choose(&args.partition, method, &subject, grid.step) {
+            match partitions::choose(&args.partition, method, &subject, (grid.step, steps)) {
                 Ok(chosen) => Some(chosen),
                 Err(code) => return code,
             }

@@ -26,7 +26,9 @@ use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::numfmt::format_number;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::Exchange;
-use crate::simulate::stability::{DecoupledStep, Limit, Scheme, is_stable, stability_limit};
+use crate::simulate::stability::{
+    DecoupledStep, Limit, Scheme, StepMap, is_stable, stability_limit,
+};
 use crate::source::SourceMap;
 use crate::structure::Structure;
 

@@ -21,7 +21,93 @@ pub enum EvalError {
     Unknown(Node),
 }
 
+/// How many ulps of its magnitude a value may be and still be rounding noise.
+const CANCEL_ULPS: f64 = 8.0;
+
+/// A value with the magnitude it was computed at: the sum of the magnitudes of the terms added
+/// to make it (through products and quotients). A sum whose terms cancel is left with a value
+/// of a few ulps of that magnitude, which is rounding, not a number of the model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scaled {
+    pub value: f64,
+    pub magnitude: f64,
+}
+
+impl Scaled {
+    /// A value computed without cancellation: its magnitude is itself.
+    pub fn exact(value: f64) -> Scaled {
+        Scaled {
+            value,
+            magnitude: value.abs(),
+        }
+    }
+
+    /// Whether the value is rounding noise: within a few ulps of its magnitude (and not 0
+    /// already).
+    pub fn cancels(self) -> bool {
+        self.value != 0.0 && self.value.abs() <= CANCEL_ULPS * f64::EPSILON * self.magnitude
+    }
+}
+
+impl std::ops::Add for Scaled {
+    type Output = Scaled;
+
+    fn add(self, other: Scaled) -> Scaled {
+        Scaled {
+            value: self.value + other.value,
+            magnitude: self.magnitude + other.magnitude,
+        }
+    }
+}
+
+impl std::ops::Mul for Scaled {
+    type Output = Scaled;
+
+    fn mul(self, other: Scaled) -> Scaled {
+        Scaled {
+            value: self.value * other.value,
+            magnitude: self.magnitude * other.magnitude,
+        }
+    }
+}
+
+/// The quotient, the divisor taken as exact.
+impl std::ops::Div<f64> for Scaled {
+    type Output = Scaled;
+
+    fn div(self, divisor: f64) -> Scaled {
+        Scaled {
+            value: self.value / divisor,
+            magnitude: self.magnitude / divisor.abs(),
+        }
+    }
+}
+
+impl std::ops::Neg for Scaled {
+    type Output = Scaled;
+
+    fn neg(self) -> Scaled {
+        Scaled {
+            value: -self.value,
+            ..self
+        }
+    }
+}
+
 impl ExprPool {
+    /// [`ExprPool::eval`] with the magnitude the value is computed at ([`Scaled`]): sums,
+    /// differences, products and quotients carry their operands' magnitudes, any other
+    /// node's value is taken as exact.
+    pub fn eval_scaled(&self, id: ExprId, values: &dyn Values) -> Result<Scaled, EvalError> {
+        Ok(match self.node(id) {
+            Node::Add(x, y) => self.eval_scaled(x, values)? + self.eval_scaled(y, values)?,
+            Node::Mul(x, y) => self.eval_scaled(x, values)? * self.eval_scaled(y, values)?,
+            Node::Neg(x) => -self.eval_scaled(x, values)?,
+            Node::Div(x, y) => self.eval_scaled(x, values)? / self.eval(y, values)?,
+            _ => Scaled::exact(self.eval(id, values)?),
+        })
+    }
+
     pub fn eval(&self, id: ExprId, values: &dyn Values) -> Result<f64, EvalError> {
         let b = |x: bool| if x { 1.0 } else { 0.0 };
         Ok(match self.node(id) {

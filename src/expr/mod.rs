@@ -12,7 +12,7 @@ pub mod hash;
 pub(crate) mod table;
 
 pub use display::{Display, Value};
-pub use eval::{EvalError, Values};
+pub use eval::{EvalError, Scaled, Values};
 
 use std::hash::BuildHasher;
 

@@ -154,7 +154,11 @@ impl<'a> Flattener<'a> {
         split_terms(rhs, -1.0, &mut rhs_terms);
         let mut flat: SmallVec<[(f64, Span, Val); 4]> = SmallVec::new();
         for (sign, term) in lhs_terms.iter().chain(&rhs_terms) {
-            flat.push((*sign, term.span, self.flatten_expr(term, ctx)?));
+            let value = self.flatten_expr(term, ctx)?;
+            if lhs_terms.len() > 1 || rhs_terms.len() > 1 {
+                self.check_additive_term(term, &value)?;
+            }
+            flat.push((*sign, term.span, value));
         }
         if let [(_, _, a), (_, _, b)] = flat.as_slice()
             && lhs_terms.len() == 1

@@ -173,6 +173,15 @@ impl<'a> Flattener<'a> {
         )
     }
 
+    /// An error for a Boolean term of a sum or difference of several terms (an equation side
+    /// `true + 1`, split into its terms before each is flattened).
+    pub(crate) fn check_additive_term(&self, e: &Expr, value: &Val) -> Result<(), Diagnostic> {
+        if self.operand_type(e, value) == Some(ScalarType::Boolean) {
+            return self.check_operand("+", true, e, value);
+        }
+        Ok(())
+    }
+
     /// [`Flattener::check_operand`] on both operands of a binary operator.
     pub(crate) fn check_operands(
         &self,

@@ -83,7 +83,12 @@ impl Flattener<'_> {
 impl Flattener<'_> {
     /// A parameter with neither a binding nor a start value is used as 0 (OpenModelica warns
     /// the same way): one warning per declaration, naming its first scalar and the value.
+    /// Not after an error: a binding that could not be flattened (`-p k=abc`) leaves its
+    /// parameter without a value, and its error says why.
     fn warn_parameters_without_value(&mut self) {
+        if crate::diagnostics::has_errors(&self.diags) {
+            return;
+        }
         let mut by_declaration: FxIndexMap<Span, Vec<VarId>> = FxIndexMap::default();
         for v in self.dae.parameters_without_value() {
             by_declaration

@@ -49,14 +49,16 @@ fn mean_and_std(v: &[f64]) -> (f64, f64) {
 }
 
 /// What SPEC §11 does with a term of these figures at `threshold`: delete it when `|m_r|` and
-/// `σ_r` are both below, replace it by its mean when only `σ_r` is, keep it otherwise (and
-/// when a figure is not a number).
-pub fn verdict(f: &Figures, threshold: f64) -> Option<Operation> {
+/// `σ_r` are both below, replace it by its mean when only `σ_r` is (not a `constant` term,
+/// which its mean is already), keep it otherwise (and when a figure is not a number).
+pub fn verdict(f: &Figures, threshold: f64, constant: bool) -> Option<Operation> {
     if f.sigma_r.is_nan() || f.sigma_r >= threshold {
         return None;
     }
     if f.m_r.abs() < threshold {
         Some(Operation::Delete)
+    } else if constant {
+        None
     } else {
         Some(Operation::Replace(f.mean))
     }
@@ -81,9 +83,11 @@ mod tests {
         assert!((f[0].m_r - 2.0 / (4.0 / 3.0)).abs() < 1e-15);
         assert!((f[1].sigma_r - s / (s / 3.0)).abs() < 1e-12);
         assert_eq!((f[2].m_r, f[2].sigma_r), (0.0, 0.0));
-        assert_eq!(verdict(&f[2], 0.1), Some(Operation::Delete));
-        assert_eq!(verdict(&f[0], 0.1), Some(Operation::Replace(2.0)));
-        assert_eq!(verdict(&f[1], 0.1), None);
+        assert_eq!(verdict(&f[2], 0.1, true), Some(Operation::Delete));
+        assert_eq!(verdict(&f[0], 0.1, false), Some(Operation::Replace(2.0)));
+        // A constant term is its own mean: deleting it is its one operation.
+        assert_eq!(verdict(&f[0], 0.1, true), None);
+        assert_eq!(verdict(&f[1], 0.1, false), None);
         // 0/0 counts as 0: an equation whose terms never vary.
         let flat = figures(&[vec![1.0, 1.0], vec![3.0, 3.0]]);
         assert_eq!(flat[0].sigma_r, 0.0);

@@ -14,9 +14,10 @@ pub struct TermRef {
 }
 
 /// Every term of the equations the modeller wrote (equation sections and bindings; not the
-/// ones connections generate) with at least two terms, in order, but those that read
-/// parameters and constants only (a constant already); with `component`, only those of that
-/// instance and the instances inside it.
+/// ones connections generate) with at least two terms, in order, those that read parameters
+/// and constants only included (deleting `-m*g` is a reduction like any other; such a term
+/// can only be deleted, [`is_constant`]); with `component`, only those of that instance and
+/// the instances inside it.
 pub fn candidates(dae: &Dae, component: Option<&str>) -> Vec<TermRef> {
     let inside = |c: &str| match component {
         None => true,
@@ -27,27 +28,25 @@ pub fn candidates(dae: &Dae, component: Option<&str>) -> Vec<TermRef> {
         .enumerate()
         .filter(|(_, eq)| matches!(eq.origin, EquationOrigin::Model | EquationOrigin::Binding))
         .filter(|(_, eq)| eq.terms.len() >= 2 && inside(&eq.component))
-        .flat_map(|(e, eq)| {
-            (0..eq.terms.len())
-                .filter(|&term| varies(dae, eq.terms[term].expr))
-                .map(move |term| TermRef { equation: e, term })
-        })
+        .flat_map(|(e, eq)| (0..eq.terms.len()).map(move |term| TermRef { equation: e, term }))
         .collect()
 }
 
-/// Whether `e` reads a variable, a derivative or the time (not parameters and constants only).
-fn varies(dae: &Dae, e: ExprId) -> bool {
+/// Whether term `t` reads parameters and constants only (no variable, derivative or time):
+/// replacing it by its mean changes nothing, so deleting it is its one operation.
+pub fn is_constant(dae: &Dae, t: TermRef) -> bool {
     let mut reads = false;
-    dae.pool.visit_leaves(e, |leaf| {
-        reads |= match leaf {
-            Node::Var(v) | Node::Last(v) => {
-                !matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
-            }
-            Node::Der(_) | Node::Time => true,
-            _ => false,
-        };
-    });
-    reads
+    dae.pool
+        .visit_leaves(dae.equations[t.equation].terms[t.term].expr, |leaf| {
+            reads |= match leaf {
+                Node::Var(v) | Node::Last(v) => {
+                    !matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+                }
+                Node::Der(_) | Node::Time => true,
+                _ => false,
+            };
+        });
+    !reads
 }
 
 /// Whether some equation belongs to `component` or an instance inside it.

@@ -8,6 +8,11 @@
 //! scheme itself, so the prediction is that of the solver the user runs, for every method
 //! and exchange it offers. The model's own Newton solves converge far below the difference
 //! step, and on a linear model they are exact, so the matrix is too.
+//!
+//! The same linearisation ([`StepMap`]) of a mixed-mode or multirate partition's step
+//! ([`MixedStep`]) checks the explicit levels `--partition auto` chose from cycle bounds
+//! before a run ([`allowed_radius`]): a bound is a gain bound, not a proof that explicit
+//! steps are stable.
 
 use nalgebra::DMatrix;
 
@@ -16,7 +21,9 @@ use crate::dae::Dae;
 use crate::jacobian::OdeJacobian;
 use crate::structure::Structure;
 
-use super::fixed_step::{Method, StepFailure};
+use super::fixed_step::{FixedStep, Method, StepFailure};
+use super::mixed::MixedStepper;
+use super::model::CompiledModel;
 use super::partition::Partitioned;
 use super::run::{Exchange, Options, Partition};
 
@@ -70,25 +77,66 @@ impl DecoupledStep {
             time: point.time,
         }
     }
+}
+
+impl StepMap for DecoupledStep {
+    fn origin(&self) -> &[f64] {
+        &self.z0
+    }
+
+    /// One step of `h` from `z` (states, exchanged values): the same after it.
+    fn step(&mut self, z: &[f64], h: f64) -> Result<Vec<f64>, StepFailure> {
+        let (x, exchanged) = z.split_at(self.states);
+        self.split.set_exchanged(exchanged);
+        let mut x = x.to_vec();
+        self.split.step_over(&[], (self.time, h), &mut x)?;
+        x.extend(self.split.exchanged());
+        Ok(x)
+    }
+}
+
+/// A scheme's step as a map of its own state (the model's states, and whatever else a step
+/// carries to the next), to be linearised at its origin by finite differences of the scheme
+/// itself.
+pub trait StepMap {
+    /// The point the map is linearised at.
+    fn origin(&self) -> &[f64];
+
+    /// One step of `h` from `z`.
+    fn step(&mut self, z: &[f64], h: f64) -> Result<Vec<f64>, StepFailure>;
 
     /// The spectral radius of the step matrix at `h`: of the whole matrix up to
-    /// [`DENSE_UP_TO`] states and exchanged values, else of its Arnoldi projection on a
+    /// [`DENSE_UP_TO`] dimensions, else of its Arnoldi projection on a
     /// Krylov subspace of dimension [`KRYLOV`] (its largest Ritz value).
-    pub fn spectral_radius(&mut self, h: f64) -> Result<f64, StepFailure> {
-        if self.z0.len() <= DENSE_UP_TO {
-            return Ok(largest_modulus(self.matrix(h)?));
+    fn spectral_radius(&mut self, h: f64) -> Result<f64, StepFailure> {
+        Ok(self.moduli(h)?[0])
+    }
+
+    /// The moduli of the step matrix's eigenvalues at `h`, largest first: all of them up to
+    /// [`DENSE_UP_TO`] dimensions, else those of its Ritz values (the largest are the best
+    /// approximated).
+    fn moduli(&mut self, h: f64) -> Result<Vec<f64>, StepFailure> {
+        if self.origin().len() <= DENSE_UP_TO {
+            return Ok(moduli(self.matrix(h)?));
         }
-        self.krylov_radius(h, KRYLOV)
+        self.krylov_moduli(h, KRYLOV)
     }
 
     /// The largest Ritz value of the step matrix at `h` in a Krylov subspace of dimension
-    /// `k` (Arnoldi, each product one partitioned step of a finite difference; the basis
+    /// `k` (Arnoldi, each product one step of a finite difference; the basis
     /// orthogonalised twice).
-    pub fn krylov_radius(&mut self, h: f64, k: usize) -> Result<f64, StepFailure> {
-        let n = self.z0.len();
+    fn krylov_radius(&mut self, h: f64, k: usize) -> Result<f64, StepFailure> {
+        Ok(self.krylov_moduli(h, k)?[0])
+    }
+
+    /// The moduli of the Ritz values of the step matrix at `h` in a Krylov subspace of
+    /// dimension `k`, largest first.
+    fn krylov_moduli(&mut self, h: f64, k: usize) -> Result<Vec<f64>, StepFailure> {
+        let n = self.origin().len();
         let k = k.min(n);
-        let base = self.step(&self.z0.clone(), h)?;
-        let largest = self.z0.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let origin = self.origin().to_vec();
+        let base = self.step(&origin, h)?;
+        let largest = self.origin().iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let delta = 1e-6 * (1.0 + largest);
         // A start that excites every mode, the same every run.
         let mut start: Vec<f64> = (0..n)
@@ -118,20 +166,19 @@ impl DecoupledStep {
             }
             basis.push(w);
         }
-        Ok(largest_modulus(
-            hessenberg.view((0, 0), (size, size)).into_owned(),
-        ))
+        Ok(moduli(hessenberg.view((0, 0), (size, size)).into_owned()))
     }
 
-    /// The step matrix at `h` over the states and then the exchanged values.
-    pub fn matrix(&mut self, h: f64) -> Result<DMatrix<f64>, StepFailure> {
-        let base = self.step(&self.z0.clone(), h)?;
-        let n = self.z0.len();
+    /// The step matrix at `h`, over the map's state.
+    fn matrix(&mut self, h: f64) -> Result<DMatrix<f64>, StepFailure> {
+        let origin = self.origin().to_vec();
+        let base = self.step(&origin, h)?;
+        let n = self.origin().len();
         let mut matrix = DMatrix::zeros(n, n);
         let mut unit = vec![0.0; n];
         for k in 0..n {
             unit[k] = 1.0;
-            let delta = 1e-6 * (1.0 + self.z0[k].abs());
+            let delta = 1e-6 * (1.0 + self.origin()[k].abs());
             let column = self.product(&base, &unit, delta, h)?;
             unit[k] = 0.0;
             for (i, x) in column.into_iter().enumerate() {
@@ -150,7 +197,7 @@ impl DecoupledStep {
         delta: f64,
         h: f64,
     ) -> Result<Vec<f64>, StepFailure> {
-        let z: Vec<f64> = (self.z0.iter().zip(v))
+        let z: Vec<f64> = (self.origin().iter().zip(v))
             .map(|(z, v)| z + delta * v)
             .collect();
         let moved = self.step(&z, h)?;
@@ -158,16 +205,71 @@ impl DecoupledStep {
             .map(|(a, b)| (a - b) / delta)
             .collect())
     }
+}
 
-    /// One step of `h` from `z` (states, exchanged values): the same after it.
+/// The step of a mixed-mode or multirate partition (SPEC §10) from one point, over the model's
+/// states: the model compiled once with the partition's level rows, as `simulate` steps it.
+pub struct MixedStep {
+    model: CompiledModel,
+    stepper: MixedStepper,
+    x0: Vec<f64>,
+    time: f64,
+}
+
+impl MixedStep {
+    pub fn new(
+        (dae, causal, jac): (&Dae, &Causal, &OdeJacobian),
+        point: &Point,
+        partition: &crate::partition::Partition,
+    ) -> MixedStep {
+        let layout = super::run::level_rows(dae, causal, partition);
+        let mut model = CompiledModel::new(dae, causal, jac, point, &layout);
+        model.enter_interval_from(point.time);
+        let stepper = MixedStepper::new(partition.clone(), NEWTON_TOL, &model);
+        MixedStep {
+            model,
+            stepper,
+            x0: (causal.states.iter())
+                .map(|v| point.vars[v.0 as usize])
+                .collect(),
+            time: point.time,
+        }
+    }
+}
+
+impl StepMap for MixedStep {
+    fn origin(&self) -> &[f64] {
+        &self.x0
+    }
+
     fn step(&mut self, z: &[f64], h: f64) -> Result<Vec<f64>, StepFailure> {
-        let (x, exchanged) = z.split_at(self.states);
-        self.split.set_exchanged(exchanged);
-        let mut x = x.to_vec();
-        self.split.step_over(&[], (self.time, h), &mut x)?;
-        x.extend(self.split.exchanged());
+        let mut x = z.to_vec();
+        self.stepper.step(&mut self.model, self.time, h, &mut x)?;
         Ok(x)
     }
+}
+
+/// Up to this many states the spectral radius of the exact flow is taken from J's
+/// eigenvalues (beyond, the flow is taken as growing no mode).
+const EXACT_UP_TO: usize = 400;
+
+/// The largest spectral radius a step of `h` may have and be stable over a run of `steps`
+/// steps: the exact flow's, `max(1, e^{h·max Re λ(J)})` (a model that grows, grows), times
+/// `2^(1/steps)`, so that no mode is amplified twofold beyond it over the run.
+pub fn allowed_radius(jacobian: &[(usize, usize, f64)], n: usize, h: f64, steps: u64) -> f64 {
+    let exact = if n <= EXACT_UP_TO {
+        let mut j = DMatrix::zeros(n, n);
+        for &(r, c, v) in jacobian {
+            j[(r, c)] = v;
+        }
+        let growth = (j.complex_eigenvalues().iter())
+            .map(|z| z.re)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (h * growth).exp().max(1.0)
+    } else {
+        1.0
+    };
+    exact * 2f64.powf(1.0 / steps.max(1) as f64)
 }
 
 /// Up to this many states and exchanged values the step matrix is taken whole.
@@ -176,10 +278,16 @@ pub const DENSE_UP_TO: usize = 64;
 /// The dimension of the Krylov subspace the spectral radius of larger ones is estimated in.
 pub const KRYLOV: usize = 40;
 
-fn largest_modulus(matrix: DMatrix<f64>) -> f64 {
-    (matrix.complex_eigenvalues().iter())
+/// The moduli of `matrix`'s eigenvalues, largest first (a 0 for an empty matrix).
+fn moduli(matrix: DMatrix<f64>) -> Vec<f64> {
+    let mut moduli: Vec<f64> = (matrix.complex_eigenvalues().iter())
         .map(|z| z.norm())
-        .fold(0.0, f64::max)
+        .collect();
+    moduli.sort_by(|a, b| b.total_cmp(a));
+    if moduli.is_empty() {
+        moduli.push(0.0);
+    }
+    moduli
 }
 
 /// Scales `v` to unit length; returns its length before.

@@ -28,7 +28,7 @@ use crate::reduce::sample::{
     SampleError, Sampled, Settings, error_percent, sample, sample_observed,
 };
 use crate::reduce::statistical::{Figures, figures, verdict};
-use crate::reduce::terms::{Described, candidates, describe, has_component, values};
+use crate::reduce::terms::{Described, candidates, describe, has_component, is_constant, values};
 use crate::reduce::{Operation, TermRef};
 use crate::simulate::linear::PivotingLu;
 use crate::source::SourceMap;
@@ -262,7 +262,7 @@ fn rank(flat: &Dae, sources: &SourceMap, reference: &Sampled, args: &ReduceArgs)
         let figures = figures(&sampled);
         for &t in group {
             let f = figures[t.term];
-            if let Some(operation) = verdict(&f, args.threshold) {
+            if let Some(operation) = verdict(&f, args.threshold, is_constant(flat, t)) {
                 entries.push(Entry {
                     term: t,
                     described: describe(flat, sources, t),
@@ -309,7 +309,11 @@ fn rank_onestep(
             worst: Ok(0.0),
         };
         let delete = candidate(pool, Operation::Delete);
-        let replace = candidate(pool, Operation::Replace(mean));
+        let mut replace = candidate(pool, Operation::Replace(mean));
+        if is_constant(flat, t) {
+            // Its mean is itself: deleting it is its one operation.
+            replace.worst = Err(Outcome::Illegal);
+        }
         options.push((t, [delete, replace]));
     }
     let pool = &reference.prepared.pool;
