@@ -1270,3 +1270,39 @@ end Choice;";
         equations(&dae)
     );
 }
+
+/// Reductions of no elements (Modelica 10.3.4.1): `sum` 0, `product` 1, `min` the greatest
+/// value of the type, `max` the least (Real: the largest double; Integer: 32 bits, as
+/// Modelica.Constants.Integer_inf).
+#[test]
+fn empty_reductions_have_the_specifications_values() {
+    let dae = flatten(
+        "model EmptyReductions
+  parameter Real r6 = min(r*2.0 for r in 1:0);
+  parameter Real r7 = max(r*2.0 for r in 1:0);
+  parameter Real r8 = sum(r*2.0 for r in 1:0);
+  parameter Real r9 = product(r*2.0 for r in 1:0);
+  parameter Integer i5 = min(i for i in 1:0);
+  parameter Integer i6 = max(i for i in 1:0);
+  parameter Integer i7 = sum(i for i in 1:0);
+  parameter Integer i8 = product(i for i in 1:0);
+end EmptyReductions;",
+        &[],
+    )
+    .expect("flattens");
+    let integer = f64::from(i32::MAX);
+    for (name, want) in [
+        ("r6", f64::MAX),
+        ("r7", -f64::MAX),
+        ("r8", 0.0),
+        ("r9", 1.0),
+        ("i5", integer),
+        ("i6", -integer),
+        ("i7", 0.0),
+        ("i8", 1.0),
+    ] {
+        let v = dae.lookup(name).expect(name);
+        let binding = dae.var(v).binding.expect("a binding");
+        assert_eq!(dae.pool.as_const(binding), Some(want), "{name}");
+    }
+}

@@ -43,8 +43,8 @@ pub enum MethodArg {
     MixedMidpoint,
     /// Heun on the slow states, trapezoidal (Lobatto IIIA) on the `--fast` ones
     MixedTrapezoidal,
-    /// The variable-step stiff reference solver; `--tol` is its relative and absolute
-    /// tolerance and `--step` the output interval.
+    /// The variable-step stiff reference solver; `--tol` is its relative tolerance and,
+    /// times each state's nominal, its absolute one; `--step` the output interval.
     Bdf,
 }
 
@@ -92,8 +92,8 @@ pub struct GridArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub stop: Option<f64>,
     /// The tolerance: of Newton on the implicit stages (relative to `1 + |x|`), and with
-    /// `bdf` its relative and absolute error tolerance (default: the experiment's Tolerance,
-    /// else 1e-8)
+    /// `bdf` its relative error tolerance and, times each state's nominal, its absolute one
+    /// (default: the experiment's Tolerance, else 1e-8)
     #[arg(long, allow_negative_numbers = true)]
     pub tol: Option<f64>,
 }

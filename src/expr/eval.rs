@@ -21,6 +21,19 @@ pub enum EvalError {
     Unknown(Node),
 }
 
+/// Nodes a walk of the expression as a tree visits before it keeps the value of each node
+/// it has computed: an expression is a DAG, and one a function's loop built (a root finder
+/// inlined with a parameter argument: each turn reads the last turn's values several times)
+/// is exponentially larger as a tree than as a DAG.
+const TREE_BUDGET: usize = 10_000;
+
+/// One evaluation's walk: its budget of tree visits, then the values of the nodes done.
+struct Walk<'v> {
+    values: &'v dyn Values,
+    budget: usize,
+    done: Option<super::hash::FxHashMap<ExprId, f64>>,
+}
+
 /// How many ulps of its magnitude a value may be and still be rounding noise.
 const CANCEL_ULPS: f64 = 8.0;
 
@@ -108,36 +121,64 @@ impl ExprPool {
         })
     }
 
+    /// The value of `id`: linear in the size of its DAG (each node once), not of its tree.
     pub fn eval(&self, id: ExprId, values: &dyn Values) -> Result<f64, EvalError> {
+        let mut walk = Walk {
+            values,
+            budget: TREE_BUDGET,
+            done: None,
+        };
+        self.eval_in(id, &mut walk)
+    }
+
+    fn eval_in(&self, id: ExprId, walk: &mut Walk<'_>) -> Result<f64, EvalError> {
+        match &walk.done {
+            Some(done) => {
+                if let Some(&v) = done.get(&id) {
+                    return Ok(v);
+                }
+            }
+            None if walk.budget == 0 => walk.done = Some(Default::default()),
+            None => walk.budget -= 1,
+        }
+        let value = self.eval_node(id, walk)?;
+        if let Some(done) = &mut walk.done {
+            done.insert(id, value);
+        }
+        Ok(value)
+    }
+
+    fn eval_node(&self, id: ExprId, walk: &mut Walk<'_>) -> Result<f64, EvalError> {
         let b = |x: bool| if x { 1.0 } else { 0.0 };
+        let values = walk.values;
         Ok(match self.node(id) {
             Node::Const(bits) => f64::from_bits(bits),
             n @ (Node::Var(v) | Node::Last(v)) => values.var(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Der(v) => values.der(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Time => values.time().ok_or(EvalError::Unknown(n))?,
-            Node::Add(x, y) => self.eval(x, values)? + self.eval(y, values)?,
-            Node::Mul(x, y) => self.eval(x, values)? * self.eval(y, values)?,
-            Node::Neg(x) => -self.eval(x, values)?,
-            Node::Div(x, y) => self.eval(x, values)? / self.eval(y, values)?,
-            Node::Pow(x, y) => self.eval(x, values)?.powf(self.eval(y, values)?),
-            Node::Call(f, x) => f.apply(self.eval(x, values)?),
+            Node::Add(x, y) => self.eval_in(x, walk)? + self.eval_in(y, walk)?,
+            Node::Mul(x, y) => self.eval_in(x, walk)? * self.eval_in(y, walk)?,
+            Node::Neg(x) => -self.eval_in(x, walk)?,
+            Node::Div(x, y) => self.eval_in(x, walk)? / self.eval_in(y, walk)?,
+            Node::Pow(x, y) => self.eval_in(x, walk)?.powf(self.eval_in(y, walk)?),
+            Node::Call(f, x) => f.apply(self.eval_in(x, walk)?),
             Node::Call2(Func2::Homotopy, x, y) => super::homotopy(
                 values.homotopy(),
-                self.eval(x, values)?,
-                self.eval(y, values)?,
+                self.eval_in(x, walk)?,
+                self.eval_in(y, walk)?,
             ),
-            Node::Call2(f, x, y) => f.apply(self.eval(x, values)?, self.eval(y, values)?),
+            Node::Call2(f, x, y) => f.apply(self.eval_in(x, walk)?, self.eval_in(y, walk)?),
             Node::If(c, x, y) => {
-                if self.eval(c, values)? != 0.0 {
-                    self.eval(x, values)?
+                if self.eval_in(c, walk)? != 0.0 {
+                    self.eval_in(x, walk)?
                 } else {
-                    self.eval(y, values)?
+                    self.eval_in(y, walk)?
                 }
             }
-            Node::Cmp(op, x, y) => b(op.apply(self.eval(x, values)?, self.eval(y, values)?)),
-            Node::And(x, y) => b(self.eval(x, values)? != 0.0 && self.eval(y, values)? != 0.0),
-            Node::Or(x, y) => b(self.eval(x, values)? != 0.0 || self.eval(y, values)? != 0.0),
-            Node::Not(x) => b(self.eval(x, values)? == 0.0),
+            Node::Cmp(op, x, y) => b(op.apply(self.eval_in(x, walk)?, self.eval_in(y, walk)?)),
+            Node::And(x, y) => b(self.eval_in(x, walk)? != 0.0 && self.eval_in(y, walk)? != 0.0),
+            Node::Or(x, y) => b(self.eval_in(x, walk)? != 0.0 || self.eval_in(y, walk)? != 0.0),
+            Node::Not(x) => b(self.eval_in(x, walk)? == 0.0),
         })
     }
 }

@@ -752,6 +752,34 @@ mod tests {
         }
     }
 
+    /// An expression whose every level reads the one below twice is a DAG of 2·60 nodes and a
+    /// tree of 2⁶⁰: evaluation visits each node once (after a budget of tree visits), as an
+    /// inlined root finder's loop needs, and gives the value of the recurrence.
+    #[test]
+    fn evaluation_is_linear_in_the_dag_not_the_tree() {
+        struct At(f64);
+        impl Values for At {
+            fn var(&self, _: VarId) -> Option<f64> {
+                Some(self.0)
+            }
+            fn der(&self, _: VarId) -> Option<f64> {
+                None
+            }
+            fn time(&self) -> Option<f64> {
+                None
+            }
+        }
+        let mut pool = ExprPool::new();
+        let mut e = pool.var(VarId(0));
+        let mut want = 0.3f64;
+        for _ in 0..60 {
+            let (s, c) = (pool.call(Func::Sin, e), pool.call(Func::Cos, e));
+            e = pool.add(s, c);
+            want = want.sin() + want.cos();
+        }
+        assert_eq!(pool.eval(e, &At(0.3)), Ok(want));
+    }
+
     /// Constants fold to finite results only: the rest stay operations that evaluate to
     /// IEEE's infinity or NaN (`0/0` does not fold to 0 through `0/a = 0`).
     #[test]

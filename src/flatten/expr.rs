@@ -1401,11 +1401,12 @@ impl<'a> Flattener<'a> {
             "min" | "max" | "sum" | "product" => {
                 arity(1)?;
                 let leaves = self.flatten_expr(positional[0], ctx)?.leaves();
-                let p = &mut self.dae.pool;
                 let Some((&first, rest)) = leaves.split_first() else {
-                    let empty = if name == "product" { 1.0 } else { 0.0 };
-                    return Ok(Tree::Leaf(p.constant(empty)));
+                    let ty = self.static_type(positional[0], ctx);
+                    let empty = empty_reduction(name.as_str(), ty);
+                    return Ok(Tree::Leaf(self.dae.pool.constant(empty)));
                 };
+                let p = &mut self.dae.pool;
                 Ok(Tree::Leaf(rest.iter().fold(
                     first,
                     |acc, &x| match name.as_str() {
@@ -1785,4 +1786,22 @@ fn range(
     Ok((0..count.max(0.0) as usize)
         .map(|k| start + k as f64 * step)
         .collect())
+}
+
+/// The value of the reduction `name` (`sum`, `product`, `min`, `max`) of no elements of type
+/// `ty` (Modelica 10.3.4.1): 0, 1, the greatest value of the type, the least.
+fn empty_reduction(name: &str, ty: Option<ScalarType>) -> f64 {
+    // A Modelica Integer is 32 bits (Modelica.Constants.Integer_inf).
+    let greatest = match ty {
+        Some(ScalarType::Boolean) => 1.0,
+        Some(ScalarType::Integer) => f64::from(i32::MAX),
+        _ => f64::MAX,
+    };
+    match name {
+        "sum" => 0.0,
+        "product" => 1.0,
+        "min" => greatest,
+        _ if ty == Some(ScalarType::Boolean) => 0.0,
+        _ => -greatest,
+    }
 }

@@ -4,7 +4,7 @@
 //! variables; `None` where mocca does not know (arrays of mixed parts, function results).
 
 use super::Flattener;
-use super::expr::{Ctx, Val};
+use super::expr::{Ctx, LoopIndex, Val};
 use super::tree::Tree;
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
@@ -38,23 +38,43 @@ impl<'a> Flattener<'a> {
             ExprKind::Real(_) => Some(Real),
             ExprKind::Bool(_) => Some(Boolean),
             ExprKind::Str(_) => Some(String),
-            ExprKind::Ref(r)
-                if r.parts.len() == 1
-                    && r.parts[0].subscripts.is_empty()
-                    && ctx
-                        .loop_index(&r.parts[0].ident.name)
-                        .is_some_and(|i| i.boolean) =>
-            {
-                Some(Boolean)
+            ExprKind::Ref(r) if r.parts.len() == 1 && r.parts[0].subscripts.is_empty() => {
+                match ctx.loop_index(&r.parts[0].ident.name) {
+                    Some(index) if index.boolean => Some(Boolean),
+                    Some(index) if index.value.fract() == 0.0 => Some(Integer),
+                    Some(_) => Some(Real),
+                    None => self.reference_type(e, ctx),
+                }
             }
-            ExprKind::Ref(_) => match self.flatten_expr(e, ctx).ok()? {
-                Tree::Leaf(id) => match self.dae.pool.node(id) {
-                    Node::Var(v) => Some(self.dae.var(v).ty),
-                    Node::Time => Some(Real),
-                    _ => None,
-                },
-                Tree::Node(_) => None,
-            },
+            // Its elements' type, each index bound to a value of its range's type (so that a
+            // reduction with no elements still types its body).
+            ExprKind::Comprehension { body, indices } => {
+                let mut typed = Vec::with_capacity(indices.len());
+                for index in indices {
+                    let integer = match index.range.as_ref().map(|r| &r.kind) {
+                        Some(ExprKind::Range { start, step, stop }) => {
+                            let ends = [Some(&**start), step.as_deref(), Some(&**stop)];
+                            ends.into_iter()
+                                .flatten()
+                                .all(|e| self.static_type(e, ctx) == Some(Integer))
+                        }
+                        _ => false,
+                    };
+                    typed.push(LoopIndex {
+                        name: index.name.name.clone(),
+                        value: if integer { 1.0 } else { 0.5 },
+                        boolean: false,
+                    });
+                }
+                let mut loops = ctx.loops.to_vec();
+                loops.extend(typed);
+                let inner = Ctx {
+                    loops: &loops,
+                    ..*ctx
+                };
+                self.static_type(body, &inner)
+            }
+            ExprKind::Ref(_) => self.reference_type(e, ctx),
             ExprKind::Binary { op, lhs, rhs } => match op {
                 BinOp::Eq
                 | BinOp::Ne
@@ -196,6 +216,18 @@ impl<'a> Flattener<'a> {
         };
         self.check_operand(op.symbol(), takes_numbers, lhs, a)?;
         self.check_operand(op.symbol(), takes_numbers, rhs, b)
+    }
+
+    /// The type of a reference to a variable, from what it flattens to.
+    fn reference_type(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<ScalarType> {
+        match self.flatten_expr(e, ctx).ok()? {
+            Tree::Leaf(id) => match self.dae.pool.node(id) {
+                Node::Var(v) => Some(self.dae.var(v).ty),
+                Node::Time => Some(ScalarType::Real),
+                _ => None,
+            },
+            Tree::Node(_) => None,
+        }
     }
 
     /// An error unless `e` may be a Boolean condition.

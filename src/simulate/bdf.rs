@@ -66,6 +66,10 @@ const KAPPA: [f64; MAX_ORDER + 1] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415,
 pub struct BdfOptions {
     pub rtol: f64,
     pub atol: f64,
+    /// Per state, the scale of its absolute tolerance (its `nominal`): state `i` is held to
+    /// `atol·atol_scale[i] + rtol·|x_i|`, as DASSL in Dymola and OpenModelica do with
+    /// `tolerance·nominal`. Empty: 1 for every state.
+    pub atol_scale: Vec<f64>,
     /// Times at which the observer sees the solution (interpolated), ascending, within the
     /// interval; the end time is always reported.
     pub output_times: Vec<f64>,
@@ -81,6 +85,7 @@ impl Default for BdfOptions {
         BdfOptions {
             rtol: 1e-6,
             atol: 1e-8,
+            atol_scale: Vec::new(),
             output_times: Vec::new(),
             max_steps: 1_000_000,
             first_step: None,
@@ -333,7 +338,8 @@ struct Bdf<'p> {
     d: Differences,
     equal_steps: usize,
     rtol: f64,
-    atol: f64,
+    /// Per state, its absolute tolerance.
+    atol: Vec<f64>,
     max_step: f64,
     newton_tol: f64,
     coef: Coefficients,
@@ -407,7 +413,9 @@ impl<'p> Bdf<'p> {
             d: Differences::new(n),
             equal_steps: 0,
             rtol: options.rtol,
-            atol: options.atol,
+            atol: (0..n)
+                .map(|i| options.atol * options.atol_scale.get(i).copied().unwrap_or(1.0))
+                .collect(),
             max_step: options.max_step,
             newton_tol: (10.0 * f64::EPSILON / options.rtol).max(options.rtol.sqrt().min(0.03)),
             coef: Coefficients::new(),
@@ -455,7 +463,9 @@ impl<'p> Bdf<'p> {
         self.factored = false;
         self.predicted = false;
         self.last_failure = None;
-        self.weights = x0.iter().map(|&x| self.weight(x)).collect();
+        self.weights = (x0.iter().zip(&self.atol))
+            .map(|(&x, &atol)| error_weight((atol, self.rtol), x))
+            .collect();
         let mut f0 = vec![0.0; self.n];
         Self::rhs((&mut self.stats, self.pair), system, self.t, &x0, &mut f0)?;
         let h = match first_step {
@@ -518,11 +528,6 @@ impl<'p> Bdf<'p> {
             return 0.0;
         }
         (sum / n as f64).sqrt()
-    }
-
-    /// The error weight of a solution component `x`.
-    fn weight(&self, x: f64) -> f64 {
-        error_weight((self.atol, self.rtol), x)
     }
 
     /// Hairer, Nørsett and Wanner's starting step (Solving ODEs I, II.4), for order 1, its
@@ -730,7 +735,8 @@ impl<'p> Bdf<'p> {
     fn newton_iteration<const FIRST: bool>(&mut self, c: f64) -> Option<[f64; 2]> {
         let mut pass = NewtonPass::<FIRST> {
             c,
-            tolerances: (self.atol, self.rtol),
+            atol: &self.atol,
+            rtol: self.rtol,
             f: &self.f,
             psi: &self.psi,
             weights: &self.weights,
@@ -869,7 +875,8 @@ fn in_lanes(n: usize, mut body: impl FnMut(usize, usize)) {
 /// Each thread of a solve in pieces reads and writes its own rows' entries.
 struct NewtonPass<'a, const FIRST: bool> {
     c: f64,
-    tolerances: (f64, f64),
+    atol: &'a [f64],
+    rtol: f64,
     f: &'a [f64],
     psi: &'a [f64],
     weights: &'a [f64],
@@ -892,7 +899,12 @@ impl<const FIRST: bool> SolveEnds for NewtonPass<'_, FIRST> {
     type Sums = NewtonSums;
 
     fn size(&self) -> usize {
-        let lengths = [self.f.len(), self.psi.len(), self.weights.len()];
+        let lengths = [
+            self.f.len(),
+            self.psi.len(),
+            self.weights.len(),
+            self.atol.len(),
+        ];
         let shared = [
             self.y.len(),
             self.correction.len(),
@@ -928,7 +940,7 @@ impl<const FIRST: bool> SolveEnds for NewtonPass<'_, FIRST> {
                 self.correction.get_unchecked(i).get() + delta
             };
             self.correction.get_unchecked(i).set(correction);
-            let w = error_weight(self.tolerances, y);
+            let w = error_weight((*self.atol.get_unchecked(i), self.rtol), y);
             self.trial_weights.get_unchecked(i).set(w);
             sums.delta += (delta * *self.weights.get_unchecked(i)).powi(2);
             sums.correction += (correction * w).powi(2);

@@ -230,7 +230,11 @@ pub fn fixed_by_default(dae: &Dae, causal: &Causal) -> Vec<VarId> {
 
 /// Initial equations that fix one free state from parameters alone (`omega = omega_ref`) are
 /// solved first, by one secant step, so Newton does not start where the model cannot be
-/// evaluated (a state that divides, left at a start value of 0).
+/// evaluated (a state that divides, left at a start value of 0). Then those that fix one
+/// more from parameters and the states so seeded, until none is left: a chain of
+/// `fixed = false` parameters (a filter's `cr` from a function, then `r = -w*cr`) is
+/// computed in order, so that Newton does not start with `r = 0` where the steady-state
+/// equations `der(x) = r*(x - u) = 0` leave its Jacobian singular.
 fn seed_explicit_states(
     dae: &Dae,
     causal: &Causal,
@@ -239,29 +243,44 @@ fn seed_explicit_states(
     x: &mut [f64],
 ) {
     let mut point = model.point();
-    for eq in &dae.initial_equations {
-        let mut state = None;
-        let mut other = false;
-        dae.pool.visit_leaves(eq.residual, |n| match n {
-            crate::expr::Node::Var(v)
-                if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) => {}
-            crate::expr::Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
-            _ => other = true,
-        });
-        let Some(v) = state.filter(|_| !other) else {
-            continue;
-        };
-        let Some(i) = free.iter().copied().find(|&i| causal.states[i] == v) else {
-            continue;
-        };
-        let mut residual_at = |s: f64| {
-            point.vars[v.0 as usize] = s;
-            dae.pool.eval(eq.residual, &point).unwrap_or(f64::NAN)
-        };
-        let (r0, r1) = (residual_at(x[i]), residual_at(x[i] + 1.0));
-        let next = x[i] - r0 / (r1 - r0);
-        if next.is_finite() {
-            x[i] = next;
+    let mut seeded: Vec<VarId> = Vec::new();
+    let mut done = vec![false; dae.initial_equations.len()];
+    loop {
+        let before = seeded.len();
+        for (k, eq) in dae.initial_equations.iter().enumerate() {
+            if done[k] {
+                continue;
+            }
+            let mut state = None;
+            let mut other = false;
+            dae.pool.visit_leaves(eq.residual, |n| match n {
+                crate::expr::Node::Var(v)
+                    if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+                        || seeded.contains(&v) => {}
+                crate::expr::Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
+                _ => other = true,
+            });
+            let Some(v) = state.filter(|_| !other) else {
+                continue;
+            };
+            let Some(i) = free.iter().copied().find(|&i| causal.states[i] == v) else {
+                continue;
+            };
+            done[k] = true;
+            let mut residual_at = |s: f64| {
+                point.vars[v.0 as usize] = s;
+                dae.pool.eval(eq.residual, &point).unwrap_or(f64::NAN)
+            };
+            let (r0, r1) = (residual_at(x[i]), residual_at(x[i] + 1.0));
+            let next = x[i] - r0 / (r1 - r0);
+            if next.is_finite() {
+                x[i] = next;
+            }
+            point.vars[v.0 as usize] = x[i];
+            seeded.push(v);
+        }
+        if seeded.len() == before {
+            break;
         }
     }
 }

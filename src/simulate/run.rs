@@ -563,6 +563,19 @@ pub fn simulate_bdf(
     simulate_bdf_observed(m, start, options, outputs, |_| {})
 }
 
+/// Per state, the magnitude of its `nominal` (1 without one, or where it is 0 or not finite).
+fn nominals(dae: &Dae, causal: &Causal, point: &Point) -> Vec<f64> {
+    (causal.states.iter())
+        .map(|&v| {
+            let nominal = (dae.var(v).nominal).and_then(|e| dae.pool.eval(e, point).ok());
+            nominal
+                .map(f64::abs)
+                .filter(|n| n.is_finite() && *n > 0.0)
+                .unwrap_or(1.0)
+        })
+        .collect()
+}
+
 /// [`simulate_bdf`], calling `progress` with the count of output intervals done as the run
 /// passes each output time.
 pub fn simulate_bdf_observed(
@@ -579,6 +592,7 @@ pub fn simulate_bdf_observed(
     // runs (BENCHMARKS.md).
     let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
     model.enter_interval_from(options.start);
+    let atol_scale = nominals(m.dae, m.causal, &model.point());
     let mut events = events_from_start(m.dae, m.causal, &mut model, options)?;
     let (mut x, init_iterations) =
         initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
@@ -608,6 +622,7 @@ pub fn simulate_bdf_observed(
         let bdf = BdfOptions {
             rtol: options.tol,
             atol: options.tol,
+            atol_scale: atol_scale.clone(),
             output_times: grid[first..grid.partition_point(|&g| g < end)].to_vec(),
             max_step: options.max_step,
             ..BdfOptions::default()
