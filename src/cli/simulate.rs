@@ -363,8 +363,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
     };
     let show = |done: u64| {
         if let Some(bar) = &bar
-            && done.is_multiple_of(64)
+            && (done.is_multiple_of(64) || bar.position() == 0)
         {
+            if bar.position() == 0 {
+                bar.set_message("integrating");
+            }
             bar.set_position(done);
         }
     };
@@ -631,11 +634,20 @@ fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unkno
     Ok((format!("der({flat})"), Unknown::Derivative(v)))
 }
 
-/// A progress bar on a terminal, nothing when piped.
+/// A progress bar on a terminal, nothing when piped. It ticks on its own (spinner and elapsed
+/// time) from the start, so a run that compiles, initialises or crawls between two output
+/// points still shows that it is alive, and what it is doing.
 fn progress_bar(steps: u64) -> Option<indicatif::ProgressBar> {
-    std::io::stderr()
-        .is_terminal()
-        .then(|| indicatif::ProgressBar::new(steps))
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(steps);
+        let template = "{spinner} {msg} [{elapsed_precise}] {wide_bar} {pos}/{len} output points";
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.set_message("compiling and initialising");
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        bar
+    })
 }
 
 fn fail(sources: &crate::source::SourceMap, d: &Diagnostic) -> ExitCode {

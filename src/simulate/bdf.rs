@@ -344,6 +344,11 @@ struct Bdf<'p> {
     newton_tol: f64,
     coef: Coefficients,
     jac: Vec<f64>,
+    /// The `(row, column)` of each entry of `jac`.
+    pattern: Vec<(usize, usize)>,
+    /// The last two Newton iterates of a corrector with a Jacobian from an earlier step, each
+    /// with `f` there (older first).
+    iterates: [(Vec<f64>, Vec<f64>); 2],
     /// Whether `jac` was evaluated at the current step's prediction (always, when it is
     /// constant: evaluating it again could not help Newton).
     jac_current: bool,
@@ -420,6 +425,8 @@ impl<'p> Bdf<'p> {
             newton_tol: (10.0 * f64::EPSILON / options.rtol).max(options.rtol.sqrt().min(0.03)),
             coef: Coefficients::new(),
             jac: vec![0.0; pattern_len],
+            pattern: system.jacobian_pattern().to_vec(),
+            iterates: Default::default(),
             jac_current: false,
             constant_jacobian: system.jacobian_is_constant(),
             matrix,
@@ -672,6 +679,9 @@ impl<'p> Bdf<'p> {
         c: f64,
     ) -> Result<Corrector, BdfError> {
         let mut previous_norm: Option<f64> = None;
+        // With a Jacobian from an earlier step: the iterates and `f` there are kept, to check
+        // it along the last correction.
+        let checks_jacobian = !self.jac_current && !self.constant_jacobian;
         for k in 0..NEWTON_MAXITER {
             self.stats.newton_iters += 1;
             let evaluated = Self::rhs(
@@ -685,6 +695,12 @@ impl<'p> Bdf<'p> {
                 // A failed evaluation inside Newton means the prediction strayed: retry smaller.
                 self.last_failure = Some(e);
                 return Ok(Corrector::failed(k + 1));
+            }
+            if checks_jacobian {
+                self.iterates.swap(0, 1);
+                let now = &mut self.iterates[1];
+                now.0.clone_from(&self.y);
+                now.1.clone_from(&self.f);
             }
             // The first iteration starts from no correction: `correction` is not read.
             let sums = match k {
@@ -715,6 +731,10 @@ impl<'p> Bdf<'p> {
             let converged =
                 norm == 0.0 || rate.is_some_and(|r| r / (1.0 - r) * norm < self.newton_tol);
             if converged {
+                if checks_jacobian && k > 0 && self.jacobian_disagrees(c) {
+                    // Converged only in the eyes of a Jacobian the model no longer has.
+                    return Ok(Corrector::failed(k + 1));
+                }
                 return Ok(Corrector {
                     converged: true,
                     iterations: k + 1,
@@ -724,6 +744,24 @@ impl<'p> Bdf<'p> {
             previous_norm = Some(norm);
         }
         Ok(Corrector::failed(NEWTON_MAXITER))
+    }
+
+    /// Whether the Jacobian predicts the change of `f` between the last two Newton iterates
+    /// (`iterates`) so badly that the iteration's convergence says nothing: `c·(J·Δy − Δf)` above the
+    /// error tolerance (weighted norm over 1). A Jacobian taken where a block's root was
+    /// degenerate (`der(x) = sin(der(x) + 1) − x` at `der(x) = −1`: ∂der(x)/∂x = −10¹¹)
+    /// makes every correction vanish, and the corrector "converges" on the predictor while
+    /// the residual is not small; a fresh Jacobian sees the model as it is.
+    fn jacobian_disagrees(&self, c: f64) -> bool {
+        let [(y0, f0), (y1, f1)] = &self.iterates;
+        let mut predicted = vec![0.0; self.n];
+        for (&(row, col), &value) in self.pattern.iter().zip(&self.jac) {
+            predicted[row] += value * (y1[col] - y0[col]);
+        }
+        let sum: f64 = (0..self.n)
+            .map(|i| (c * (predicted[i] - (f1[i] - f0[i])) * self.weights[i]).powi(2))
+            .sum();
+        Self::root_mean(sum, self.n) > 1.0
     }
 
     /// One simplified Newton iteration: solves `(I − c J) Δ = c f − ψ − correction` (the
