@@ -758,3 +758,41 @@ fn constant_terms_are_candidates_for_deletion() {
         assert!(predicted > 0.0 && predicted.is_finite(), "{e}");
     }
 }
+
+/// `--all` lists every term with its figures, sorted by σ_r as Sodja and Žlajpah's Table 3:
+/// over the run through the road bump (to t = 3) the quarter car's first seven are the paper's
+/// seven — the two gravity terms (σ_r = 0 exactly), then `k1_t*(x_t - x_r)`,
+/// `k1_s*(x_s - x_t)`, `-beta_t*(v_t - der(x_r))`, `m_t*der(v_t)` and `-beta_s*(v_s - v_t)`;
+/// the terms that are no candidates are marked and not applied.
+#[test]
+fn all_terms_rank_as_the_papers_table_3() {
+    let car = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quarter_car.mo");
+    let report = mocca_json(&["reduce", car, "--stop", "3", "--all", "--format", "json"]);
+    let ranking = report["ranking"].as_array().expect("ranking");
+    let terms: Vec<&str> = ranking
+        .iter()
+        .map(|e| e["term"].as_str().unwrap())
+        .collect();
+    let mut gravity = terms[..2].to_vec();
+    gravity.sort_unstable();
+    assert_eq!(gravity, ["m_s*g", "m_t*g"], "{terms:?}");
+    assert_eq!(
+        terms[2..7],
+        [
+            "k1_t*(x_t - x_r)",
+            "k1_s*(x_s - x_t)",
+            "-beta_t*(v_t - der(x_r))",
+            "m_t*der(v_t)",
+            "-beta_s*(v_s - v_t)"
+        ],
+        "{terms:?}"
+    );
+    for e in ranking {
+        assert_eq!(e["candidate"], e["operation"].is_string(), "{e}");
+        if e["candidate"] == false {
+            assert_eq!(e["applied"], false, "{e}");
+        }
+    }
+    let (_, err, code) = cli_support::mocca(&["reduce", car, "--all", "--metric", "onestep"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -42,6 +42,12 @@ fn relative(x: f64, scale: f64) -> f64 {
 }
 
 fn mean_and_std(v: &[f64]) -> (f64, f64) {
+    // A constant term is its value with no spread, not a mean with rounding in it.
+    if let Some(&first) = v.first()
+        && v.iter().all(|&x| x == first)
+    {
+        return (first, 0.0);
+    }
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;

@@ -78,6 +78,11 @@ pub struct ReduceArgs {
     /// Only the terms of this component instance (and the instances inside it)
     #[arg(long, value_name = "NAME")]
     pub component: Option<String>,
+    /// `statistical`: list every term of the equations ranked, with its |m_r| and σ_r, the
+    /// candidates marked by their operation, sorted by σ_r (Sodja and Žlajpah's Table 3);
+    /// only the candidates are applied
+    #[arg(long)]
+    pub all: bool,
     /// Simulate the reduced model after each operation, and undo one whose actual error
     /// exceeds `--tol`
     #[arg(long)]
@@ -134,6 +139,8 @@ enum Outcome {
     Unevaluable,
     /// `onestep`: the accumulated predicted error would exceed `--tol`.
     Bound,
+    /// `statistical --all`: a term listed with its figures that is no candidate.
+    NotCandidate,
 }
 
 impl Outcome {
@@ -146,6 +153,9 @@ impl Outcome {
             Outcome::Illegal => "illegal: the reduced system is singular",
             Outcome::Unevaluable => "not predicted: the term cannot be evaluated at the samples",
             Outcome::Bound => "not applied: the predicted error bound is reached",
+            Outcome::NotCandidate => {
+                "no candidate: σ_r, or |m_r| of a constant, at --threshold or above"
+            }
         }
     }
 }
@@ -226,6 +236,12 @@ fn settings(args: &ReduceArgs) -> Result<Settings, String> {
     if args.remove_below.is_some() && args.metric != MetricArg::Activity {
         return Err("`--remove-below` goes with `--metric activity`".to_string());
     }
+    if args.all && args.metric != MetricArg::Statistical {
+        return Err(
+            "`--all` goes with `--metric statistical` (`onestep` ranks every term already)"
+                .to_string(),
+        );
+    }
     if !(args.start.is_finite() && args.stop.is_finite() && args.stop > args.start) {
         return Err("`--stop` must be a number after `--start`".to_string());
     }
@@ -262,17 +278,22 @@ fn rank(flat: &Dae, sources: &SourceMap, reference: &Sampled, args: &ReduceArgs)
         let figures = figures(&sampled);
         for &t in group {
             let f = figures[t.term];
-            if let Some(operation) = verdict(&f, args.threshold, is_constant(flat, t)) {
-                entries.push(Entry {
-                    term: t,
-                    described: describe(flat, sources, t),
-                    figures: Some(f),
-                    predicted: None,
-                    operation,
-                    actual: None,
-                    outcome: Outcome::Applied,
-                });
+            let verdict = verdict(&f, args.threshold, is_constant(flat, t));
+            if verdict.is_none() && !args.all {
+                continue;
             }
+            entries.push(Entry {
+                term: t,
+                described: describe(flat, sources, t),
+                figures: Some(f),
+                predicted: None,
+                operation: verdict.unwrap_or(Operation::Delete),
+                actual: None,
+                outcome: match verdict {
+                    Some(_) => Outcome::Applied,
+                    None => Outcome::NotCandidate,
+                },
+            });
         }
     }
     let sigma = |e: &Entry| e.figures.map_or(f64::INFINITY, |f| f.sigma_r);
@@ -428,7 +449,10 @@ fn apply_in_order(
     let total = entries.len() as u64;
     let mut accumulated = 0.0;
     for (k, entry) in entries.iter_mut().enumerate() {
-        if matches!(entry.outcome, Outcome::Illegal | Outcome::Unevaluable) {
+        if matches!(
+            entry.outcome,
+            Outcome::Illegal | Outcome::Unevaluable | Outcome::NotCandidate
+        ) {
             continue;
         }
         if let Some(p) = entry.predicted
@@ -508,11 +532,12 @@ fn entry_json(e: &Entry) -> Value {
         "file": e.described.file,
         "line": e.described.line,
         "component": e.described.component,
-        "operation": e.operation.name(),
+        "operation": (e.outcome != Outcome::NotCandidate).then(|| e.operation.name()),
         "value": match e.operation {
             Operation::Replace(c) => Some(c),
             Operation::Delete => None,
         },
+        "candidate": e.outcome != Outcome::NotCandidate,
         "mean": e.figures.map(|f| f.mean),
         "std": e.figures.map(|f| f.std),
         "m_r": e.figures.map(|f| f.m_r),
@@ -539,10 +564,16 @@ fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
             Number(args.tol)
         ),
     };
+    let candidates = (entries.iter())
+        .filter(|e| e.outcome != Outcome::NotCandidate)
+        .count();
+    let listed = match entries.len() - candidates {
+        0 => String::new(),
+        others => format!(" (and {others} terms that are no candidates)"),
+    };
     outln!(
-        "{how}, over {} samples: {} candidate operations, {applied} applied",
+        "{how}, over {} samples: {candidates} candidate operations{listed}, {applied} applied",
         args.samples,
-        entries.len()
     );
     if !entries.is_empty() {
         let rows: Vec<Vec<String>> = entries
@@ -553,6 +584,7 @@ fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
                     e.described.line.to_string(),
                     e.described.component.clone(),
                     match e.operation {
+                        _ if e.outcome == Outcome::NotCandidate => "-".to_string(),
                         Operation::Delete => "delete".to_string(),
                         Operation::Replace(c) => format!("replace by {}", Number(rounded(c))),
                     },
