@@ -121,3 +121,24 @@ fn lossy_gear_demo_1_matches_its_reference_at_the_reference_tolerance() {
         "phi(0.5) = {phi}, reference {reference}"
     );
 }
+
+/// `flatten` of the same Filter wrote gigabytes: the ChebyshevI coefficients' expression,
+/// 250 nodes shared in memory, is 10¹² written out. It is now an error at the binding, at once.
+#[test]
+fn flatten_refuses_an_expression_too_large_to_write() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let (out, err, code) = cli_support::mocca(&[
+        "flatten",
+        "--lib",
+        lib,
+        "--model",
+        "Modelica.Blocks.Examples.Filter",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{} bytes written", out.len());
+    assert!(err.contains("more than 10⁷ nodes"), "{err}");
+}
