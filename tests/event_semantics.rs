@@ -155,7 +155,30 @@ end Count;
 }
 
 /// Two `when` equations that read each other at the same instant, with no `pre`, are an
-/// algebraic loop; one with no solution by substitution is an error naming its variables.
+/// algebraic loop; `p = 2q + 1, q = 2p − 3` has the solution p = 5/3, q = 1/3, which
+/// substitution (gain 4) never reaches and Newton does.
+#[test]
+fn a_loop_among_when_equations_is_solved_by_newton() {
+    const LOOP: &str = "model WhenNewton
+  discrete Real p(start = 0, fixed = true);
+  discrete Real q(start = 0, fixed = true);
+equation
+  when sample(0.1, 0.1) then p = 2*q + 1; end when;
+  when sample(0.1, 0.1) then q = 2*p - 3; end when;
+end WhenNewton;
+";
+    let run = simulate(
+        "when_newton",
+        LOOP,
+        &["--stop", "0.2", "--step", "0.1", "--vars", "p,q"],
+    );
+    for t in [0.1, 0.2] {
+        assert!((after(&run, "p", t) - 5.0 / 3.0).abs() < 1e-9, "p at {t}");
+        assert!((after(&run, "q", t) - 1.0 / 3.0).abs() < 1e-9, "q at {t}");
+    }
+}
+
+/// A loop with no solution (`p = q + 1, q = p + 1`) is an error naming its variables.
 #[test]
 fn a_loop_among_when_equations_that_does_not_settle_is_an_error() {
     const LOOP: &str = "model WhenLoop

@@ -93,8 +93,8 @@ pub enum EventFailure {
         /// The equation or `when` clause the relation is in.
         span: Option<Span>,
     },
-    /// The assignments of the `when` branches that fired form a loop that substitution does
-    /// not settle: these variables kept changing.
+    /// The assignments of the `when` branches that fired form a loop that neither substitution
+    /// nor Newton settles: these variables kept changing.
     Loop {
         t: f64,
         /// Each as written, and where it is declared.
@@ -136,7 +136,7 @@ impl std::fmt::Display for EventFailure {
             ),
             EventFailure::Loop { t, changing } => write!(
                 f,
-                "the `when` equations that fire at t = {t} form an algebraic loop, which mocca does not solve; its values kept changing: {}",
+                "the `when` equations that fire at t = {t} form an algebraic loop that neither substitution nor Newton solves (no solution, or one through an Integer or Boolean); its values kept changing: {}",
                 changing
                     .iter()
                     .map(|(name, _)| name.as_str())
@@ -551,56 +551,148 @@ impl<'a> Events<'a> {
     /// The fired branches' assignments solved with the continuous part by substitution: each
     /// branch runs again (a `when` statement from the values its variables had when the round
     /// began) until a pass moves no assigned value. An acyclic system, the usual one, settles
-    /// in at most one pass per branch plus one; one that does not is a loop among the
-    /// `when` equations, which mocca does not solve.
+    /// in at most one pass per branch plus one; one that does not is a loop among the `when`
+    /// equations, solved by Newton on its Real variables ([`Events::newton_on_loop`]), or
+    /// an error naming them.
     fn solve_fired(
         &mut self,
         t: f64,
         fired: &[Option<&'a WhenBranch>],
         round_start: &[f64],
     ) -> Result<(), EventFailure> {
-        let whens = &self.dae.hybrid.whens;
         let assigned: Vec<Vec<VarId>> = fired
             .iter()
             .map(|b| b.map_or_else(Vec::new, |b| assigned_vars(&b.actions)))
             .collect();
+        let system = FiredSystem {
+            fired,
+            assigned: &assigned,
+            round_start,
+        };
         let passes = assigned.iter().map(Vec::len).sum::<usize>() + 2;
         let mut moving = Vec::new();
         for _ in 0..passes {
-            moving.clear();
-            for (c, branch) in fired.iter().enumerate() {
-                let Some(branch) = branch else { continue };
-                let before: Vec<f64> = (assigned[c].iter())
-                    .map(|v| self.point.vars[v.0 as usize])
-                    .collect();
-                if whens[c].statement {
-                    for v in &assigned[c] {
-                        self.point.vars[v.0 as usize] = round_start[v.0 as usize];
-                    }
-                }
-                self.run_actions(t, &branch.actions, Pass::Assign)?;
-                let moved_before = moving.len();
-                let moved = assigned[c]
-                    .iter()
-                    .zip(&before)
-                    .filter(|&(v, &was)| !same(self.point.vars[v.0 as usize], was));
-                moving.extend(moved.map(|(&v, _)| v));
-                if moving.len() > moved_before {
-                    self.evaluate(t)?;
-                }
-            }
+            moving = self.substitute(t, &system)?;
             if moving.is_empty() {
                 return Ok(());
             }
         }
         moving.sort_unstable_by_key(|v| v.0);
         moving.dedup();
+        if self.newton_on_loop(t, &system, &moving)? {
+            return Ok(());
+        }
         Err(EventFailure::Loop {
             t,
             changing: (moving.iter())
                 .map(|&v| (self.dae.var(v).name.clone(), self.dae.var(v).span))
                 .collect(),
         })
+    }
+
+    /// One pass of substitution: each fired branch runs, the continuous part evaluated again
+    /// after one that moved a value; the variables that moved.
+    fn substitute(
+        &mut self,
+        t: f64,
+        system: &FiredSystem<'_, 'a>,
+    ) -> Result<Vec<VarId>, EventFailure> {
+        let whens = &self.dae.hybrid.whens;
+        let mut moving = Vec::new();
+        for (c, branch) in system.fired.iter().enumerate() {
+            let Some(branch) = branch else { continue };
+            let assigned = &system.assigned[c];
+            let before: Vec<f64> = (assigned.iter())
+                .map(|v| self.point.vars[v.0 as usize])
+                .collect();
+            if whens[c].statement {
+                for v in assigned {
+                    self.point.vars[v.0 as usize] = system.round_start[v.0 as usize];
+                }
+            }
+            self.run_actions(t, &branch.actions, Pass::Assign)?;
+            let moved_before = moving.len();
+            let moved = (assigned.iter().zip(&before))
+                .filter(|&(v, &was)| !same(self.point.vars[v.0 as usize], was));
+            moving.extend(moved.map(|(&v, _)| v));
+            if moving.len() > moved_before {
+                self.evaluate(t)?;
+            }
+        }
+        Ok(moving)
+    }
+
+    /// Newton on a loop among the fired `when` equations that substitution does not settle:
+    /// the Real variables `vars` that kept moving are the unknowns of `x = g(x)`, `g` one pass
+    /// of substitution, with a Jacobian by finite differences (the loop is small). Whether it
+    /// converged (then the point holds the solution); a loop through an Integer or Boolean is
+    /// left to the caller's error.
+    fn newton_on_loop(
+        &mut self,
+        t: f64,
+        system: &FiredSystem<'_, 'a>,
+        vars: &[VarId],
+    ) -> Result<bool, EventFailure> {
+        if vars.iter().any(|&v| self.dae.var(v).ty != ScalarType::Real) {
+            return Ok(false);
+        }
+        let n = vars.len();
+        let mut x: Vec<f64> = vars.iter().map(|v| self.point.vars[v.0 as usize]).collect();
+        // Of the values Newton starts from: a scale that iterates running away cannot grow.
+        let scale = 1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for _ in 0..LOOP_NEWTON_ITERATIONS {
+            let g = self.pass_from(t, system, vars, &x)?;
+            let residual: Vec<f64> = x.iter().zip(&g).map(|(a, b)| a - b).collect();
+            if residual.iter().all(|r| r.abs() <= 1e-10 * scale) {
+                // One more pass leaves every assigned value consistent with the solution.
+                self.pass_from(t, system, vars, &g)?;
+                return Ok(true);
+            }
+            let mut jacobian = nalgebra::DMatrix::<f64>::identity(n, n);
+            for j in 0..n {
+                let step = 1e-7 * (1.0 + x[j].abs());
+                let mut moved = x.clone();
+                moved[j] += step;
+                let g_moved = self.pass_from(t, system, vars, &moved)?;
+                for i in 0..n {
+                    jacobian[(i, j)] -= (g_moved[i] - g[i]) / step;
+                }
+            }
+            let rhs = nalgebra::DVector::from_iterator(n, residual.iter().map(|r| -r));
+            // A singular loop (no solution, or a manifold) gives no step, or a huge one from
+            // the rounding in its finite differences.
+            let Some(delta) = jacobian
+                .lu()
+                .solve(&rhs)
+                .filter(|d| d.amax() <= 1e6 * scale)
+            else {
+                return Ok(false);
+            };
+            for (xi, d) in x.iter_mut().zip(delta.iter()) {
+                *xi += d;
+            }
+            if x.iter().any(|v| !v.is_finite()) {
+                return Ok(false);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `g(x)`: the loop's variables set to `x`, the model evaluated, one pass of substitution;
+    /// their values after it.
+    fn pass_from(
+        &mut self,
+        t: f64,
+        system: &FiredSystem<'_, 'a>,
+        vars: &[VarId],
+        x: &[f64],
+    ) -> Result<Vec<f64>, EventFailure> {
+        for (v, &value) in vars.iter().zip(x) {
+            self.point.vars[v.0 as usize] = value;
+        }
+        self.evaluate(t)?;
+        self.substitute(t, system)?;
+        Ok(vars.iter().map(|v| self.point.vars[v.0 as usize]).collect())
     }
 
     /// A fired branch's actions in written order: its assignments ([`Pass::Assign`]), or at
@@ -983,6 +1075,16 @@ impl Watch for Events<'_> {
         }
         best
     }
+}
+
+/// Newton iterations on a loop among the fired `when` equations.
+const LOOP_NEWTON_ITERATIONS: usize = 50;
+
+/// The fired branches of a round, what each assigns, and the values when the round began.
+struct FiredSystem<'s, 'a> {
+    fired: &'s [Option<&'a WhenBranch>],
+    assigned: &'s [Vec<VarId>],
+    round_start: &'s [f64],
 }
 
 /// What a run of a fired branch's actions does.
