@@ -9,7 +9,7 @@ mod cli_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{csv_columns, mocca, temp_path};
+use cli_support::{csv_columns, mocca, msl, temp_path};
 
 /// A library folder: `Circuits 1.0/` (a versioned package directory whose `uses` names
 /// `Units`), `Units.mo` (a one-file package) and `Unused/`, which nothing uses.
@@ -110,11 +110,6 @@ fn no_input_is_bad_usage_and_a_missing_library_is_named() {
         err.contains("no library has the package `Nowhere`") && err.contains(lib),
         "{err}"
     );
-}
-
-fn msl() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
-    dir.join("Modelica/package.mo").is_file().then_some(dir)
 }
 
 #[test]

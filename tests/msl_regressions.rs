@@ -4,14 +4,7 @@
 
 mod cli_support;
 
-use std::path::{Path, PathBuf};
-
-use cli_support::{csv_columns, simulate_csv};
-
-fn msl() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
-    dir.join("Modelica/package.mo").is_file().then_some(dir)
-}
+use cli_support::{csv_columns, msl, simulate_csv};
 
 /// `Modelica.Blocks.Examples.Filter` (39 states) never ended: its ChebyshevI coefficients come
 /// from the library's root finder inlined symbolically, an expression DAG of 250 nodes that is

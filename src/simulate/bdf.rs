@@ -349,6 +349,8 @@ struct Bdf<'p> {
     /// The last two Newton iterates of a corrector with a Jacobian from an earlier step, each
     /// with `f` there (older first).
     iterates: [(Vec<f64>, Vec<f64>); 2],
+    /// `J·Δy` of the check of a Jacobian along a correction.
+    scratch: Vec<f64>,
     /// Whether `jac` was evaluated at the current step's prediction (always, when it is
     /// constant: evaluating it again could not help Newton).
     jac_current: bool,
@@ -427,6 +429,7 @@ impl<'p> Bdf<'p> {
             jac: vec![0.0; pattern_len],
             pattern: system.jacobian_pattern().to_vec(),
             iterates: Default::default(),
+            scratch: Vec::new(),
             jac_current: false,
             constant_jacobian: system.jacobian_is_constant(),
             matrix,
@@ -752,15 +755,18 @@ impl<'p> Bdf<'p> {
     /// degenerate (`der(x) = sin(der(x) + 1) − x` at `der(x) = −1`: ∂der(x)/∂x = −10¹¹)
     /// makes every correction vanish, and the corrector "converges" on the predictor while
     /// the residual is not small; a fresh Jacobian sees the model as it is.
-    fn jacobian_disagrees(&self, c: f64) -> bool {
+    fn jacobian_disagrees(&mut self, c: f64) -> bool {
         let [(y0, f0), (y1, f1)] = &self.iterates;
-        let mut predicted = vec![0.0; self.n];
+        let mut predicted = std::mem::take(&mut self.scratch);
+        predicted.clear();
+        predicted.resize(self.n, 0.0);
         for (&(row, col), &value) in self.pattern.iter().zip(&self.jac) {
             predicted[row] += value * (y1[col] - y0[col]);
         }
         let sum: f64 = (0..self.n)
             .map(|i| (c * (predicted[i] - (f1[i] - f0[i])) * self.weights[i]).powi(2))
             .sum();
+        self.scratch = predicted;
         Self::root_mean(sum, self.n) > 1.0
     }
 

@@ -513,7 +513,12 @@ impl<'a> Events<'a> {
     fn fire_clauses(&mut self, t: f64) -> Result<bool, EventFailure> {
         let whens = &self.dae.hybrid.whens;
         let mut fired: Vec<Option<&'a WhenBranch>> = vec![None; whens.len()];
-        let round_start = self.point.vars.clone();
+        // Only a `when` statement runs again from them.
+        let round_start = if whens.iter().any(|w| w.statement) {
+            self.point.vars.clone()
+        } else {
+            Vec::new()
+        };
         loop {
             let mut any = false;
             let mut at = 0;

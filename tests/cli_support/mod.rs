@@ -93,3 +93,9 @@ pub fn deviation_percent(
     }
     100.0 * worst
 }
+
+/// The Modelica Standard Library beside the repository (`../shared/msl`), if it is there.
+pub fn msl() -> Option<PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
+    dir.join("Modelica/package.mo").is_file().then_some(dir)
+}
