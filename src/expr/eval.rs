@@ -27,11 +27,60 @@ pub enum EvalError {
 /// is exponentially larger as a tree than as a DAG.
 const TREE_BUDGET: usize = 10_000;
 
-/// One evaluation's walk: its budget of tree visits, then the values of the nodes done.
-struct Walk<'v> {
+/// Why a walk stopped: the expression's error, or a tree walk's budget spent.
+enum Stop {
+    Error(EvalError),
+    OverBudget,
+}
+
+impl From<EvalError> for Stop {
+    fn from(e: EvalError) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+/// How an evaluation visits a child node.
+trait Walk {
+    fn values(&self) -> &dyn Values;
+    fn visit(&mut self, pool: &ExprPool, id: ExprId) -> Result<f64, Stop>;
+}
+
+/// A walk of the expression as a tree, up to a budget of visits: the fast path.
+struct TreeWalk<'v> {
     values: &'v dyn Values,
     budget: usize,
-    done: Option<super::hash::FxHashMap<ExprId, f64>>,
+}
+
+impl Walk for TreeWalk<'_> {
+    fn values(&self) -> &dyn Values {
+        self.values
+    }
+
+    fn visit(&mut self, pool: &ExprPool, id: ExprId) -> Result<f64, Stop> {
+        self.budget = self.budget.checked_sub(1).ok_or(Stop::OverBudget)?;
+        pool.eval_node(id, self)
+    }
+}
+
+/// A walk that keeps each node's value: linear in the DAG.
+struct DagWalk<'v> {
+    values: &'v dyn Values,
+    done: super::hash::FxHashMap<ExprId, f64>,
+}
+
+impl Walk for DagWalk<'_> {
+    fn values(&self) -> &dyn Values {
+        self.values
+    }
+
+    fn visit(&mut self, pool: &ExprPool, id: ExprId) -> Result<f64, Stop> {
+        if let Some(&v) = self.done.get(&id) {
+            return Ok(v);
+        }
+        let value = pool.eval_node(id, self)?;
+        self.done.insert(id, value);
+        Ok(value)
+    }
 }
 
 /// How many ulps of its magnitude a value may be and still be rounding noise.
@@ -121,64 +170,61 @@ impl ExprPool {
         })
     }
 
-    /// The value of `id`: linear in the size of its DAG (each node once), not of its tree.
+    /// The value of `id`: walked as a tree, and once that passes [`TREE_BUDGET`] visits,
+    /// again with each node's value kept (linear in the size of its DAG, not of its tree).
     pub fn eval(&self, id: ExprId, values: &dyn Values) -> Result<f64, EvalError> {
-        let mut walk = Walk {
+        let mut tree = TreeWalk {
             values,
             budget: TREE_BUDGET,
-            done: None,
         };
-        self.eval_in(id, &mut walk)
+        let stop = match tree.visit(self, id) {
+            Ok(v) => return Ok(v),
+            Err(stop) => stop,
+        };
+        if let Stop::Error(e) = stop {
+            return Err(e);
+        }
+        let mut dag = DagWalk {
+            values,
+            done: Default::default(),
+        };
+        match dag.visit(self, id) {
+            Ok(v) => Ok(v),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::OverBudget) => unreachable!("a DAG walk has no budget"),
+        }
     }
 
-    fn eval_in(&self, id: ExprId, walk: &mut Walk<'_>) -> Result<f64, EvalError> {
-        match &walk.done {
-            Some(done) => {
-                if let Some(&v) = done.get(&id) {
-                    return Ok(v);
-                }
-            }
-            None if walk.budget == 0 => walk.done = Some(Default::default()),
-            None => walk.budget -= 1,
-        }
-        let value = self.eval_node(id, walk)?;
-        if let Some(done) = &mut walk.done {
-            done.insert(id, value);
-        }
-        Ok(value)
-    }
-
-    fn eval_node(&self, id: ExprId, walk: &mut Walk<'_>) -> Result<f64, EvalError> {
+    fn eval_node(&self, id: ExprId, walk: &mut impl Walk) -> Result<f64, Stop> {
         let b = |x: bool| if x { 1.0 } else { 0.0 };
-        let values = walk.values;
+        let values = walk.values();
         Ok(match self.node(id) {
             Node::Const(bits) => f64::from_bits(bits),
             n @ (Node::Var(v) | Node::Last(v)) => values.var(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Der(v) => values.der(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Time => values.time().ok_or(EvalError::Unknown(n))?,
-            Node::Add(x, y) => self.eval_in(x, walk)? + self.eval_in(y, walk)?,
-            Node::Mul(x, y) => self.eval_in(x, walk)? * self.eval_in(y, walk)?,
-            Node::Neg(x) => -self.eval_in(x, walk)?,
-            Node::Div(x, y) => self.eval_in(x, walk)? / self.eval_in(y, walk)?,
-            Node::Pow(x, y) => self.eval_in(x, walk)?.powf(self.eval_in(y, walk)?),
-            Node::Call(f, x) => f.apply(self.eval_in(x, walk)?),
-            Node::Call2(Func2::Homotopy, x, y) => super::homotopy(
-                values.homotopy(),
-                self.eval_in(x, walk)?,
-                self.eval_in(y, walk)?,
-            ),
-            Node::Call2(f, x, y) => f.apply(self.eval_in(x, walk)?, self.eval_in(y, walk)?),
+            Node::Add(x, y) => walk.visit(self, x)? + walk.visit(self, y)?,
+            Node::Mul(x, y) => walk.visit(self, x)? * walk.visit(self, y)?,
+            Node::Neg(x) => -walk.visit(self, x)?,
+            Node::Div(x, y) => walk.visit(self, x)? / walk.visit(self, y)?,
+            Node::Pow(x, y) => walk.visit(self, x)?.powf(walk.visit(self, y)?),
+            Node::Call(f, x) => f.apply(walk.visit(self, x)?),
+            Node::Call2(Func2::Homotopy, x, y) => {
+                let lambda = walk.values().homotopy();
+                super::homotopy(lambda, walk.visit(self, x)?, walk.visit(self, y)?)
+            }
+            Node::Call2(f, x, y) => f.apply(walk.visit(self, x)?, walk.visit(self, y)?),
             Node::If(c, x, y) => {
-                if self.eval_in(c, walk)? != 0.0 {
-                    self.eval_in(x, walk)?
+                if walk.visit(self, c)? != 0.0 {
+                    walk.visit(self, x)?
                 } else {
-                    self.eval_in(y, walk)?
+                    walk.visit(self, y)?
                 }
             }
-            Node::Cmp(op, x, y) => b(op.apply(self.eval_in(x, walk)?, self.eval_in(y, walk)?)),
-            Node::And(x, y) => b(self.eval_in(x, walk)? != 0.0 && self.eval_in(y, walk)? != 0.0),
-            Node::Or(x, y) => b(self.eval_in(x, walk)? != 0.0 || self.eval_in(y, walk)? != 0.0),
-            Node::Not(x) => b(self.eval_in(x, walk)? == 0.0),
+            Node::Cmp(op, x, y) => b(op.apply(walk.visit(self, x)?, walk.visit(self, y)?)),
+            Node::And(x, y) => b(walk.visit(self, x)? != 0.0 && walk.visit(self, y)? != 0.0),
+            Node::Or(x, y) => b(walk.visit(self, x)? != 0.0 || walk.visit(self, y)? != 0.0),
+            Node::Not(x) => b(walk.visit(self, x)? == 0.0),
         })
     }
 }
