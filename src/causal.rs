@@ -173,7 +173,7 @@ pub fn causal_form(dae: &mut Dae, structure: &Structure) -> Causal {
 }
 
 /// Values of every variable and derivative at one instant.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Point {
     pub vars: Vec<f64>,
     pub ders: Vec<f64>,

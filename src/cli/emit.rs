@@ -123,8 +123,9 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     }
     if let Some(choice) = dae.state_choices.first() {
         let warning = Diagnostic::warning(
-            "the emitted solver does not check index reduction's choice of states as `simulate` \
-             does: away from the start values it may run on with poorly determined states",
+            "the emitted solver does not check index reduction's choice of states, nor choose \
+             them again, as `simulate` does: away from the start values it may run on with \
+             poorly determined states",
         )
         .at(
             dae.equations[choice.equations[0]].span,

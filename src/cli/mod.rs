@@ -38,6 +38,7 @@ mod reduce;
 mod script;
 mod separability;
 mod simulate;
+mod state_switch;
 mod suggest_weak;
 mod table;
 

@@ -66,7 +66,7 @@ fn parse_override(text: &str) -> Result<(String, String), String> {
 pub fn load_and_analyse(
     args: &ModelArgs,
 ) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
-    load_holding(args, false)
+    load_holding(args, false).map(|(flat, structure, _)| (flat, structure))
 }
 
 /// [`load_and_analyse`] for a simulation: relations on continuously varying values are held
@@ -74,13 +74,23 @@ pub fn load_and_analyse(
 pub fn load_for_simulation(
     args: &ModelArgs,
 ) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
+    load_holding(args, true).map(|(flat, structure, _)| (flat, structure))
+}
+
+/// [`load_for_simulation`], with what choosing the states again needs where index reduction's
+/// choice depends on the state.
+pub fn load_for_switching(args: &ModelArgs) -> Result<Loaded, std::process::ExitCode> {
     load_holding(args, true)
 }
 
-fn load_holding(
-    args: &ModelArgs,
-    hold: bool,
-) -> Result<(Flat, crate::structure::Structure), std::process::ExitCode> {
+/// A model flattened, reduced and analysed, and what choosing its states again needs.
+pub type Loaded = (
+    Flat,
+    crate::structure::Structure,
+    Option<Box<crate::structure::index_reduction::Rechoice>>,
+);
+
+fn load_holding(args: &ModelArgs, hold: bool) -> Result<Loaded, std::process::ExitCode> {
     let mut flat = match load_and_flatten(args) {
         Ok(flat) => flat,
         Err((sources, diags)) => {
@@ -98,15 +108,16 @@ fn load_holding(
     if hold {
         crate::dae::relations::hold_relations(&mut flat.dae);
     }
-    flat.dae = match crate::structure::prepare(std::mem::take(&mut flat.dae)) {
-        Ok((dae, _)) => dae,
+    let rechoice;
+    (flat.dae, rechoice) = match crate::structure::prepare(std::mem::take(&mut flat.dae)) {
+        Ok((dae, reduction)) => (dae, reduction.rechoice),
         Err(diags) => {
             super::report(&flat.sources, &diags);
             return Err(super::exit_code(&diags));
         }
     };
     match crate::structure::analyse(&flat.dae) {
-        Ok(s) => Ok((flat, s)),
+        Ok(s) => Ok((flat, s, rechoice)),
         Err(diags) => {
             super::report(&flat.sources, &diags);
             Err(super::exit_code(&diags))

@@ -11,8 +11,9 @@ use serde_json::json;
 
 use super::Format;
 use super::jacobian::failure;
-use super::model::{ModelArgs, load_for_simulation, weak_reads_after_writers};
+use super::model::{ModelArgs, load_for_switching, weak_reads_after_writers};
 use super::partition::{self as partitions, ExchangeArg, PartitionArg, PartitionArgs, Subject};
+use super::state_switch::{self, Continuation};
 use crate::causal::{Causal, causal_form, initial_point};
 use crate::dae::{Dae, Experiment, VarKind};
 use crate::diagnostics::Diagnostic;
@@ -281,7 +282,7 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let (flat, structure) = match load_for_simulation(&args.model) {
+    let (flat, structure, rechoice) = match load_for_switching(&args.model) {
         Ok(ok) => ok,
         Err(code) => return code,
     };
@@ -381,9 +382,29 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let trajectory = match result {
-        Ok(t) => t,
-        Err(f) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
+    let mut switches = Vec::new();
+    let trajectory = match (result, rechoice.as_deref()) {
+        (Ok(t), _) => t,
+        (Err(Failure::StateSwitch(stopped)), Some(rechoice))
+            if chosen.is_none()
+                && options.partition == Partition::None
+                && dae.hybrid.is_empty() =>
+        {
+            let continuation = Continuation {
+                options,
+                bdf: matches!(integrator, Integrator::Bdf),
+                names: &names,
+                sources: &flat.sources,
+            };
+            match state_switch::go_on(&dae, rechoice, *stopped, &continuation) {
+                Ok((t, made)) => {
+                    switches = made;
+                    t
+                }
+                Err(d) => return fail(&flat.sources, &d),
+            }
+        }
+        (Err(f), _) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
     };
     let mut warnings: Vec<Diagnostic> = trajectory
         .warnings
@@ -444,6 +465,9 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     });
                 }
             }
+            if !switches.is_empty() {
+                value["state_switches"] = json!(switches);
+            }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
                 value["errors"] = json!(errors);
@@ -493,6 +517,17 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
                     events.state_events,
                     events.time_events,
                     events.iterations
+                );
+            }
+            if let Some(last) = switches.last() {
+                let times = match switches.len() {
+                    1 => "once".to_string(),
+                    n => format!("{n} times"),
+                };
+                outln!(
+                    "  states chosen again   {times}, last at {}: {}",
+                    Number(last.time),
+                    last.states.join(", ")
                 );
             }
             outln!("  wall time             {wall:.3} s");
@@ -613,7 +648,11 @@ pub(super) fn unquote(name: &str) -> &str {
 
 /// What `name` (`x`, `'x[1,2]'`, `der(x)`) records, and its column's name (the flat name,
 /// unquoted).
-fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unknown), String> {
+pub(super) fn named_output(
+    dae: &Dae,
+    causal: &Causal,
+    name: &str,
+) -> Result<(String, Unknown), String> {
     let (inner, derivative) = match name.strip_prefix("der(").and_then(|s| s.strip_suffix(')')) {
         Some(inner) => (inner, true),
         None => (name, false),
@@ -627,6 +666,10 @@ fn named_output(dae: &Dae, causal: &Causal, name: &str) -> Result<(String, Unkno
         return Ok((flat.clone(), Unknown::Algebraic(v)));
     }
     if !causal.states.contains(&v) {
+        // A dummy derivative of index reduction.
+        if let Some(dummy) = dae.lookup(name) {
+            return Ok((name.to_string(), Unknown::Algebraic(dummy)));
+        }
         return Err(format!(
             "`{inner}` is not a state, so `{name}` is not computed"
         ));
@@ -686,6 +729,10 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
             Diagnostic::error(format!("BDF stopped: {other}")).with_note("try a larger `--tol`")
         }
         Failure::Assertion(v) => assertion_failure(dae, v),
+        Failure::StateSwitch(s) => assertion_failure(dae, &s.violation).with_note(
+            "the states are chosen again as the model runs only by `simulate` of a model without \
+             events, as one system (no `--partition`, no mixed method)",
+        ),
         Failure::Event(EventFailure::Eval { failure: e, t }) => {
             failure(dae, &causal.steps, e).with_note(format!("at the event at time {t}"))
         }
@@ -746,7 +793,11 @@ fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
 /// An error-level `assert` that was false, at the assert.
 fn assertion_failure(dae: &Dae, v: &Violation) -> Diagnostic {
     if let Checked::StateChoice { conditioning } = v.checked {
-        return state_choice_failure(dae, v, conditioning);
+        return state_choice_failure(dae, v, conditioning).with_note(
+            "the choice was made at the start values; start nearer to where the model runs, or \
+             give the variables whose derivatives should stay `stateSelect = StateSelect.prefer` \
+             and the others `StateSelect.avoid`",
+        );
     }
     let a = &dae.assertions[v.assertion];
     let d = Diagnostic::error(format!("assertion failed at time {}: {}", v.time, a.text()));
@@ -795,8 +846,8 @@ fn with_reduced_constraints(
     ))
 }
 
-/// The states index reduction chose at the start no longer determine the others well.
-fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnostic {
+/// The states index reduction chose no longer determine the others well.
+pub(super) fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnostic {
     let choice = &dae.state_choices[v.assertion];
     let dummies: Vec<String> = choice
         .pivots
@@ -808,7 +859,7 @@ fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnost
         .collect();
     let mut d = Diagnostic::error(format!(
         "at time {} the states chosen by index reduction no longer suit the constraint: its \
-         dummy derivatives {} have become poor pivots ({conditioning:.2e} of the best)",
+         dummy derivatives {} have become a poor choice ({conditioning:.2e} of the best)",
         v.time,
         dummies.join(", ")
     ));
@@ -818,11 +869,7 @@ fn state_choice_failure(dae: &Dae, v: &Violation, conditioning: f64) -> Diagnost
     for e in equations {
         d = d.at(dae.equations[e].span, "differentiated to reduce the index");
     }
-    d.with_note(
-        "the choice was made at the start values; start nearer to where the model runs, or give \
-         the variables whose derivatives should stay `stateSelect = StateSelect.prefer` and the \
-         others `StateSelect.avoid`",
-    )
+    d
 }
 
 /// A warning for the states an under-determined initial system fixed at their start values.

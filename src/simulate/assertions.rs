@@ -6,9 +6,10 @@
 //! alias elimination removed from the equations; those are read through their bindings.
 //!
 //! Index reduction's state-dependent choices of dummy derivatives are checked at the same
-//! points: a choice whose pivots have become poor against the other candidates
-//! ([`pivots::conditioning`] below [`MIN_CONDITIONING`]) stops the run, since the states it
-//! keeps no longer determine the others well, and the numbers would soon be wrong.
+//! points: a choice whose block of dummy derivatives has become poor against the other
+//! candidates ([`pivots::conditioning`] below [`MIN_CONDITIONING`]) stops the run, since the
+//! states it keeps no longer determine the others well, and the numbers would soon be wrong;
+//! `simulate` then chooses the states again there.
 
 use crate::causal::Point;
 use crate::dae::{Dae, VarKind};
@@ -45,8 +46,6 @@ pub struct Checker<'a> {
     dae: &'a Dae,
     /// Per assertion: the first time a warning-level one was false.
     warned: Vec<Option<f64>>,
-    /// Whether index reduction's choices of states are checked too.
-    state_choices: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -54,15 +53,6 @@ impl<'a> Checker<'a> {
         Checker {
             dae,
             warned: vec![None; dae.assertions.len()],
-            state_choices: true,
-        }
-    }
-
-    /// A checker of the `assert`s alone, not of the choices of states.
-    pub fn assertions_only(dae: &'a Dae) -> Checker<'a> {
-        Checker {
-            state_choices: false,
-            ..Checker::new(dae)
         }
     }
 
@@ -95,12 +85,7 @@ impl<'a> Checker<'a> {
             }
             self.warned[k].get_or_insert(point.time);
         }
-        let choices = if self.state_choices {
-            &self.dae.state_choices[..]
-        } else {
-            &[]
-        };
-        for (k, choice) in choices.iter().enumerate() {
+        for (k, choice) in self.dae.state_choices.iter().enumerate() {
             let rows = evaluate(
                 &self.dae.pool,
                 &choice.entries,

@@ -11,7 +11,7 @@ use crate::expr::ExprId;
 use crate::jacobian::OdeJacobian;
 use crate::structure::{Structure, Unknown};
 
-use super::assertions::{Checker, Violation};
+use super::assertions::{Checked, Checker, Violation};
 use super::bdf::{BdfError, BdfOptions, integrate_bdf_watched};
 use super::events::{EventFailure, EventStats, Events, Watch};
 use super::fixed_step::{FixedStep, Method, StepFailure, Stepper};
@@ -103,7 +103,7 @@ pub(super) fn decimal(t: f64) -> f64 {
 }
 
 /// What a run produced: the time grid, one column per recorded unknown, and the counters.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Trajectory {
     pub times: Vec<f64>,
     pub columns: Vec<Vec<f64>>,
@@ -121,6 +121,25 @@ pub struct Trajectory {
     pub events: EventStats,
 }
 
+impl Trajectory {
+    /// This run followed by `later`, which goes on from where it stopped: the rows joined and
+    /// the counters added.
+    pub fn append(&mut self, later: Trajectory) {
+        self.times.extend(later.times);
+        for (column, more) in self.columns.iter_mut().zip(later.columns) {
+            column.extend(more);
+        }
+        self.stats.steps += later.stats.steps;
+        self.stats.rejected_steps += later.stats.rejected_steps;
+        self.stats.add_work(&later.stats);
+        self.init_iterations += later.init_iterations;
+        self.sparse |= later.sparse;
+        let warnings = std::mem::take(&mut self.warnings);
+        self.warnings = earliest(warnings.into_iter().chain(later.warnings));
+        self.integration_seconds += later.integration_seconds;
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
     Init(InitFailure),
@@ -129,6 +148,18 @@ pub enum Failure {
     /// An error-level `assert` was false at a recorded point.
     Assertion(Violation),
     Event(EventFailure),
+    /// Index reduction's choice of states no longer suits the model at a recorded point: the
+    /// run stopped there, so that it can go on with states chosen there (SPEC §4).
+    StateSwitch(Box<StateSwitch>),
+}
+
+/// Where a run stopped because its choice of states no longer suits: the violation, the
+/// point (every variable and derivative) there, and what was recorded before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateSwitch {
+    pub violation: Violation,
+    pub point: Point,
+    pub before: Trajectory,
 }
 
 /// The stages a simulation starts from.
@@ -196,16 +227,16 @@ fn simulate_with(
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     start_events(events.as_mut(), &mut model, options, &mut x)?;
-    let (stats, sparse) = match (levels, options.partition) {
+    let ran = match (levels, options.partition) {
         (Some(levels), Partition::None) => {
             let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
             let run = (&mut model, &mut recorder, x);
-            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)?
+            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)
         }
         (None, Partition::None) => {
             let stepper = Stepper::new(options.method, options.tol, &model);
             let run = (&mut model, &mut recorder, x);
-            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)?
+            run_one_system(stepper, run, (options, events.as_mut()), &mut progress)
         }
         (_, Partition::Weak) => {
             let point = model.point();
@@ -232,9 +263,14 @@ fn simulate_with(
                     recorder.violation()?;
                 }
             }
-            (split.stats(), split.sparse())
+            ((split.stats(), split.sparse()), Ok(()))
         }
     };
+    let ((stats, sparse), ended) = ran;
+    if let Err(failure) = ended {
+        let integration = clock.elapsed().as_secs_f64();
+        return Err(recorder.stopped(failure, (stats, init_iterations, integration)));
+    }
     let integration = clock.elapsed().as_secs_f64();
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
     trajectory.events = events.map(|e| e.stats).unwrap_or_default();
@@ -257,19 +293,20 @@ pub fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partiti
 }
 
 /// Steps the model as one system from the initial state `x` over the output grid, recording
-/// every point (and two at each event); the counters and whether the Newton matrix was sparse.
+/// every point (and two at each event); the counters and whether the Newton matrix was sparse,
+/// with how the run ended.
 fn run_one_system<'d>(
     mut stepper: impl FixedStep,
     (model, recorder, x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
     run: (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
-) -> Result<(Stats, bool), Failure> {
+) -> ((Stats, bool), Result<(), Failure>) {
     let mut system = OneSystem {
         stepper: &mut stepper,
         model,
     };
-    run_grid(&mut system, recorder, x, run, progress)?;
-    Ok((stepper.stats().clone(), stepper.sparse()))
+    let ended = run_grid(&mut system, recorder, x, run, progress);
+    ((stepper.stats().clone(), stepper.sparse()), ended)
 }
 
 /// Steps `system` from the initial state `x` over the output grid, recording every point
@@ -583,6 +620,28 @@ pub fn simulate_bdf_observed(
     start: &Point,
     options: &Options,
     outputs: &[Unknown],
+    progress: impl FnMut(u64),
+) -> Result<Trajectory, Failure> {
+    bdf_from(m, (start, options.start), options, outputs, progress)
+}
+
+/// [`simulate_bdf`] going on from `begin` inside the output grid of `options` (where an
+/// earlier run stopped): `start` is the point there, the first row recorded, then the grid's
+/// times after it.
+pub fn simulate_bdf_from(
+    m: Model<'_>,
+    (start, begin): (&Point, f64),
+    options: &Options,
+    outputs: &[Unknown],
+) -> Result<Trajectory, Failure> {
+    bdf_from(m, (start, begin), options, outputs, |_| {})
+}
+
+fn bdf_from(
+    m: Model<'_>,
+    (start, begin): (&Point, f64),
+    options: &Options,
+    outputs: &[Unknown],
     mut progress: impl FnMut(u64),
 ) -> Result<Trajectory, Failure> {
     let mut model = CompiledModel::new(m.dae, m.causal, m.jac, start, &Layout::whole(m.causal));
@@ -591,11 +650,11 @@ pub fn simulate_bdf_observed(
     // other runs, and starting the thread costs 50-100 us: the setup takes longer in most
     // runs (BENCHMARKS.md).
     let matrix = NewtonMatrix::new(m.causal.states.len(), model.jacobian_pattern());
-    model.enter_interval_from(options.start);
+    model.enter_interval_from(begin);
     let atol_scale = nominals(m.dae, m.causal, &model.point());
     let mut events = events_from_start(m.dae, m.causal, &mut model, options)?;
     let (mut x, init_iterations) =
-        initialise(m.dae, m.causal, &mut model, options.start).map_err(Failure::Init)?;
+        initialise(m.dae, m.causal, &mut model, begin).map_err(Failure::Init)?;
     start_events(events.as_mut(), &mut model, options, &mut x)?;
     let grid: Vec<f64> = (1..options.steps).map(|k| options.time(k)).collect();
     let mut segments = vec![Segment {
@@ -606,7 +665,7 @@ pub fn simulate_bdf_observed(
     let mut wall_seconds = 0.0;
     let mut matrix = Some(matrix);
     let mut recorded = 0u64;
-    let mut t = options.start;
+    let mut t = begin;
     let mut failure = None;
     // Warning-level asserts seen false between output points.
     let mut step_warnings = Vec::new();
@@ -706,7 +765,7 @@ pub fn simulate_bdf_observed(
     }
     if options.steps == 0 {
         // Initialisation only: the initial state is the whole trajectory.
-        segments[0].states.push((options.start, x.clone()));
+        segments[0].states.push((begin, x.clone()));
     }
     let sources: Vec<Source> = outputs
         .iter()
@@ -721,7 +780,9 @@ pub fn simulate_bdf_observed(
             model.load(held);
         }
         for (t, x) in &segment.states {
-            recorder.at_states(&mut model, *t, x)?;
+            if let Err(failure) = recorder.at_states(&mut model, *t, x) {
+                return Err(recorder.stopped(failure, (stats, init_iterations, wall_seconds)));
+            }
         }
     }
     if let Some(failure) = failure {
@@ -790,6 +851,8 @@ struct Recorder<'a> {
     /// Whether a point must be evaluated in full (outputs other than states, or assertions).
     evaluate: bool,
     violation: Option<Violation>,
+    /// The point where the choice of states was seen not to suit.
+    switch_point: Option<Point>,
 }
 
 impl<'a> Recorder<'a> {
@@ -805,6 +868,7 @@ impl<'a> Recorder<'a> {
             checker,
             evaluate,
             violation: None,
+            switch_point: None,
         }
     }
 
@@ -853,7 +917,31 @@ impl<'a> Recorder<'a> {
         }
         let mut point = model.point();
         point.time = t;
-        self.checker.check(&point).map_err(Failure::Assertion)
+        self.checker.check(&point).map_err(|v| {
+            if matches!(v.checked, Checked::StateChoice { .. }) {
+                self.switch_point = Some(point);
+            }
+            Failure::Assertion(v)
+        })
+    }
+
+    /// The failure the run stopped with, `(counters, initialisation's iterations, seconds
+    /// integrating)` so far: a choice of states that no longer suits becomes a
+    /// [`StateSwitch`] holding what was recorded before it.
+    fn stopped(mut self, failure: Failure, (stats, init, seconds): (Stats, u64, f64)) -> Failure {
+        match (failure, self.switch_point.take()) {
+            (Failure::Assertion(violation), Some(point))
+                if matches!(violation.checked, Checked::StateChoice { .. }) =>
+            {
+                let before = self.finish(stats, init, false, seconds);
+                Failure::StateSwitch(Box::new(StateSwitch {
+                    violation,
+                    point,
+                    before,
+                }))
+            }
+            (failure, _) => failure,
+        }
     }
 
     fn violation(&mut self) -> Result<(), Failure> {

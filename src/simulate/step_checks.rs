@@ -1,6 +1,7 @@
 //! The asserts checked at every step a variable-step run accepts, not at its output points
 //! only (as OpenModelica checks them): an `assert(x < 0.9)` that a long step's output grid
-//! passes over is still seen. It watches the run as the events do ([`Watch`]), around them
+//! passes over is still seen. So is index reduction's choice of states, which must be
+//! changed before the states it keeps stop determining the others. It watches the run as the events do ([`Watch`]), around them
 //! when the model has events: a violation ends the step where it is seen, as a switch would,
 //! and the run stops there with it.
 
@@ -25,15 +26,15 @@ pub struct StepChecks<'w, 'd> {
 
 impl<'w, 'd> StepChecks<'w, 'd> {
     /// The watch of a run with `events`, `point` giving the model evaluated at the start:
-    /// `None` when there is nothing to watch (no events, and no assert that reads what
-    /// changes during a run).
+    /// `None` when there is nothing to watch (no events, no assert that reads what changes
+    /// during a run, and no choice of states that depends on the state).
     pub fn watch(
         dae: &'d Dae,
         causal: &'d Causal,
         events: Option<&'w mut Events<'d>>,
         point: impl FnOnce() -> Point,
     ) -> Option<StepChecks<'w, 'd>> {
-        if events.is_none() && !asserts_vary(dae) {
+        if events.is_none() && !asserts_vary(dae) && dae.state_choices.is_empty() {
             return None;
         }
         let point = if events.is_some() {
@@ -46,7 +47,7 @@ impl<'w, 'd> StepChecks<'w, 'd> {
             dae,
             causal,
             point,
-            checker: Checker::assertions_only(dae),
+            checker: Checker::new(dae),
             violation: None,
         })
     }

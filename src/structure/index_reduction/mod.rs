@@ -35,6 +35,80 @@ pub struct IndexReduction {
     pub dummy_derivatives: Vec<VarId>,
     /// States of the DAE that are algebraic in the reduced one.
     pub demoted: Vec<VarId>,
+    /// What choosing again needs, where the choice depends on the state.
+    pub rechoice: Option<Box<Rechoice>>,
+}
+
+/// Dynamic state selection (SPEC §4): the DAE as index reduction received it, from which the
+/// dummy derivatives are chosen again at a point where the first choice no longer suits.
+#[derive(Clone, Debug, Default)]
+pub struct Rechoice {
+    unreduced: Dae,
+    /// The algebraic variables the reduction kept as candidate states.
+    promoted: Vec<VarId>,
+}
+
+impl Rechoice {
+    /// The DAE reduced again with its dummy derivatives chosen at `point`, a point of
+    /// `reduced` (this choice's DAE or one chosen again since), and set to start there: each
+    /// unknown starts at its value at the point, the states chosen are fixed there, and the
+    /// initial equations are dropped, since the point already satisfies the model.
+    pub fn at(
+        &self,
+        reduced: &Dae,
+        point: &crate::causal::Point,
+    ) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
+        let value = values_by_name(reduced, point);
+        let mut dae = self.unreduced.clone();
+        let ders: Vec<f64> = (dae.variables.iter())
+            .map(|v| {
+                let name = format!("der({})", v.name);
+                value.get(name.as_str()).copied().unwrap_or(0.0)
+            })
+            .collect();
+        start_at(&mut dae, &value);
+        dae.initial_equations.clear();
+        let (mut again, report, _) = reduce_with(dae, &self.promoted, &ders)?;
+        start_at(&mut again, &value);
+        for var in &mut again.variables {
+            var.fixed = Some(var.kind == VarKind::State);
+        }
+        Ok((again, report))
+    }
+}
+
+/// The value of every variable of `dae` at `point`, and of each state's derivative as
+/// `der(name)`, by name (the names a reduction writes its dummy derivatives with).
+fn values_by_name(dae: &Dae, point: &crate::causal::Point) -> HashMap<String, f64> {
+    let mut value = HashMap::new();
+    for v in dae.var_ids() {
+        let var = dae.var(v);
+        let Some(&x) = point.vars.get(v.0 as usize) else {
+            continue;
+        };
+        value.insert(var.name.clone(), x);
+        if var.kind == VarKind::State {
+            let d = point.ders.get(v.0 as usize).copied().unwrap_or(0.0);
+            value.insert(format!("der({})", var.name), d);
+        }
+    }
+    value
+}
+
+/// Every unknown of `dae` named in `value` starts there, not fixed.
+fn start_at(dae: &mut Dae, value: &HashMap<String, f64>) {
+    for k in 0..dae.variables.len() {
+        let var = &dae.variables[k];
+        if !var.kind.is_unknown() {
+            continue;
+        }
+        if let Some(&x) = value.get(var.name.as_str()) {
+            let start = dae.pool.constant(x);
+            let var = &mut dae.variables[k];
+            var.start = Some(start);
+            var.fixed = Some(false);
+        }
+    }
 }
 
 /// The chains of the DAE's unknowns: the variables Pantelides starts from, and which of them
@@ -117,9 +191,9 @@ impl Chains {
 pub fn reduce(dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
     let preferred = preferred_derivative_aliases(&dae);
     if preferred.is_empty() {
-        return reduce_with(dae, &[]).map(|(dae, report, _)| (dae, report));
+        return reduce_with(dae, &[], &[]).map(|(dae, report, _)| (dae, report));
     }
-    let (reduced, report, constrained) = reduce_with(dae.clone(), &[])?;
+    let (reduced, report, constrained) = reduce_with(dae.clone(), &[], &[])?;
     let promoted: Vec<VarId> = preferred
         .into_iter()
         .filter(|&(_, x)| constrained.contains(&x))
@@ -128,7 +202,7 @@ pub fn reduce(dae: Dae) -> Result<(Dae, IndexReduction), Vec<Diagnostic>> {
     if promoted.is_empty() {
         return Ok((reduced, report));
     }
-    match reduce_with(dae, &promoted) {
+    match reduce_with(dae, &promoted, &[]) {
         Ok((again, again_report, _))
             if promoted
                 .iter()
@@ -157,11 +231,13 @@ fn preferred_derivative_aliases(dae: &Dae) -> Vec<(VarId, VarId)> {
     found
 }
 
-/// [`reduce`] with `promoted` candidate states; also the variables whose chains a
+/// [`reduce`] with `promoted` candidate states, choosing at the start values with the
+/// derivatives `ders` (by variable; zero where not given); also the variables whose chains a
 /// differentiated equation reads.
 fn reduce_with(
     mut dae: Dae,
     promoted: &[VarId],
+    ders: &[f64],
 ) -> Result<(Dae, IndexReduction, Vec<VarId>), Vec<Diagnostic>> {
     let mut chains = Chains::of(&mut dae, promoted);
     let equations: Vec<Vec<usize>> = dae
@@ -192,8 +268,16 @@ fn reduce_with(
         chains.leaf.insert(Node::Var(placeholder), j);
     }
     let residuals = differentiate(&mut dae, &chains, &augmented)?;
-    let choice = choose_dummies(&mut dae, &chains, &augmented, &residuals)?;
-    let report = rewrite(&mut dae, &chains, &augmented, &residuals, choice)?;
+    let choice = choose_dummies(&mut dae, &chains, &augmented, (&residuals, ders))?;
+    // Only the pool has grown so far, which the DAE chosen again may share.
+    let rechoice = (!choice.checks.is_empty()).then(|| {
+        Box::new(Rechoice {
+            unreduced: dae.clone(),
+            promoted: promoted.to_vec(),
+        })
+    });
+    let mut report = rewrite(&mut dae, &chains, &augmented, &residuals, choice)?;
+    report.rechoice = rechoice;
     Ok((dae, report, constrained))
 }
 
@@ -268,9 +352,9 @@ fn choose_dummies(
     dae: &mut Dae,
     chains: &Chains,
     augmented: &Pantelides,
-    residuals: &[ExprId],
+    (residuals, ders): (&[ExprId], &[f64]),
 ) -> Result<Choice, Vec<Diagnostic>> {
-    let start = StartValues::of(dae);
+    let start = StartValues::of(dae, ders);
     let uses = occurrences(dae);
     let preference: Vec<u32> = (0..augmented.vars.len())
         .map(|j| preference(dae, chains, augmented, j, &uses))
@@ -414,26 +498,31 @@ fn no_dummy(dae: &Dae, source: usize) -> Diagnostic {
     )
 }
 
-/// The start point for the choice: parameters and start values (0 without one), every
-/// derivative 0.
-struct StartValues(Vec<f64>);
+/// The point the choice is made at: parameters and start values (0 without one), and the
+/// derivatives given (0 at the start).
+struct StartValues {
+    vars: Vec<f64>,
+    ders: Vec<f64>,
+}
 
 impl StartValues {
-    fn of(dae: &Dae) -> StartValues {
-        StartValues(
-            crate::causal::initial_point(dae)
+    /// The start values of `dae`, with the derivatives `ders`.
+    fn of(dae: &Dae, ders: &[f64]) -> StartValues {
+        StartValues {
+            vars: crate::causal::initial_point(dae)
                 .map(|p| p.vars)
                 .unwrap_or_else(|_| vec![0.0; dae.variables.len()]),
-        )
+            ders: ders.to_vec(),
+        }
     }
 }
 
 impl Values for StartValues {
     fn var(&self, v: VarId) -> Option<f64> {
-        Some(self.0.get(v.0 as usize).copied().unwrap_or(0.0))
+        Some(self.vars.get(v.0 as usize).copied().unwrap_or(0.0))
     }
-    fn der(&self, _: VarId) -> Option<f64> {
-        Some(0.0)
+    fn der(&self, v: VarId) -> Option<f64> {
+        Some(self.ders.get(v.0 as usize).copied().unwrap_or(0.0))
     }
     fn time(&self) -> Option<f64> {
         Some(0.0)

@@ -5,9 +5,8 @@
 //! Threshold pivoting: a column may be the pivot when its value is at least [`THRESHOLD`]
 //! times the largest of its row (after the elimination so far); among those, the column the
 //! modeller least wants as a state's derivative (its `stateSelect` and start), then the
-//! largest. The same elimination with the pivots fixed measures how good a choice still is
-//! at another point ([`conditioning`]): the smallest ratio of a pivot to the largest entry of
-//! its row.
+//! largest. The same elimination, its pivots kept among the chosen columns, measures how good
+//! a choice still is at another point ([`conditioning`]).
 
 use std::collections::BTreeMap;
 
@@ -47,16 +46,30 @@ pub fn choose(rows: &[Vec<(usize, f64)>], preference: &[u32]) -> Result<Vec<usiz
     .map(|(pivots, _)| pivots)
 }
 
-/// The worst ratio, over the rows, of the pivot in `pivots[k]`'s column to the largest entry
-/// of its row, after the elimination with these pivots: 1 for a choice as good as any, 0
-/// when the pivots are singular.
+/// How well the columns of `pivots` (one per row, taken as a set: the dummy derivatives)
+/// still determine their rows, judged as a block: eliminating row by row, each row's pivot
+/// is the largest entry it has left in the block's columns, in any order, and the worst
+/// ratio of that pivot to the largest entry of the row over all columns is the result. 1 for
+/// a block as good as any choice, 0 when the block is singular. Judged pivot by pivot in the
+/// order chosen, a block whose rows only need another order (a pendulum's at the bottom of
+/// its swing, kept states `x, vx`) would read as singular.
 pub fn conditioning(rows: &[Vec<(usize, f64)>], pivots: &[usize]) -> f64 {
+    let block: std::collections::BTreeSet<usize> = pivots.iter().copied().collect();
     let mut worst = 1.0f64;
     let result = eliminate(rows, |k, row: &Row| {
         let largest = row.values().fold(0.0f64, |m, v| m.max(v.abs()));
-        let pivot = row.get(&pivots[k]).map_or(0.0, |v| v.abs());
-        worst = worst.min(if largest > 0.0 { pivot / largest } else { 0.0 });
-        Ok(pivots[k])
+        let pivot = row
+            .iter()
+            .filter(|(c, _)| block.contains(c))
+            .max_by(|(a, x), (b, y)| x.abs().total_cmp(&y.abs()).then(b.cmp(a)))
+            .map(|(&c, &v)| (c, v.abs()));
+        match pivot {
+            Some((c, value)) if value > 0.0 => {
+                worst = worst.min(if largest > 0.0 { value / largest } else { 0.0 });
+                Ok(c)
+            }
+            _ => Err(NoPivot(k)),
+        }
     });
     if result.is_err() { 0.0 } else { worst }
 }
@@ -152,6 +165,26 @@ mod tests {
         let bottom = conditioning(&pendulum(0.01, -1.0), &pivots);
         assert!(bottom < 0.02, "{bottom}");
         assert_eq!(conditioning(&pendulum(0.0, -1.0), &pivots), 0.0);
+    }
+
+    /// States `x, vx` (dummies x'', y'', vy'): the block's determinant is 2y, so the choice
+    /// is best at the bottom of the swing even though x'' pivots the constraint row in the
+    /// order first chosen, and singular at the horizontal.
+    #[test]
+    fn the_block_is_judged_as_a_whole_not_pivot_by_pivot() {
+        let pivots = [0, 1, 3];
+        assert_eq!(conditioning(&pendulum(0.0, -1.0), &pivots), 1.0);
+        let start = conditioning(&pendulum(0.85, -0.527), &pivots);
+        assert!((start - 0.527 / 0.85).abs() < 1e-9, "{start}");
+        assert_eq!(conditioning(&pendulum(1.0, 0.0), &pivots), 0.0);
+        // The same columns in another row order give the same measure.
+        let mut reordered = pendulum(0.3, -0.95);
+        reordered.swap(0, 2);
+        let (a, b) = (
+            conditioning(&pendulum(0.3, -0.95), &pivots),
+            conditioning(&reordered, &[3, 0, 1]),
+        );
+        assert!(a > 0.99 && b > 0.99, "{a} {b}");
     }
 
     #[test]
