@@ -31,4 +31,5 @@ equation
 initial equation
   der(v_t) = 0;
   der(v_s) = 0;
+  annotation(experiment(StopTime = 3));
 end QuarterCar;

@@ -760,14 +760,15 @@ fn constant_terms_are_candidates_for_deletion() {
 }
 
 /// `--all` lists every term with its figures, sorted by σ_r as Sodja and Žlajpah's Table 3:
-/// over the run through the road bump (to t = 3) the quarter car's first seven are the paper's
+/// over the run through the road bump (to t = 3, the example's `experiment` annotation, so
+/// with the defaults) the quarter car's first seven are the paper's
 /// seven — the two gravity terms (σ_r = 0 exactly), then `k1_t*(x_t - x_r)`,
 /// `k1_s*(x_s - x_t)`, `-beta_t*(v_t - der(x_r))`, `m_t*der(v_t)` and `-beta_s*(v_s - v_t)`;
 /// the terms that are no candidates are marked and not applied.
 #[test]
 fn all_terms_rank_as_the_papers_table_3() {
     let car = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quarter_car.mo");
-    let report = mocca_json(&["reduce", car, "--stop", "3", "--all", "--format", "json"]);
+    let report = mocca_json(&["reduce", car, "--all", "--format", "json"]);
     let ranking = report["ranking"].as_array().expect("ranking");
     let terms: Vec<&str> = ranking
         .iter()
@@ -795,4 +796,86 @@ fn all_terms_rank_as_the_papers_table_3() {
     }
     let (_, err, code) = cli_support::mocca(&["reduce", car, "--all", "--metric", "onestep"]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// Without `--step`, `onestep`'s h is one fifth of the fastest time constant over the samples:
+/// checked against the eigenvalues of the quarter car's ODE Jacobian, written out by hand
+/// here, at the 50 instants of a BDF run of 3 s.
+#[test]
+fn the_default_one_step_h_is_a_fifth_of_the_fastest_time_constant() {
+    let report = mocca_json(&[
+        "reduce",
+        "examples/quarter_car.mo",
+        "--metric",
+        "onestep",
+        "--format",
+        "json",
+    ]);
+    let step = format!("{}", 3.0 / 49.0);
+    let (csv, err, code) = cli_support::simulate_csv(
+        "quarter_car_samples",
+        &[
+            "simulate",
+            "examples/quarter_car.mo",
+            "--method",
+            "bdf",
+            "--tol",
+            "1e-8",
+            "--step",
+            &step,
+            "--vars",
+            "x_s,x_t,x_r",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = cli_support::csv_columns(&csv);
+    assert_eq!(c["time"].len(), 50);
+    let (m_s, m_t, beta_t, beta_s) = (267.0, 36.6, 200.0, 700.0);
+    let (k1_t, k3_t, k1_s, k3_s) = (193.915, 2.0e8, 18.742, 2.0e5);
+    let mut fastest = 0.0f64;
+    for ((x_s, x_t), x_r) in c["x_s"].iter().zip(&c["x_t"]).zip(&c["x_r"]) {
+        let (d, e) = (x_s - x_t, x_t - x_r);
+        let ks = k1_s + 3.0 * k3_s * d * d;
+        let kt = k1_t + 3.0 * k3_t * e * e;
+        // States x_s, v_s, x_t, v_t, x_r (the road's rate is a function of time).
+        #[rustfmt::skip]
+        let j = nalgebra::DMatrix::from_row_slice(5, 5, &[
+            0.0, 1.0, 0.0, 0.0, 0.0,
+            -ks / m_s, -beta_s / m_s, ks / m_s, beta_s / m_s, 0.0,
+            0.0, 0.0, 0.0, 1.0, 0.0,
+            ks / m_t, beta_s / m_t, -(kt + ks) / m_t, -(beta_t + beta_s) / m_t, kt / m_t,
+            0.0, 0.0, 0.0, 0.0, 0.0,
+        ]);
+        let radius = (j.complex_eigenvalues().iter()).fold(0.0f64, |m, z| m.max(z.norm()));
+        fastest = fastest.max(radius);
+    }
+    let rate = report["fastest_rate"]["rate"].as_f64().expect("rate");
+    assert!(
+        (rate - fastest).abs() < 1e-4 * fastest,
+        "{rate} vs {fastest}"
+    );
+    let h = report["h"].as_f64().expect("h");
+    assert!(
+        (h - 0.2 / fastest).abs() < 1e-4 * h,
+        "{h} vs {}",
+        0.2 / fastest
+    );
+    let (text, _, code) = mocca(&["reduce", "examples/quarter_car.mo", "--metric", "onestep"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("a fifth of the fastest time constant"),
+        "{text}"
+    );
+    let given = mocca_json(&[
+        "reduce",
+        "examples/quarter_car.mo",
+        "--metric",
+        "onestep",
+        "--step",
+        "0.05",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(given["h"], 0.05);
+    assert!(given["fastest_rate"].is_null());
 }

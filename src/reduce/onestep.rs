@@ -135,13 +135,23 @@ pub fn reach(u: &[f64], scales: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Each unknown's scale: its largest magnitude over the samples (1 where that is 0).
+/// Each unknown's scale: its root mean square over the samples, as Sodja and Žlajpah weight
+/// the error (1 where that is 0).
 pub fn scales(l: &Linearised, samples: &[Point]) -> Vec<f64> {
-    (0..l.unknowns.len())
-        .map(|i| {
-            let v = l.unknowns[i].0 as usize;
-            let s = samples.iter().map(|p| p.vars[v].abs()).fold(0.0, f64::max);
-            if s > 0.0 { s } else { 1.0 }
-        })
+    (l.unknowns.iter())
+        .map(|&v| rms(samples.iter().map(|p| p.vars[v.0 as usize])))
         .collect()
+}
+
+/// The root mean square of `values` (1 where that is 0 or there are none).
+pub fn rms(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, k), x| (s + x * x, k + 1));
+    let rms = (sum / count.max(1) as f64).sqrt();
+    if rms > 0.0 { rms } else { 1.0 }
+}
+
+/// The BDF1 step the prediction takes by default: one fifth of the fastest time constant,
+/// `1/ρ` with `ρ` the fastest rate over the samples ([`super::sample::Sampled::fastest_rate`]).
+pub fn default_step(fastest_rate: f64) -> f64 {
+    0.2 / fastest_rate
 }

@@ -1,12 +1,13 @@
 //! The reference run a reduction ranks against, and the verification runs of reduced models:
 //! a flat model simulated as one system, every variable sampled at evenly spread instants.
 
-use crate::causal::{EvalFailure, Point, WeakCycle, causal_form, initial_point};
+use crate::causal::{Causal, EvalFailure, Point, WeakCycle, causal_form, initial_point};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
-use crate::jacobian::{WeakReadsAs, ode_jacobian_with};
+use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
+use crate::simulate::stability::spectral_radius;
 use crate::structure::Unknown;
 
 use super::terms::AliasDerivatives;
@@ -29,6 +30,24 @@ pub struct Settings {
 pub struct Sampled {
     pub prepared: Dae,
     pub points: Vec<Point>,
+    causal: Causal,
+    jacobian: OdeJacobian,
+}
+
+impl Sampled {
+    /// The fastest rate of the model over the samples: the largest modulus of an eigenvalue
+    /// of the ODE Jacobian `∂f/∂x` (see [`spectral_radius`]), and the time of the sample it
+    /// is largest at; `None` when every sample's is 0 (or none can be evaluated).
+    pub fn fastest_rate(&self) -> Option<(f64, f64)> {
+        let n = self.causal.states.len();
+        (self.points.iter())
+            .map(|p| {
+                let entries = self.jacobian.values(&self.prepared, &self.causal, p);
+                (spectral_radius(&entries, n), p.time)
+            })
+            .filter(|(rate, _)| rate.is_finite() && *rate > 0.0)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    }
 }
 
 /// Why a model could not be simulated.
@@ -116,7 +135,12 @@ pub fn sample_observed(
     for point in &mut points {
         aliases.complete(&prepared, point);
     }
-    Ok(Sampled { prepared, points })
+    Ok(Sampled {
+        prepared,
+        points,
+        causal,
+        jacobian: jac,
+    })
 }
 
 /// The rows of the run nearest to `count` instants evenly spread over its time range.
@@ -137,7 +161,8 @@ fn sample_rows(times: &[f64], count: usize) -> Vec<usize> {
 
 /// The largest deviation of `run` from `reference` over the unknowns (states, algebraic and
 /// alias variables) both have, paired by name, at the samples, in percent of each one's scale:
-/// its largest magnitude over the reference samples (1 where that is 0).
+/// its root mean square over the reference samples (1 where that is 0), as the one-step
+/// prediction's.
 pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
     let (full, reduced) = (&reference.prepared, &run.prepared);
     let mut worst = 0.0f64;
@@ -150,12 +175,7 @@ pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
             continue;
         };
         let (i, j) = (v.0 as usize, w.0 as usize);
-        let scale = reference
-            .points
-            .iter()
-            .map(|p| p.vars[i].abs())
-            .fold(0.0, f64::max);
-        let scale = if scale > 0.0 { scale } else { 1.0 };
+        let scale = super::onestep::rms(reference.points.iter().map(|p| p.vars[i]));
         for (r, p) in reference.points.iter().zip(&run.points) {
             let d = (p.vars[j] - r.vars[i]).abs() / scale;
             // A value that is no number is as far off as can be.

@@ -272,6 +272,24 @@ pub fn allowed_radius(jacobian: &[(usize, usize, f64)], n: usize, h: f64, steps:
     exact * 2f64.powf(1.0 / steps.max(1) as f64)
 }
 
+/// The largest modulus of the eigenvalues of the `n × n` matrix of `entries`: exactly up to
+/// 400 rows, above that Gershgorin's bound (the largest absolute row sum), which is at least
+/// as large.
+pub fn spectral_radius(entries: &[(usize, usize, f64)], n: usize) -> f64 {
+    if n <= EXACT_UP_TO {
+        let mut j = DMatrix::zeros(n, n);
+        for &(r, c, v) in entries {
+            j[(r, c)] += v;
+        }
+        return moduli(j)[0];
+    }
+    let mut rows = vec![0.0f64; n];
+    for &(r, _, v) in entries {
+        rows[r] += v.abs();
+    }
+    rows.into_iter().fold(0.0, f64::max)
+}
+
 /// Up to this many states and exchanged values the step matrix is taken whole.
 pub const DENSE_UP_TO: usize = 64;
 
@@ -427,6 +445,16 @@ pub fn stability_limit<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damped oscillator (eigenvalues −1 ± 3i, modulus √10) and a decay of rate 7.
+    #[test]
+    fn the_spectral_radius_is_the_largest_modulus() {
+        let entries = [(0, 1, 1.0), (1, 0, -10.0), (1, 1, -2.0), (2, 2, -7.0)];
+        assert!((spectral_radius(&entries, 3) - 7.0).abs() < 1e-12);
+        let slow = [(0, 1, 1.0), (1, 0, -10.0), (1, 1, -2.0), (2, 2, -0.5)];
+        assert!((spectral_radius(&slow, 3) - 10f64.sqrt()).abs() < 1e-12);
+        assert_eq!(spectral_radius(&[], 0), 0.0);
+    }
 
     #[test]
     fn the_limit_of_a_radius_that_grows_with_the_step_is_where_it_reaches_one() {

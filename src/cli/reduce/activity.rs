@@ -67,7 +67,7 @@ pub(super) fn run(
                 "outcome": r.removal.as_ref().map(outcome),
             })).collect::<Vec<_>>(),
         })),
-        Format::Text => print(&rows, args),
+        Format::Text => print(&rows, args, settings),
     }
     ExitCode::SUCCESS
 }
@@ -166,12 +166,12 @@ fn outcome(removal: &Removal) -> String {
     }
 }
 
-fn print(rows: &[Row], args: &ReduceArgs) {
+fn print(rows: &[Row], args: &ReduceArgs, settings: &Settings) {
     outln!(
         "energy activity over {} samples from {} to {}: {} components",
         args.samples,
-        Number(args.start),
-        Number(args.stop),
+        Number(settings.start),
+        Number(settings.stop),
         rows.len()
     );
     let mut header = vec!["component", "activity (J)", "relative %", "accumulated %"];

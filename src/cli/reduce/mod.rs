@@ -96,15 +96,17 @@ pub struct ReduceArgs {
     /// The reference run's method: `bdf` (default) or a fixed-step method
     #[arg(long, value_enum, default_value_t = MethodArg::Bdf)]
     pub method: MethodArg,
-    /// The fixed-step methods' step, and `onestep`'s BDF1 step h (J_F = ∂F/∂z + ∂F/∂ẋ / h)
-    #[arg(long, default_value_t = 1e-3, value_parser = super::cycles::positive)]
-    pub step: f64,
-    /// The start time
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub start: f64,
-    /// The end time
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub stop: f64,
+    /// The fixed-step methods' step (default 0.001), and `onestep`'s BDF1 step h
+    /// (J_F = ∂F/∂z + ∂F/∂ẋ / h). Without it, h is one fifth of the model's fastest time
+    /// constant over the samples, 1/max|λ(∂f/∂x)| (the rule of Sodja and Žlajpah's paper)
+    #[arg(long, value_parser = super::cycles::positive)]
+    pub step: Option<f64>,
+    /// The start time (default: the model's `experiment` annotation's, else 0)
+    #[arg(long, allow_negative_numbers = true)]
+    pub start: Option<f64>,
+    /// The end time (default: the model's `experiment` annotation's, else 1)
+    #[arg(long, allow_negative_numbers = true)]
+    pub stop: Option<f64>,
     /// The BDF's tolerance (relative and absolute), or the implicit methods' Newton tolerance
     #[arg(long, default_value_t = 1e-8, value_parser = super::cycles::positive)]
     pub sim_tol: f64,
@@ -161,10 +163,6 @@ impl Outcome {
 }
 
 pub fn run(args: &ReduceArgs) -> ExitCode {
-    let settings = match settings(args) {
-        Ok(s) => s,
-        Err(m) => return super::usage_error(m),
-    };
     for path in args.out.iter().chain(&args.plot) {
         if let Err(message) = super::check_writable(path) {
             return super::failure_without_source(message, ExitCode::from(1));
@@ -178,6 +176,10 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
         }
     };
     super::report(&flat.sources, &flat.warnings);
+    let settings = match settings(args, &flat.dae.experiment) {
+        Ok(s) => s,
+        Err(m) => return super::usage_error(m),
+    };
     if let Some(name) = &args.component
         && !has_component(&flat.dae, name)
     {
@@ -196,16 +198,17 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
     };
     let clock = std::time::Instant::now();
     let ranked = match args.metric {
-        MetricArg::Statistical => Ok(rank(&flat.dae, &flat.sources, &reference, args)),
-        MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args),
+        MetricArg::Statistical => Ok((rank(&flat.dae, &flat.sources, &reference, args), None)),
+        MetricArg::Onestep => rank_onestep(&flat.dae, &flat.sources, &mut reference, args)
+            .map(|(entries, h)| (entries, Some(h))),
         MetricArg::Activity => {
             let code = activity::run(&flat.dae, &reference, &settings, args);
             super::leave_allocated((flat, reference));
             return code;
         }
     };
-    let mut entries = match ranked {
-        Ok(entries) => entries,
+    let (mut entries, h) = match ranked {
+        Ok(ranked) => ranked,
         Err(message) => return super::failure_without_source(message, ExitCode::from(1)),
     };
     let ranking_seconds = clock.elapsed().as_secs_f64();
@@ -222,17 +225,20 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "threshold": args.threshold,
             "tol": args.tol,
             "ranking_time_s": ranking_seconds,
+            "h": h.map(|h| h.step),
+            "fastest_rate": h.and_then(|h| h.fastest).map(|(rate, time)| json!({"rate": rate, "time": time})),
             "ranking": entries.iter().map(entry_json).collect::<Vec<_>>(),
             "dropped_initial_equations": initial.dropped,
             "steady_state_initial": initial.steady_state,
         })),
-        Format::Text => print(&entries, &initial, args),
+        Format::Text => print(&entries, &initial, args, h),
     }
     super::leave_allocated((flat, reference, reduced));
     ExitCode::SUCCESS
 }
 
-fn settings(args: &ReduceArgs) -> Result<Settings, String> {
+/// The reference run's settings, the interval defaulting to the model's `experiment`.
+fn settings(args: &ReduceArgs, experiment: &crate::dae::Experiment) -> Result<Settings, String> {
     if args.remove_below.is_some() && args.metric != MetricArg::Activity {
         return Err("`--remove-below` goes with `--metric activity`".to_string());
     }
@@ -242,7 +248,9 @@ fn settings(args: &ReduceArgs) -> Result<Settings, String> {
                 .to_string(),
         );
     }
-    if !(args.start.is_finite() && args.stop.is_finite() && args.stop > args.start) {
+    let start = args.start.or(experiment.start).unwrap_or(0.0);
+    let stop = args.stop.or(experiment.stop).unwrap_or(1.0);
+    if !(start.is_finite() && stop.is_finite() && stop > start) {
         return Err("`--stop` must be a number after `--start`".to_string());
     }
     let method = match Integrator::of(args.method) {
@@ -254,9 +262,9 @@ fn settings(args: &ReduceArgs) -> Result<Settings, String> {
     };
     Ok(Settings {
         method,
-        start: args.start,
-        stop: args.stop,
-        step: args.step,
+        start,
+        stop,
+        step: args.step.unwrap_or(1e-3),
         tol: args.sim_tol,
         samples: args.samples as usize,
     })
@@ -308,9 +316,10 @@ fn rank_onestep(
     sources: &SourceMap,
     reference: &mut Sampled,
     args: &ReduceArgs,
-) -> Result<Vec<Entry>, String> {
+) -> Result<(Vec<Entry>, Step), String> {
+    let h = onestep_step(reference, args)?;
     let pool = &mut reference.prepared.pool;
-    let lin = Linearised::new(flat, pool, args.step)
+    let lin = Linearised::new(flat, pool, h.step)
         .ok_or("the flat model has not as many equations as unknowns")?;
     let scales = scales(&lin, &reference.points);
     let terms = candidates(flat, args.component.as_deref());
@@ -392,7 +401,50 @@ fn rank_onestep(
         .collect();
     let key = |e: &Entry| e.predicted.unwrap_or(f64::INFINITY);
     entries.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.term.cmp(&b.term)));
-    Ok(entries)
+    Ok((entries, h))
+}
+
+/// `onestep`'s BDF1 step and where it comes from.
+#[derive(Clone, Copy)]
+struct Step {
+    step: f64,
+    /// Without `--step`: the fastest rate over the samples and the time it is reached.
+    fastest: Option<(f64, f64)>,
+}
+
+impl Step {
+    fn describe(&self) -> String {
+        match self.fastest {
+            None => format!("h = {} (--step)", Number(self.step)),
+            Some((rate, time)) => format!(
+                "h = {} (a fifth of the fastest time constant, 1/{} s at t = {})",
+                Number(rounded(self.step)),
+                Number(rounded(rate)),
+                Number(rounded(time))
+            ),
+        }
+    }
+}
+
+/// `--step`, or one fifth of the fastest time constant of the reference run.
+fn onestep_step(reference: &Sampled, args: &ReduceArgs) -> Result<Step, String> {
+    if let Some(step) = args.step {
+        return Ok(Step {
+            step,
+            fastest: None,
+        });
+    }
+    match reference.fastest_rate() {
+        Some((rate, time)) => Ok(Step {
+            step: crate::reduce::onestep::default_step(rate),
+            fastest: Some((rate, time)),
+        }),
+        None => Err(
+            "the model's Jacobian ∂f/∂x is zero at every sample, so it has no time constant to \
+             take the one-step h from: give `--step`"
+                .to_string(),
+        ),
+    }
 }
 
 /// Equations whose `J_F⁻¹ e_l` one pass over the factors solves.
@@ -549,7 +601,7 @@ fn entry_json(e: &Entry) -> Value {
     })
 }
 
-fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
+fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs, h: Option<Step>) {
     let applied = entries
         .iter()
         .filter(|e| e.outcome == Outcome::Applied)
@@ -559,8 +611,8 @@ fn print(entries: &[Entry], initial: &InitialReport, args: &ReduceArgs) {
             format!("statistical ranking, threshold {}", Number(args.threshold))
         }
         MetricArg::Onestep => format!(
-            "one-step ranking, h = {}, bound {} %",
-            Number(args.step),
+            "one-step ranking, {}, bound {} %",
+            h.map_or_else(String::new, |h| h.describe()),
             Number(args.tol)
         ),
     };
