@@ -378,7 +378,6 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         (_, None) => run::simulate(model, &start, &options, recorded, show),
     };
     let method_name = integrator.name();
-    let wall = clock.elapsed().as_secs_f64();
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -406,6 +405,8 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         }
         (Err(f), _) => return fail(&flat.sources, &run_failure(&dae, &causal, &f)),
     };
+    // The runs after a switch of states included.
+    let wall = clock.elapsed().as_secs_f64();
     let mut warnings: Vec<Diagnostic> = trajectory
         .warnings
         .iter()

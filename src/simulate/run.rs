@@ -763,8 +763,9 @@ fn bdf_from(
             Err(e) => failure = Some(Failure::Event(e)),
         }
     }
-    if options.steps == 0 {
-        // Initialisation only: the initial state is the whole trajectory.
+    if options.steps == 0 || begin >= options.stop {
+        // Initialisation only (or going on from the stop time): the initial state is the
+        // whole trajectory.
         segments[0].states.push((begin, x.clone()));
     }
     let sources: Vec<Source> = outputs

@@ -298,6 +298,10 @@ pub const KRYLOV: usize = 40;
 
 /// The moduli of `matrix`'s eigenvalues, largest first (a 0 for an empty matrix).
 fn moduli(matrix: DMatrix<f64>) -> Vec<f64> {
+    if matrix.is_empty() {
+        // nalgebra's Schur decomposition indexes past an empty matrix.
+        return vec![0.0];
+    }
     let mut moduli: Vec<f64> = (matrix.complex_eigenvalues().iter())
         .map(|z| z.norm())
         .collect();
