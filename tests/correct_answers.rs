@@ -835,6 +835,47 @@ fn an_initial_system_that_fails_from_its_start_values_is_solved_along_its_homoto
     );
 }
 
+/// A mass hanging on a purely cubic spring, started at rest in steady state from `s = 0`,
+/// where the spring's stiffness `3·k3·s²` and so Newton's Jacobian vanish: the fixed-point
+/// homotopy from the start finds `s = −(m·g/k3)^(1/3)`.
+const CUBIC_AT_REST: &str = "
+model CubicAtRest
+  parameter Real m = 2, g = 9.81, k3 = 500, d = 3;
+  Real s(start = 0);
+  Real v(start = 0, fixed = true);
+initial equation
+  der(v) = 0;
+equation
+  der(s) = v;
+  m*der(v) = -k3*s^3 - d*v - m*g;
+end CubicAtRest;
+";
+
+#[test]
+fn an_initial_system_whose_jacobian_vanishes_at_the_start_is_solved_from_the_start() {
+    let path = model_file("cubic_at_rest", CUBIC_AT_REST);
+    let file = path.to_str().unwrap();
+    for method in ["bdf", "implicit-euler"] {
+        let (csv, err, code) = simulate_csv(
+            "cubic_at_rest",
+            &[
+                "simulate", file, "--method", method, "--stop", "1", "--vars", "s,v",
+            ],
+        );
+        assert_eq!(code, 0, "{method}: {err}");
+        let c = csv_columns(&csv);
+        let rest = -(2.0f64 * 9.81 / 500.0).cbrt();
+        for (k, &t) in c["time"].iter().enumerate() {
+            assert!(
+                (c["s"][k] - rest).abs() < 1e-8,
+                "{method}: s at {t}: {}",
+                c["s"][k]
+            );
+            assert!(c["v"][k].abs() < 1e-8, "{method}: v at {t}");
+        }
+    }
+}
+
 /// A capacitance of 0 the model asks to evaluate (`Evaluate = true`, passed on through a
 /// `final` modification, as the standard library's semiconductor examples do with `CapVal`).
 const EVALUATED_ZERO: &str = "

@@ -8,7 +8,8 @@
 //!
 //! The reduced system `g(s) = 0` is solved by Newton with a finite-difference Jacobian (it is
 //! small: one column per free state) and a backtracking line search, so steady-state equations
-//! of stiff nonlinear springs converge from rest.
+//! of stiff nonlinear springs converge from rest; where Newton stalls (a Jacobian singular at
+//! the start, as a purely cubic spring's at rest), by a fixed-point homotopy from the start.
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::dae::{Dae, ScalarType, VarKind};
@@ -50,7 +51,8 @@ const TOL: f64 = 1e-10;
 /// The actual model is solved first, from the start values. When that fails and the model
 /// writes `homotopy(actual, simplified)`, it is solved along the homotopy (Modelica
 /// 3.7.4.4), as OpenModelica and Dymola do: the simplified model, then `λ` stepped to 1,
-/// each solve starting from the last.
+/// each solve starting from the last. When Newton stalls and that does not help, the
+/// fixed-point homotopy from the start values is tried ([`from_start`]).
 pub fn initialise(
     dae: &Dae,
     causal: &Causal,
@@ -60,14 +62,30 @@ pub fn initialise(
     let start = model.state_values();
     let before = model.point();
     let mut x = start.clone();
-    let direct = solve(dae, causal, model, t0, &mut x);
+    let direct = solve(dae, causal, model, t0, &mut x, None);
     let iterations = match direct {
         Ok(iterations) => iterations,
-        Err(failure) if !writes_homotopy(dae) => return Err(failure),
         Err(failure) => {
+            let stalled = matches!(failure, InitFailure::NoConvergence { .. });
+            if !stalled && !writes_homotopy(dae) {
+                return Err(failure);
+            }
             model.load(&before);
-            x = start;
-            along_homotopy(dae, causal, model, t0, &mut x).map_err(|_| failure)?
+            x.clone_from(&start);
+            let written = if writes_homotopy(dae) {
+                along_homotopy(dae, causal, model, t0, &mut x).ok()
+            } else {
+                None
+            };
+            match written {
+                Some(iterations) => iterations,
+                None if stalled => {
+                    model.load(&before);
+                    x.clone_from(&start);
+                    from_start(dae, causal, model, t0, &mut x).map_err(|_| failure)?
+                }
+                None => return Err(failure),
+            }
         }
     };
     check_released(dae, model)?;
@@ -81,8 +99,7 @@ fn writes_homotopy(dae: &Dae) -> bool {
 /// The smallest step of `λ` before the homotopy is given up.
 const MIN_HOMOTOPY_STEP: f64 = 1.0 / 1024.0;
 
-/// Solves the initial system at `λ` = 0, then at `λ` stepped to 1 (halved where a solve
-/// fails, doubled after one succeeds); leaves `λ` at 1.
+/// Solves the initial system at `λ` = 0, then at `λ` stepped to 1; leaves `λ` at 1.
 fn along_homotopy(
     dae: &Dae,
     causal: &Causal,
@@ -91,25 +108,65 @@ fn along_homotopy(
     x: &mut Vec<f64>,
 ) -> Result<u64, InitFailure> {
     model.set_homotopy(0.0);
-    let mut iterations = solve(dae, causal, model, t0, x)?;
-    let (mut lambda, mut step) = (0.0, 0.25);
-    while lambda < 1.0 {
-        let next = f64::min(lambda + step, 1.0);
+    let first = solve(dae, causal, model, t0, x, None)?;
+    let stepped = step_to_one((0.25, MIN_HOMOTOPY_STEP), |lambda| {
         let (saved_x, saved) = (x.clone(), model.point());
-        model.set_homotopy(next);
-        match solve(dae, causal, model, t0, x) {
+        model.set_homotopy(lambda);
+        solve(dae, causal, model, t0, x, None).inspect_err(|_| {
+            *x = saved_x;
+            model.load(&saved);
+        })
+    });
+    if stepped.is_err() {
+        model.set_homotopy(1.0);
+    }
+    Ok(first + stepped?)
+}
+
+/// The smallest step of the fixed-point homotopy's `μ` before it is given up.
+const MIN_BLEND_STEP: f64 = 1e-4;
+
+/// The fixed-point homotopy (a globalised Newton for initial systems that do not write
+/// `homotopy`): `H(x, μ) = μ·g(x) + (1 − μ)·(x − x₀)`, solved from `μ = 0` (where `x₀`, the
+/// start values, is the solution) with `μ` stepped to 1, each solve starting from the last,
+/// then `g(x) = 0` itself from there. Newton on `g` alone stalls where its Jacobian is
+/// singular at the start: a cubic spring `k3·s³` at rest (`s = 0`), which the blend's
+/// identity term makes regular along the way.
+fn from_start(
+    dae: &Dae,
+    causal: &Causal,
+    model: &mut CompiledModel,
+    t0: f64,
+    x: &mut Vec<f64>,
+) -> Result<u64, InitFailure> {
+    let start = x.clone();
+    let stepped = step_to_one((0.125, MIN_BLEND_STEP), |mu| {
+        let saved = x.clone();
+        let blend = Blend { mu, start: &start };
+        solve(dae, causal, model, t0, x, Some(&blend)).inspect_err(|_| *x = saved)
+    })?;
+    Ok(stepped + solve(dae, causal, model, t0, x, None)?)
+}
+
+/// Steps a continuation parameter from 0 to 1 from `first`: `attempt(p)` solves at `p` from
+/// the last solution (and leaves it as it was on failure); the step is doubled after a
+/// success and halved after a failure, given up below `min_step`. The iterations spent.
+fn step_to_one(
+    (first, min_step): (f64, f64),
+    mut attempt: impl FnMut(f64) -> Result<u64, InitFailure>,
+) -> Result<u64, InitFailure> {
+    let (mut at, mut step, mut iterations) = (0.0, first, 0);
+    while at < 1.0 {
+        let next = f64::min(at + step, 1.0);
+        match attempt(next) {
             Ok(spent) => {
                 iterations += spent;
-                lambda = next;
+                at = next;
                 step *= 2.0;
             }
             Err(failure) => {
                 step /= 2.0;
-                *x = saved_x;
-                model.load(&saved);
-                model.set_homotopy(lambda);
-                if step < MIN_HOMOTOPY_STEP {
-                    model.set_homotopy(1.0);
+                if step < min_step {
                     return Err(failure);
                 }
             }
@@ -118,13 +175,30 @@ fn along_homotopy(
     Ok(iterations)
 }
 
-/// The initial system solved from the states `x` (updated), the model left evaluated there.
+/// The fixed-point homotopy at `μ` from the states `start`: residual `k` of the initial
+/// system blended with the distance of the `k`-th free state from its start.
+struct Blend<'a> {
+    mu: f64,
+    start: &'a [f64],
+}
+
+impl Blend<'_> {
+    fn apply(&self, r: &mut [f64], free: &[usize], x: &[f64]) {
+        for (r, &i) in r.iter_mut().zip(free) {
+            *r = self.mu * *r + (1.0 - self.mu) * (x[i] - self.start[i]);
+        }
+    }
+}
+
+/// The initial system solved from the states `x` (updated), the model left evaluated there;
+/// with `blend`, the fixed-point homotopy's system at its `μ`.
 fn solve(
     dae: &Dae,
     causal: &Causal,
     model: &mut CompiledModel,
     t0: f64,
     x: &mut [f64],
+    blend: Option<&Blend<'_>>,
 ) -> Result<u64, InitFailure> {
     let residuals = residuals(dae);
     if residuals.is_empty() {
@@ -151,8 +225,38 @@ fn solve(
             free: free.len(),
         });
     }
-    seed_explicit_states(dae, causal, model, &free, x);
-    newton(dae, model, &residuals, &free, t0, x)
+    if blend.is_none() {
+        seed_explicit_states(dae, causal, model, &free, x);
+    }
+    let system = System {
+        residuals: &residuals,
+        free: &free,
+        blend,
+    };
+    newton(dae, model, &system, t0, x)
+}
+
+/// The system Newton solves: the initial system's residuals in the free states, blended.
+struct System<'a> {
+    residuals: &'a [Residual],
+    free: &'a [usize],
+    blend: Option<&'a Blend<'a>>,
+}
+
+impl System<'_> {
+    fn values(
+        &self,
+        dae: &Dae,
+        model: &mut CompiledModel,
+        t: f64,
+        x: &[f64],
+    ) -> Result<Vec<f64>, InitFailure> {
+        let mut r = values(dae, model, self.residuals, t, x)?;
+        if let Some(blend) = self.blend {
+            blend.apply(&mut r, self.free, x);
+        }
+        Ok(r)
+    }
 }
 
 /// The dropped `fixed = true` conditions must hold where the constraints put their
@@ -429,13 +533,13 @@ fn norm(r: &[f64]) -> f64 {
 fn newton(
     dae: &Dae,
     model: &mut CompiledModel,
-    residuals: &[Residual],
-    free: &[usize],
+    system: &System,
     t0: f64,
     x: &mut [f64],
 ) -> Result<u64, InitFailure> {
+    let (residuals, free) = (system.residuals, system.free);
     let m = free.len();
-    let mut r = values(dae, model, residuals, t0, x)?;
+    let mut r = system.values(dae, model, t0, x)?;
     for iteration in 0..MAX_ITERATIONS {
         let scale = 1.0 + free.iter().map(|&i| x[i].abs()).fold(0.0, f64::max);
         if r.iter().all(|v| v.abs() <= TOL * scale) {
@@ -448,7 +552,7 @@ fn newton(
             let h = 1e-7 * (1.0 + x[i].abs());
             let saved = x[i];
             x[i] = saved + h;
-            let shifted = values(dae, model, residuals, t0, x)?;
+            let shifted = system.values(dae, model, t0, x)?;
             x[i] = saved;
             for row in 0..m {
                 lu.set(row, c, (shifted[row] - r[row]) / h);
@@ -466,7 +570,7 @@ fn newton(
             for (k, &i) in free.iter().enumerate() {
                 x[i] = start[i] - lambda * step[k];
             }
-            let trial = values(dae, model, residuals, t0, x);
+            let trial = system.values(dae, model, t0, x);
             if let Ok(trial) = trial
                 && (norm(&trial) < norm(&r) || lambda < 1e-4)
             {
