@@ -609,7 +609,11 @@ fn the_plot_draws_every_state_full_and_reduced() {
         svg.to_str().expect("path"),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(std::fs::read_to_string(&svg).expect("written").starts_with("<svg"));
+    assert!(
+        std::fs::read_to_string(&svg)
+            .expect("written")
+            .starts_with("<svg")
+    );
 }
 
 /// The guard's fast path never accepts what the full analysis refuses: for every candidate
