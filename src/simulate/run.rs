@@ -267,11 +267,10 @@ fn simulate_with(
         }
     };
     let ((stats, sparse), ended) = ran;
+    let integration = clock.elapsed().as_secs_f64();
     if let Err(failure) = ended {
-        let integration = clock.elapsed().as_secs_f64();
         return Err(recorder.stopped(failure, (stats, init_iterations, integration)));
     }
-    let integration = clock.elapsed().as_secs_f64();
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
     trajectory.events = events.map(|e| e.stats).unwrap_or_default();
     Ok(trajectory)
