@@ -5,10 +5,10 @@
 //! simulates; `statistical` ranks them by their relative mean and spread within their
 //! equation, `onestep` by the error one Newton step of the reduced system predicts; `activity`
 //! ranks components by the energy through their connectors; `operation` rewrites the flat
-//! model and guards each operation by its matching, and `initial` keeps its initial system
-//! square.
+//! model, `guard` keeps its matching perfect, and `initial` keeps its initial system square.
 
 pub mod activity;
+pub mod guard;
 pub mod initial;
 pub mod onestep;
 pub mod operation;

@@ -1,12 +1,11 @@
-//! The elementary operations of SPEC §11 applied to the flat model, the guard that keeps its
-//! matching perfect.
+//! The elementary operations of SPEC §11 applied to the flat model.
 
 use std::collections::BTreeMap;
 
 use super::initial::{InitialChanges, settle};
 use super::terms::TermRef;
-use crate::dae::{Dae, Equation, VarKind};
-use crate::expr::{ExprPool, Node};
+use crate::dae::{Dae, Equation};
+use crate::expr::ExprPool;
 
 /// Delete a term, or replace it by a constant (its mean over the reference samples).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,105 +99,4 @@ fn left_terms(pool: &mut ExprPool, eq: &Equation) -> usize {
         }
     }
     eq.terms.iter().take_while(|t| t.sign > 0.0).count()
-}
-
-/// Whether the reduced model can still be matched and sorted: every equation keeps an
-/// unknown of its own (SPEC §11's guard), checked by the structural analysis itself.
-pub fn keeps_perfect_matching(reduced: &Dae) -> bool {
-    crate::structure::prepare(reduced.clone())
-        .is_ok_and(|(prepared, _)| crate::structure::analyse(&prepared).is_ok())
-}
-
-/// The guard's fast path: a perfect matching of the reduced model's equations to its unknowns
-/// (the derivatives of its states and its algebraic variables). An operation that leaves its
-/// equation its matched unknown and every derivative it read keeps the matching perfect, and
-/// the model's states, without analysing the model again.
-pub struct Matched {
-    /// Per equation, its matched unknown, as the leaf that reads it.
-    matched: Vec<Node>,
-    /// The reduced model so far (its pool also holds the equations being tried).
-    current: Dae,
-}
-
-impl Matched {
-    /// Of the reduced model `flat`; `None` when the fast path does not apply: weak variables
-    /// (solved by any equation that mentions them), or no perfect matching of the model as
-    /// written (a model whose index reduction finds the matching).
-    pub fn new(flat: &Dae) -> Option<Matched> {
-        if flat.variables.iter().any(|v| v.weak) {
-            return None;
-        }
-        let mut column = vec![usize::MAX; flat.variables.len()];
-        let mut leaves = Vec::new();
-        for v in flat.var_ids() {
-            let leaf = match flat.var(v).kind {
-                VarKind::State => Node::Der(v),
-                VarKind::Algebraic => Node::Var(v),
-                _ => continue,
-            };
-            column[v.0 as usize] = leaves.len();
-            leaves.push(leaf);
-        }
-        let rows: Vec<Vec<usize>> = flat
-            .equations
-            .iter()
-            .map(|eq| {
-                let mut row = Vec::new();
-                flat.pool.visit_leaves(eq.residual, |n| {
-                    if let Some(c) = unknown_column(flat, &column, n) {
-                        row.push(c);
-                    }
-                });
-                row.sort_unstable();
-                row.dedup();
-                row
-            })
-            .collect();
-        let graph = crate::structure::matching::Bipartite::from_rows(&rows, leaves.len());
-        let matching = crate::structure::matching::hopcroft_karp(&graph);
-        if !matching.is_perfect() {
-            return None;
-        }
-        Some(Matched {
-            matched: matching.of_equation.iter().map(|&c| leaves[c]).collect(),
-            current: flat.clone(),
-        })
-    }
-
-    /// Equation `e` of the original model `flat` with the operations `changes` (term index,
-    /// operation; all of those on `e`, the earlier ones included), when it surely keeps the
-    /// matching perfect and the states as they are; `None` when only the full analysis can
-    /// tell.
-    pub fn check(
-        &mut self,
-        flat: &Dae,
-        e: usize,
-        changes: &[(usize, Operation)],
-    ) -> Option<Equation> {
-        let mut eq = flat.equations[e].clone();
-        let pool = &mut self.current.pool;
-        rewrite(pool, &mut eq, changes);
-        let mut after = Vec::new();
-        pool.visit_leaves(eq.residual, |n| after.push(n));
-        let mut lost_derivative = false;
-        pool.visit_leaves(self.current.equations[e].residual, |n| {
-            lost_derivative |= matches!(n, Node::Der(_)) && !after.contains(&n);
-        });
-        (after.contains(&self.matched[e]) && !lost_derivative).then_some(eq)
-    }
-
-    /// Takes a checked equation into the reduced model.
-    pub fn commit(&mut self, e: usize, eq: Equation) {
-        self.current.equations[e] = eq;
-    }
-}
-
-/// The matching column of the unknown a leaf reads, if it reads one.
-fn unknown_column(flat: &Dae, column: &[usize], n: Node) -> Option<usize> {
-    let v = match n {
-        Node::Der(v) if flat.var(v).kind == VarKind::State => v,
-        Node::Var(v) if flat.var(v).kind == VarKind::Algebraic => v,
-        _ => return None,
-    };
-    Some(column[v.0 as usize])
 }

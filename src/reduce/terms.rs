@@ -17,7 +17,8 @@ pub struct TermRef {
 /// ones connections generate) with at least two terms, in order, those that read parameters
 /// and constants only included (deleting `-m*g` is a reduction like any other; such a term
 /// can only be deleted, [`is_constant`]); with `component`, only those of that instance and
-/// the instances inside it.
+/// the instances inside it. A literal zero (the `0` of `p.v = 0`) is no term: deleting it
+/// changes nothing.
 pub fn candidates(dae: &Dae, component: Option<&str>) -> Vec<TermRef> {
     let inside = |c: &str| match component {
         None => true,
@@ -28,7 +29,11 @@ pub fn candidates(dae: &Dae, component: Option<&str>) -> Vec<TermRef> {
         .enumerate()
         .filter(|(_, eq)| matches!(eq.origin, EquationOrigin::Model | EquationOrigin::Binding))
         .filter(|(_, eq)| eq.terms.len() >= 2 && inside(&eq.component))
-        .flat_map(|(e, eq)| (0..eq.terms.len()).map(move |term| TermRef { equation: e, term }))
+        .flat_map(|(e, eq)| {
+            (eq.terms.iter().enumerate())
+                .filter(|(_, t)| dae.pool.as_const(t.expr) != Some(0.0))
+                .map(move |(term, _)| TermRef { equation: e, term })
+        })
         .collect()
 }
 

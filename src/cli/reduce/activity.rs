@@ -13,7 +13,7 @@ use super::{ReduceArgs, write_outputs};
 use crate::dae::Dae;
 use crate::numfmt::Number;
 use crate::reduce::activity::activities;
-use crate::reduce::operation::keeps_perfect_matching;
+use crate::reduce::guard::keeps_perfect_matching;
 use crate::reduce::removal::{Removed, remove_components};
 use crate::reduce::sample::{Sampled, Settings, error_percent, sample};
 

@@ -20,9 +20,10 @@ use crate::dae::Dae;
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, ExprPool};
 use crate::numfmt::Number;
+use crate::reduce::guard::{Matched, keeps_perfect_matching};
 use crate::reduce::initial::InitialChanges;
 use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
-use crate::reduce::operation::{Matched, Reduced, apply, keeps_perfect_matching};
+use crate::reduce::operation::{Reduced, apply};
 use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{
     SampleError, Sampled, Settings, error_percent, sample, sample_observed,
@@ -520,13 +521,15 @@ fn apply_in_order(
             .filter(|(t, _)| t.equation == e)
             .map(|&(t, op)| (t.term, op))
             .collect();
-        let checked = fast.as_mut().and_then(|m| m.check(flat, e, &changes));
+        // The fast guard's verdict, `None` where only the full analysis can tell.
+        let guard = fast.as_mut().map(|m| m.check(flat, e, &changes));
         // The whole reduced model, built once when the full guard or `--verify` needs it.
-        let trial = (checked.is_none() || args.verify).then(|| apply(flat, &applied));
-        let structural = checked.is_some()
-            || trial
-                .as_ref()
-                .is_some_and(|t| keeps_perfect_matching(&t.dae));
+        let trial = (guard.is_none() || args.verify && matches!(guard, Some(Some(_))))
+            .then(|| apply(flat, &applied));
+        let structural = match &guard {
+            Some(kept) => kept.is_some(),
+            None => (trial.as_ref()).is_some_and(|t| keeps_perfect_matching(&t.dae)),
+        };
         entry.outcome = match &trial {
             _ if !structural => Outcome::Refused,
             Some(trial) if args.verify => {
@@ -547,8 +550,8 @@ fn apply_in_order(
             continue;
         }
         accumulated += entry.predicted.unwrap_or(0.0);
-        match (checked, fast.as_mut(), trial) {
-            (Some(eq), Some(m), _) => m.commit(e, eq),
+        match (guard.flatten(), fast.as_mut(), trial) {
+            (Some(kept), Some(m), _) => m.commit(e, *kept),
             (_, _, Some(trial)) => fast = Matched::new(&trial.dae),
             _ => fast = None,
         }
