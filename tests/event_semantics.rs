@@ -388,3 +388,71 @@ end Degen;
         }
     }
 }
+
+/// A timer as `Modelica.Blocks.Logical.Timer` writes it drives a latch, as a thyristor's
+/// firing does: at t = 0.5 `u` becomes true and its clause sets `entry = 0.5` in the same
+/// instant, so `fire = u and time - entry > 0.2` stays false there (the stale `entry = -10`
+/// would make it true) and the latch closes at 0.7. Then x = ∫ latched = 1 − 0.7 = 0.3.
+#[test]
+fn a_relation_reads_what_the_clauses_of_its_instant_assign() {
+    const TIMER: &str = "model TimerLatch
+  discrete Real entry(start = -10, fixed = true);
+  Boolean u = time > 0.5;
+  Boolean fire = u and time - entry > 0.2;
+  Boolean latched(start = false, fixed = true);
+  Real x(start = 0, fixed = true);
+equation
+  when u then entry = time; end when;
+  latched = pre(latched) or fire;
+  der(x) = if latched then 1 else 0;
+end TimerLatch;
+";
+    for method in ["bdf", "implicit-euler"] {
+        let run = simulate(
+            "timer_latch",
+            TIMER,
+            &[
+                "--stop",
+                "1",
+                "--step",
+                "0.01",
+                "--method",
+                method,
+                "--vars",
+                "latched,x",
+            ],
+        );
+        assert_eq!(after(&run, "latched", 0.6), 0.0, "{method}");
+        let x = *run["x"].last().unwrap();
+        assert!((x - 0.3).abs() < 0.011, "{method}: x(1) = {x}");
+    }
+}
+
+/// `sin(2πt) < 0` becomes true at t = 0.5 and 1.5, where `sample(0, 0.5)` also ticks; in
+/// floating point the crossing is a hair after the sample instant. Two events so close are
+/// two events, not chattering: by t = 1.9, n = 3 (0.5, 1, 1.5: at the start the clause does
+/// not fire, Modelica 8.6) and m = 2.
+#[test]
+fn a_state_event_a_hair_after_a_sample_is_no_chattering() {
+    const HAIR: &str = "model Hair
+  Integer n(start = 0, fixed = true);
+  Integer m(start = 0, fixed = true);
+  Real x(start = 0, fixed = true);
+equation
+  when sample(0, 0.5) then n = pre(n) + 1; end when;
+  when sin(2*3.141592653589793*time) < 0 then m = pre(m) + 1; end when;
+  der(x) = 1;
+end Hair;
+";
+    for method in ["bdf", "implicit-euler"] {
+        let run = simulate(
+            "hair",
+            HAIR,
+            &[
+                "--stop", "1.9", "--step", "0.1", "--method", method, "--vars", "n,m",
+            ],
+        );
+        assert_eq!(*run["n"].last().unwrap(), 3.0, "{method}");
+        assert_eq!(*run["m"].last().unwrap(), 2.0, "{method}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Numerical evaluation of an expression tree (reference semantics; the fast path is the
 //! compiled tape of the simulation stage).
 
-use super::{ExprId, ExprPool, Func2, Node};
+use super::{CmpOp, ExprId, ExprPool, Func2, Node};
 
 /// Where evaluation gets the values of leaves.
 pub trait Values {
@@ -195,6 +195,22 @@ impl ExprPool {
         }
     }
 
+    /// `op` on the values `u`, `v` of `x`, `y`. Where time equals the other side it is on a
+    /// breakpoint, and the relation is taken just past it, as the integrators hold it over
+    /// the interval that starts there and as the event there switches it (Modelica 8.5):
+    /// `time > 0.5` is true at 0.5, so a `when` on a Boolean it defines fires there.
+    fn compare(&self, op: CmpOp, (x, y): (ExprId, ExprId), (u, v): (f64, f64)) -> bool {
+        if u == v && !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            if self.node(x) == Node::Time {
+                return op.apply(1.0, 0.0);
+            }
+            if self.node(y) == Node::Time {
+                return op.apply(0.0, 1.0);
+            }
+        }
+        op.apply(u, v)
+    }
+
     fn eval_node(&self, id: ExprId, walk: &mut impl Walk) -> Result<f64, Stop> {
         let b = |x: bool| if x { 1.0 } else { 0.0 };
         let values = walk.values();
@@ -221,7 +237,10 @@ impl ExprPool {
                     walk.visit(self, y)?
                 }
             }
-            Node::Cmp(op, x, y) => b(op.apply(walk.visit(self, x)?, walk.visit(self, y)?)),
+            Node::Cmp(op, x, y) => {
+                let (u, v) = (walk.visit(self, x)?, walk.visit(self, y)?);
+                b(self.compare(op, (x, y), (u, v)))
+            }
             Node::And(x, y) => b(walk.visit(self, x)? != 0.0 && walk.visit(self, y)? != 0.0),
             Node::Or(x, y) => b(walk.visit(self, x)? != 0.0 || walk.visit(self, y)? != 0.0),
             Node::Not(x) => b(walk.visit(self, x)? == 0.0),

@@ -390,13 +390,12 @@ impl<'a> Events<'a> {
         let fired_before = std::mem::replace(&mut self.fired, fired);
         let x_before = x.to_vec();
         self.event(t, x, true)?;
-        // A condition that fired right after another event and holds on past this one: the
-        // event could not move the model out of it (a ball whose bounce is below the
-        // integrator's tolerance, about to fall through the floor).
-        let stuck = before
-            .iter()
-            .zip(&self.before)
-            .any(|(&was, &is)| !was && is);
+        // A condition that fired at the event just before, fired again right after it and
+        // holds on past this one: the event could not move the model out of it (a ball whose
+        // bounce is below the integrator's tolerance, about to fall through the floor). A
+        // condition firing for the first time next to another event (a state event a hair
+        // after a sample instant) is no such thing.
+        let stuck = (0..before.len()).any(|k| fired_before[k] && !before[k] && self.before[k]);
         if close && stuck {
             return Err(self.chattering(t));
         }
@@ -441,8 +440,17 @@ impl<'a> Events<'a> {
         self.set_pre_of_reals();
         let mut rounds = 0;
         loop {
-            let moved = self.settle_switches(t)?;
-            let fired = self.fire_clauses(t)?;
+            let mut moved = self.settle_switches(t)?;
+            let mut fired = false;
+            // What fires moves the relations that read what it assigns (a timer's entry time
+            // under `y > angle`): they settle before any `pre` takes a value from them.
+            for _ in 0..MAX_ITERATIONS {
+                if !self.fire_clauses(t)? {
+                    break;
+                }
+                fired = true;
+                moved |= self.settle_switches(t)?;
+            }
             let changing = self.changing();
             if !moved && !fired && changing.is_empty() {
                 break;
@@ -474,7 +482,28 @@ impl<'a> Events<'a> {
             *xi = self.point.vars[s.0 as usize];
         }
         (self.held, self.before) = self.heading(t, x)?;
+        self.keep_edges_ahead();
         Ok(())
+    }
+
+    /// A condition false at the event that the look-ahead finds true has its edge just past
+    /// it (`sin(2πt) < 0` at a sample instant t = 0.5, where the sine is 1e-16): it and its
+    /// relations are held at their values now, so that the integrator's next step sees the
+    /// switch and locates it, and the clause fires, rather than the edge being taken as
+    /// already passed.
+    fn keep_edges_ahead(&mut self) {
+        let now = self.values(&self.conditions);
+        for (k, &is) in now.iter().enumerate() {
+            if is || !self.before[k] {
+                continue;
+            }
+            self.before[k] = false;
+            for (r, w) in self.watched.iter().enumerate() {
+                if w.var.is_none() && reads(self.dae, self.conditions[k], w.node) {
+                    self.held[r] = self.eval(w.node);
+                }
+            }
+        }
     }
 
     /// Each relation's and condition's value just after `t` on the tangent from `(t, x)`: at
