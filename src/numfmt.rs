@@ -31,6 +31,26 @@ impl std::fmt::Display for Number {
     }
 }
 
+/// `t` rounded to 15 significant decimal digits, when the powers of ten involved are exact:
+/// the times of a run (its grid, sample instants, breakpoints) are compared so, and
+/// `0.025 + 0.05` is the breakpoint 0.075.
+pub fn decimal(t: f64) -> f64 {
+    if t == 0.0 || !t.is_finite() {
+        return t;
+    }
+    let shift = 14 - t.abs().log10().floor() as i32;
+    if !(-22..=22).contains(&shift) {
+        return t;
+    }
+    // Powers of ten up to 10²² are exact doubles, so the only rounding is the final one.
+    let scale = 10f64.powi(shift.abs());
+    if shift >= 0 {
+        (t * scale).round() / scale
+    } else {
+        (t / scale).round() * scale
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -456,3 +456,37 @@ end Hair;
         assert_eq!(*run["m"].last().unwrap(), 2.0, "{method}");
     }
 }
+
+/// A ramp that ends at `t0 + d = 0.025 + 0.05`, one ulp past 0.075 in floating point, and a
+/// sample at 0.075: the two are one instant (times are compared at 15 digits), not an event
+/// and a breakpoint an ulp apart that no integrator step fits between. x = ∫ r over [0, 0.1]
+/// = 0.075²/2 + 0.075·0.025 = 0.0046875 (implicit Euler at h = 0.001 sums h·t_k:
+/// h²·75·76/2 + 0.075·0.025 = 0.004725); the last sample holds r = 0.075.
+#[test]
+fn a_breakpoint_an_ulp_from_a_sample_is_the_same_instant() {
+    const RAMP: &str = "model RampSample
+  parameter Real t0 = 0.025;
+  parameter Real d = 0.05;
+  Real r = if time < t0 + d then time else 0.075;
+  discrete Real s(start = 0, fixed = true);
+  Real x(start = 0, fixed = true);
+equation
+  when sample(0, 0.001) then s = r; end when;
+  der(x) = r;
+end RampSample;
+";
+    // BDF restarts at each sample, to within its absolute tolerance 1e-6 per unit time.
+    for (method, integral, within) in [("bdf", 0.0046875, 2e-6), ("implicit-euler", 0.004725, 1e-9)]
+    {
+        let run = simulate(
+            "ramp_sample",
+            RAMP,
+            &[
+                "--stop", "0.1", "--step", "0.001", "--method", method, "--vars", "s,x",
+            ],
+        );
+        let x = *run["x"].last().unwrap();
+        assert!((x - integral).abs() < within, "{method}: x(0.1) = {x}");
+        assert!((after(&run, "s", 0.08) - 0.075).abs() < 1e-12, "{method}");
+    }
+}

@@ -2,6 +2,7 @@
 //! compiled tape of the simulation stage).
 
 use super::{CmpOp, ExprId, ExprPool, Func2, Node};
+use crate::numfmt::decimal;
 
 /// Where evaluation gets the values of leaves.
 pub trait Values {
@@ -195,16 +196,18 @@ impl ExprPool {
         }
     }
 
-    /// `op` on the values `u`, `v` of `x`, `y`. Where time equals the other side it is on a
-    /// breakpoint, and the relation is taken just past it, as the integrators hold it over
-    /// the interval that starts there and as the event there switches it (Modelica 8.5):
-    /// `time > 0.5` is true at 0.5, so a `when` on a Boolean it defines fires there.
+    /// `op` on the values `u`, `v` of `x`, `y`. Where time equals the other side (at the 15
+    /// digits the run's times are compared at) it is on a breakpoint, and the relation is
+    /// taken just past it, as the integrators hold it over the interval that starts there and
+    /// as the event there switches it (Modelica 8.5): `time > 0.5` is true at 0.5, so a
+    /// `when` on a Boolean it defines fires there.
     fn compare(&self, op: CmpOp, (x, y): (ExprId, ExprId), (u, v): (f64, f64)) -> bool {
-        if u == v && !matches!(op, CmpOp::Eq | CmpOp::Ne) {
-            if self.node(x) == Node::Time {
+        if !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            let on_breakpoint = || decimal(u) == decimal(v);
+            if self.node(x) == Node::Time && on_breakpoint() {
                 return op.apply(1.0, 0.0);
             }
-            if self.node(y) == Node::Time {
+            if self.node(y) == Node::Time && on_breakpoint() {
                 return op.apply(0.0, 1.0);
             }
         }

@@ -180,7 +180,7 @@ impl Clock {
     /// Instant `k`, rounded as the output grid's times are (so that `sample(0, 0.1)`'s third
     /// is the grid's 0.3, not 0.30000000000000004).
     fn instant(&self, k: u64) -> f64 {
-        super::run::decimal(self.start + k as f64 * self.interval)
+        crate::numfmt::decimal(self.start + k as f64 * self.interval)
     }
 }
 

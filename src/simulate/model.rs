@@ -544,12 +544,14 @@ impl Values for RegisterValues<'_> {
     }
 }
 
-/// The finite values of the tape's breakpoint registers, ascending, without repeats.
+/// The finite values of the tape's breakpoint registers at 15 digits, as the sample instants
+/// are (so that a ramp's end `0.025 + 0.05` meets a sample at 0.075), ascending, without
+/// repeats.
 fn breakpoint_times(tape: &Tape, regs: &[f64]) -> Vec<f64> {
     let mut times: Vec<f64> = tape
         .breakpoints
         .iter()
-        .map(|&r| regs[r as usize])
+        .map(|&r| crate::numfmt::decimal(regs[r as usize]))
         .filter(|t| t.is_finite())
         .collect();
     times.sort_by(f64::total_cmp);

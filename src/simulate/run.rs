@@ -9,6 +9,7 @@ use crate::causal::{Causal, Point};
 use crate::dae::{Dae, VarKind};
 use crate::expr::ExprId;
 use crate::jacobian::OdeJacobian;
+use crate::numfmt::decimal;
 use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checked, Checker, Violation};
@@ -81,24 +82,6 @@ impl Options {
             return self.stop;
         }
         decimal(self.start + k as f64 * (self.stop - self.start) / self.steps as f64)
-    }
-}
-
-/// `t` rounded to 15 significant decimal digits, when the powers of ten involved are exact.
-pub(super) fn decimal(t: f64) -> f64 {
-    if t == 0.0 || !t.is_finite() {
-        return t;
-    }
-    let shift = 14 - t.abs().log10().floor() as i32;
-    if !(-22..=22).contains(&shift) {
-        return t;
-    }
-    // Powers of ten up to 10²² are exact doubles, so the only rounding is the final one.
-    let scale = 10f64.powi(shift.abs());
-    if shift >= 0 {
-        (t * scale).round() / scale
-    } else {
-        (t / scale).round() * scale
     }
 }
 
