@@ -1306,3 +1306,33 @@ end EmptyReductions;",
         assert_eq!(dae.pool.as_const(binding), Some(want), "{name}");
     }
 }
+
+/// An array of components given array values for its elements' attributes (Modelica 7.2.5,
+/// as `ThyristorBridge2mPulse` writes `idealThyristor(off(start = offStart, fixed = fill(true,
+/// m)))`): element i takes element i of each, `fixed` as `start`.
+#[test]
+fn array_attributes_of_an_array_of_components_split_by_element() {
+    let dae = flatten(
+        "model A
+           model T
+             Boolean off(start = true);
+             Real x(start = 1);
+           equation
+             off = x > 0;
+             der(x) = -x;
+           end T;
+           T t[2](off(start = {true, false}, fixed = fill(true, 2)), x(fixed = {true, false}));
+         end A;",
+        &[],
+    )
+    .expect("flattens");
+    let attributes = |name: &str| {
+        let v = dae.lookup(name).expect("declared");
+        let var = dae.var(v);
+        (var.start.and_then(|s| dae.pool.as_const(s)), var.fixed)
+    };
+    assert_eq!(attributes("t[1].off"), (Some(1.0), Some(true)));
+    assert_eq!(attributes("t[2].off"), (Some(0.0), Some(true)));
+    assert_eq!(attributes("t[1].x").1, Some(true));
+    assert_eq!(attributes("t[2].x").1, Some(false));
+}

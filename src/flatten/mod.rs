@@ -312,15 +312,7 @@ impl<'a> Flattener<'a> {
                 }
             }
             if let Some(b) = m.child("fixed").and_then(|s| s.binding.as_ref()) {
-                let ctx = Ctx {
-                    inst: Some(b.scope),
-                    class: b.class_scope,
-                    loops: &[],
-                    mode: Mode::Constant,
-                    end: None,
-                    locals: None,
-                };
-                match self.eval_scalar(b.expr, &ctx) {
+                match self.bound_constant(b) {
                     Ok(x) => self.dae.variables[i].fixed = Some(x != 0.0),
                     Err(d) => self.diags.push(d),
                 }
@@ -393,6 +385,24 @@ impl<'a> Flattener<'a> {
                     .at(b.expr.span, "wrong size"),
             ),
         }
+    }
+
+    /// An attribute's value known at translation time (`fixed`), this element's of an array
+    /// value given to an array component (`fixed = fill(true, m)`).
+    fn bound_constant(&mut self, b: &Bound<'a>) -> Result<f64, Diagnostic> {
+        let id = match self.bound_element(b, Mode::Constant)? {
+            Some(id) => id,
+            None => {
+                return Err(Diagnostic::error(
+                    "the size of this binding does not match the declaration",
+                )
+                .at(b.expr.span, "wrong size"));
+            }
+        };
+        self.dae.pool.as_const(id).ok_or_else(|| {
+            Diagnostic::error("this expression must be evaluable at translation time")
+                .at(b.expr.span, "not a constant")
+        })
     }
 
     fn apply_binding(&mut self, v: VarId, value: crate::expr::ExprId) {
