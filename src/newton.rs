@@ -16,6 +16,10 @@
 //! is exactly 0). Newton then takes a basic solution, as other Modelica tools do: a
 //! correction from a finite-difference Jacobian factored with complete pivoting, zero on the
 //! columns left without a pivot, so those unknowns keep their guess.
+//!
+//! Where Newton fails from the guess and from points just off it, the Newton homotopy
+//! `R(Y) − (1 − μ) R(y₀)` carries the guess `y₀` (its solution at μ = 0) to the system's
+//! solution at μ = 1, each step solved by the same damped Newton.
 
 /// A square system `R(Y) = 0` over targets the implementor holds.
 pub trait System {
@@ -101,7 +105,77 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
         }
     }
     system.set_targets(&work.start);
+    if newton_homotopy(system, n, work) {
+        return Ok(());
+    }
+    system.set_targets(&work.start);
     Err(left)
+}
+
+/// Steps of the Newton homotopy below this are given up on.
+const SMALLEST_HOMOTOPY_STEP: f64 = 1e-4;
+
+/// The Newton (global) homotopy from the guess `y₀`: `R(Y) − (1 − μ) R(y₀) = 0`, solved by
+/// Newton at μ stepped from 0 (where `y₀` is the solution) to 1 (the system itself), each
+/// from the last solution, the step doubled after a success and quartered after a failure.
+/// It follows the solution branch through `y₀` where Newton from `y₀` alone stalls in a
+/// valley of ½‖R‖² (an input that jumps at an event moves a loop of exponentials far from
+/// the last solution). Its Jacobian is the system's own. Whether μ reached 1.
+fn newton_homotopy(system: &mut dyn System, n: usize, work: &mut Work) -> bool {
+    let mut at_start = vec![0.0; n];
+    system.residuals(&mut at_start);
+    if !at_start.iter().all(|x| x.is_finite()) {
+        return false;
+    }
+    let mut solved = work.start.clone();
+    let (mut mu, mut step) = (0.0f64, 0.1f64);
+    while mu < 1.0 {
+        let next = (mu + step).min(1.0);
+        let mut shifted = Shifted {
+            system: &mut *system,
+            shift: at_start.iter().map(|r| (1.0 - next) * r).collect(),
+        };
+        shifted.set_targets(&solved);
+        if solve_from_targets(&mut shifted, work).is_ok() {
+            mu = next;
+            shifted.targets(&mut solved);
+            step *= 2.0;
+        } else {
+            step /= 4.0;
+            if step < SMALLEST_HOMOTOPY_STEP {
+                return false;
+            }
+        }
+    }
+    system.set_targets(&solved);
+    true
+}
+
+/// `system` with a constant `shift` taken off its residuals.
+struct Shifted<'s> {
+    system: &'s mut dyn System,
+    shift: Vec<f64>,
+}
+
+impl System for Shifted<'_> {
+    fn residuals(&mut self, r: &mut [f64]) {
+        self.system.residuals(r);
+        for (ri, s) in r.iter_mut().zip(&self.shift) {
+            *ri -= s;
+        }
+    }
+    fn targets(&self, y: &mut [f64]) {
+        self.system.targets(y);
+    }
+    fn set_targets(&mut self, y: &[f64]) {
+        self.system.set_targets(y);
+    }
+    fn factor(&mut self) -> bool {
+        self.system.factor()
+    }
+    fn solve(&mut self, v: &mut [f64]) {
+        self.system.solve(v);
+    }
 }
 
 /// A factor in [0.5, 1.5) that differs from one unknown to the next (the golden ratio's

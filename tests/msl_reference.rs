@@ -192,6 +192,19 @@ fn mocca_within(name: &str, args: &[&str]) -> Option<(String, i32)> {
     Some((err, code))
 }
 
+/// Examples that once stopped early or went wrong, each fixed where it failed: events at
+/// coincident instants (the thyristor rectifiers, the chopper) and Newton stalling on a loop
+/// of transistors after an input's jump (the NOR gates, solved along the Newton homotopy).
+const MUST_MATCH: [&str; 7] = [
+    "Modelica.Electrical.Analog.Examples.HeatingNPN_NORGate",
+    "Modelica.Electrical.Analog.Examples.HeatingPNP_NORGate",
+    "Modelica.Electrical.PowerConverters.Examples.ACDC.Rectifier1Pulse.Thyristor1Pulse_R",
+    "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierBridge2Pulse.ThyristorBridge2Pulse_RLV",
+    "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierCenterTap2Pulse.ThyristorCenterTap2Pulse_RL",
+    "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierCenterTap2Pulse.ThyristorCenterTap2Pulse_RLV",
+    "Modelica.Electrical.PowerConverters.Examples.DCDC.ChopperStepDown.ChopperStepDown_RL",
+];
+
 #[test]
 fn the_standard_librarys_examples_against_their_reference_results() {
     let Some(shared) = shared() else {
@@ -245,6 +258,13 @@ fn the_standard_librarys_examples_against_their_reference_results() {
         println!("| {model} | {text} |");
     }
     println!("\n{matches} of {total} match");
+    let failing: Vec<&String> = (by_package.values().flatten())
+        .filter(|(model, verdict)| {
+            MUST_MATCH.contains(&model.as_str()) && !matches!(verdict, Verdict::Matches)
+        })
+        .map(|(model, _)| model)
+        .collect();
+    assert!(failing.is_empty(), "no longer match: {failing:?}");
     // The floor as it stands: a regression below it fails.
-    assert!(matches >= 75, "{matches} of {total} match");
+    assert!(matches >= 77, "{matches} of {total} match");
 }
