@@ -19,7 +19,8 @@
 //!
 //! Where Newton fails from the guess and from points just off it, the Newton homotopy
 //! `R(Y) − (1 − μ) R(y₀)` carries the guess `y₀` (its solution at μ = 0) to the system's
-//! solution at μ = 1, each step solved by the same damped Newton.
+//! solution at μ = 1, each step solved by the same damped Newton. Where that fails too, the
+//! branch through the guess has folded back, and Newton starts again from points farther off.
 
 /// A square system `R(Y) = 0` over targets the implementor holds.
 pub trait System {
@@ -93,7 +94,27 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
     // Newton can run from a poor guess into where the model cannot be evaluated (an
     // exponential of a quotient whose divisor started at 0): again from points off the
     // guess, before giving up.
-    for scale in RESTART_SCALES {
+    if restarts_off_the_guess(system, work, &NEAR_RESTARTS) {
+        return Ok(());
+    }
+    system.set_targets(&work.start);
+    if newton_homotopy(system, n, work) {
+        return Ok(());
+    }
+    // No root near the guess, nor on the branch through it: the branch has turned back (a
+    // fold, where a loop with hysteresis jumps, as a Schmitt trigger does), and the root is
+    // elsewhere.
+    if restarts_off_the_guess(system, work, &FAR_RESTARTS) {
+        return Ok(());
+    }
+    system.set_targets(&work.start);
+    Err(left)
+}
+
+/// Newton again from points off the guess `work.start`, each unknown `y` moved by `scale`
+/// times `1 + |y|` for each scale in turn; whether one converged.
+fn restarts_off_the_guess(system: &mut dyn System, work: &mut Work, scales: &[f64]) -> bool {
+    for &scale in scales {
         // Each unknown moved by its own amount: moved alike, a difference that the guess
         // makes zero (a divisor `vps - vns`) would stay zero.
         for (k, (t, &s)) in work.trial.iter_mut().zip(&work.start).enumerate() {
@@ -101,15 +122,10 @@ pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f
         }
         system.set_targets(&work.trial);
         if solve_from_targets(system, work).is_ok() {
-            return Ok(());
+            return true;
         }
     }
-    system.set_targets(&work.start);
-    if newton_homotopy(system, n, work) {
-        return Ok(());
-    }
-    system.set_targets(&work.start);
-    Err(left)
+    false
 }
 
 /// Steps of the Newton homotopy below this are given up on.
@@ -185,7 +201,9 @@ fn spread(k: usize) -> f64 {
 }
 
 /// How far (relative to `1 + |y|`) the restarts of a failed solve start from its guess.
-const RESTART_SCALES: [f64; 2] = [1e-3, 1e-1];
+const NEAR_RESTARTS: [f64; 2] = [1e-3, 1e-1];
+/// The same, once the Newton homotopy from the guess has failed too: farther, on both sides.
+const FAR_RESTARTS: [f64; 4] = [1.0, -1.0, 10.0, -10.0];
 
 /// Where the last correction's Jacobian came from.
 #[derive(Clone, Copy, PartialEq)]
