@@ -490,3 +490,39 @@ end RampSample;
         assert!((after(&run, "s", 0.08) - 0.075).abs() < 1e-12, "{method}");
     }
 }
+
+/// `u = time > 0.5` switches at its breakpoint, and `when u` fires there (it never did: at
+/// 0.5 the relation was read at its left value). The row before the event shows the values
+/// it leaves (u false, e its start), the row after those it switches to (e = 0.5).
+#[test]
+fn a_when_on_a_boolean_of_time_fires_at_its_breakpoint() {
+    const STEP: &str = "model BooleanOfTime
+  discrete Real e(start = -10, fixed = true);
+  Boolean u = time > 0.5;
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when u then e = time; end when;
+end BooleanOfTime;
+";
+    for method in ["bdf", "implicit-euler"] {
+        let run = simulate(
+            "boolean_of_time",
+            STEP,
+            &[
+                "--stop", "1", "--step", "0.1", "--method", method, "--vars", "e,u",
+            ],
+        );
+        let rows: Vec<usize> = (0..run["time"].len())
+            .filter(|&k| (run["time"][k] - 0.5).abs() < 1e-9)
+            .collect();
+        assert_eq!(rows.len(), 2, "{method}: {:?}", run["time"]);
+        let (before, after) = (rows[0], rows[1]);
+        assert_eq!(
+            (run["u"][before], run["e"][before]),
+            (0.0, -10.0),
+            "{method}"
+        );
+        assert_eq!((run["u"][after], run["e"][after]), (1.0, 0.5), "{method}");
+    }
+}

@@ -270,6 +270,14 @@ impl CompiledModel {
         self.regs[self.tape.switch_time as usize] = self.switch_time.unwrap_or(t);
     }
 
+    /// Holds the relations with breakpoints at their values inside the interval that ends at
+    /// `t` (before a switch at `t`), for the row recorded just before an event there.
+    pub fn enter_interval_to(&mut self, t: f64) {
+        let before = self.breakpoints.partition_point(|&b| b < t);
+        let from = (before.checked_sub(1)).map_or(f64::NEG_INFINITY, |k| self.breakpoints[k]);
+        self.enter_interval(from, t);
+    }
+
     /// Holds the relations with breakpoints at their values inside the interval that starts
     /// at `t` (after a switch at `t`, as after an event), for evaluating the model at `t`.
     pub fn enter_interval_from(&mut self, t: f64) {
@@ -559,13 +567,13 @@ fn breakpoint_times(tape: &Tape, regs: &[f64]) -> Vec<f64> {
     times
 }
 
-/// A time strictly inside `(from, to)` (`to` may be infinite), where the relations with
+/// A time strictly inside `(from, to)` (either may be infinite), where the relations with
 /// breakpoints take the values they keep over the whole interval.
 fn inside(from: f64, to: f64) -> f64 {
-    if to.is_finite() {
-        from + (to - from) / 2.0
-    } else {
-        from + from.abs().max(1.0)
+    match (from.is_finite(), to.is_finite()) {
+        (true, true) => from + (to - from) / 2.0,
+        (true, false) => from + from.abs().max(1.0),
+        (false, _) => to - to.abs().max(1.0),
     }
 }
 

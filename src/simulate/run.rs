@@ -369,6 +369,17 @@ trait EventSystem {
     /// Records the point `(t, x)` the system has just stepped to (or resumed at).
     fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure>;
 
+    /// Records the point `(t, x)` just before an event at `t`: the values it leaves, not
+    /// those it switches to.
+    fn record_before_event(
+        &mut self,
+        recorder: &mut Recorder<'_>,
+        t: f64,
+        x: &[f64],
+    ) -> Result<(), Failure> {
+        self.record(recorder, t, x)
+    }
+
     /// Continues from the event at `t`, whose values (held ones, states as re-initialised)
     /// `point` holds.
     fn resume(&mut self, point: &Point, t: f64);
@@ -404,7 +415,16 @@ impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
     fn rewind(&mut self, _: &[f64]) {}
 
     fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure> {
-        recorder.at_states(self.model, t, x)
+        recorder.at_states(self.model, t, x, Side::After)
+    }
+
+    fn record_before_event(
+        &mut self,
+        recorder: &mut Recorder<'_>,
+        t: f64,
+        x: &[f64],
+    ) -> Result<(), Failure> {
+        recorder.at_states(self.model, t, x, Side::Before)
     }
 
     fn resume(&mut self, point: &Point, t: f64) {
@@ -502,7 +522,7 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
                 from = end;
                 continue;
             };
-            self.system.record(self.recorder, at, x)?;
+            self.system.record_before_event(self.recorder, at, x)?;
             self.events.at(at, x).map_err(Failure::Event)?;
             self.system.resume(&self.events.point, at);
             // An event on the grid: the grid's own row is the one after it.
@@ -758,12 +778,19 @@ fn bdf_from(
     let mut recorder = Recorder::new(m.dae, sources, points);
     // The points before a failure first: an assertion or a choice of states violated there
     // explains the failure.
-    for segment in &segments {
+    for (k, segment) in segments.iter().enumerate() {
         if let Some(held) = &segment.held {
             model.load(held);
         }
-        for (t, x) in &segment.states {
-            if let Err(failure) = recorder.at_states(&mut model, *t, x) {
+        // A segment that another follows ends at the event between them.
+        let event_at_end = k + 1 < segments.len();
+        for (j, (t, x)) in segment.states.iter().enumerate() {
+            let side = if event_at_end && j + 1 == segment.states.len() {
+                Side::Before
+            } else {
+                Side::After
+            };
+            if let Err(failure) = recorder.at_states(&mut model, *t, x, side) {
                 return Err(recorder.stopped(failure, (stats, init_iterations, wall_seconds)));
             }
         }
@@ -824,6 +851,14 @@ struct Segment {
     states: Vec<(f64, Vec<f64>)>,
 }
 
+/// Which side of a time a recorded row takes the relations of time from: the row just before
+/// an event there, or any other.
+#[derive(Clone, Copy)]
+enum Side {
+    Before,
+    After,
+}
+
 /// Collects the recorded outputs point by point and checks the assertions at each.
 struct Recorder<'a> {
     dae: &'a Dae,
@@ -856,10 +891,19 @@ impl<'a> Recorder<'a> {
     }
 
     /// Records the point `(t, x)`, evaluating the model there when needed (output, not
-    /// integration: not counted).
-    fn at_states(&mut self, model: &mut CompiledModel, t: f64, x: &[f64]) -> Result<(), Failure> {
+    /// integration: not counted), with the relations of time as they are on `side` of `t`.
+    fn at_states(
+        &mut self,
+        model: &mut CompiledModel,
+        t: f64,
+        x: &[f64],
+        side: Side,
+    ) -> Result<(), Failure> {
         if self.evaluate {
-            model.enter_interval_from(t);
+            match side {
+                Side::Before => model.enter_interval_to(t),
+                Side::After => model.enter_interval_from(t),
+            }
             let mut dx = vec![0.0; x.len()];
             model
                 .rhs(t, x, &mut dx)
