@@ -300,7 +300,7 @@ fn run_grid<'d>(
     (options, mut events): (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
 ) -> Result<(), Failure> {
-    system.record(recorder, options.start, &x)?;
+    system.record(recorder, (options.start, Side::After), &x)?;
     // Without events nothing discrete changes, so the breakpoints stay where they start.
     let fixed_breakpoints = system.breakpoints();
     let mut t = options.start;
@@ -327,7 +327,7 @@ fn run_grid<'d>(
             }
         };
         if end == t_next {
-            system.record(recorder, t_next, &x)?;
+            system.record(recorder, (t_next, Side::After), &x)?;
         }
         progress(k + 1);
         t = end;
@@ -336,7 +336,7 @@ fn run_grid<'d>(
         && events.terminal(t, &mut x).map_err(Failure::Event)?
     {
         system.resume(&events.point, t);
-        system.record(recorder, t, &x)?;
+        system.record(recorder, (t, Side::After), &x)?;
     }
     Ok(())
 }
@@ -366,19 +366,15 @@ trait EventSystem {
     /// Back to a [`EventSystem::checkpoint`], to step again from where it was taken.
     fn rewind(&mut self, saved: &[f64]);
 
-    /// Records the point `(t, x)` the system has just stepped to (or resumed at).
-    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure>;
-
-    /// Records the point `(t, x)` just before an event at `t`: the values it leaves, not
-    /// those it switches to.
-    fn record_before_event(
+    /// Records the point `(t, x)` the system has just stepped to (or resumed at), with the
+    /// relations of time on `side` of `t` (`Before` for the row just before an event there:
+    /// the values it leaves, not those it switches to).
+    fn record(
         &mut self,
         recorder: &mut Recorder<'_>,
-        t: f64,
+        at: (f64, Side),
         x: &[f64],
-    ) -> Result<(), Failure> {
-        self.record(recorder, t, x)
-    }
+    ) -> Result<(), Failure>;
 
     /// Continues from the event at `t`, whose values (held ones, states as re-initialised)
     /// `point` holds.
@@ -414,17 +410,13 @@ impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
 
     fn rewind(&mut self, _: &[f64]) {}
 
-    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, x: &[f64]) -> Result<(), Failure> {
-        recorder.at_states(self.model, t, x, Side::After)
-    }
-
-    fn record_before_event(
+    fn record(
         &mut self,
         recorder: &mut Recorder<'_>,
-        t: f64,
+        (t, side): (f64, Side),
         x: &[f64],
     ) -> Result<(), Failure> {
-        recorder.at_states(self.model, t, x, Side::Before)
+        recorder.at_states(self.model, t, x, side)
     }
 
     fn resume(&mut self, point: &Point, t: f64) {
@@ -462,8 +454,14 @@ impl EventSystem for WeakSystem<'_> {
         self.split.set_exchanged(saved);
     }
 
-    fn record(&mut self, recorder: &mut Recorder<'_>, t: f64, _: &[f64]) -> Result<(), Failure> {
-        // After each step the partitioned model holds every value, states included.
+    fn record(
+        &mut self,
+        recorder: &mut Recorder<'_>,
+        (t, _): (f64, Side),
+        _: &[f64],
+    ) -> Result<(), Failure> {
+        // After each step the partitioned model holds every value, states included: those
+        // of the step that ended, before any event there.
         match recorder.at_registers(&self.split.model, t, self.causal) {
             ControlFlow::Continue(()) => Ok(()),
             ControlFlow::Break(()) => recorder.violation(),
@@ -522,12 +520,12 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
                 from = end;
                 continue;
             };
-            self.system.record_before_event(self.recorder, at, x)?;
+            self.system.record(self.recorder, (at, Side::Before), x)?;
             self.events.at(at, x).map_err(Failure::Event)?;
             self.system.resume(&self.events.point, at);
             // An event on the grid: the grid's own row is the one after it.
             if at < t_next {
-                self.system.record(self.recorder, at, x)?;
+                self.system.record(self.recorder, (at, Side::After), x)?;
             }
             if self.events.terminated() {
                 return Ok(at);
