@@ -622,3 +622,31 @@ fn jacobians_through_algebraic_loops_run_as_simulate_runs_them() {
         assert!(code.contains("loop_tangent(r, t, w, &STEP_"), "{name}");
     }
 }
+
+/// A ramp that ends at `t0 + d = 0.025 + 0.05`, an ulp past the grid point 0.075: the
+/// emitted crate rounds its breakpoints to 15 digits as `simulate` does, so both end the
+/// ramp on the grid point, and their CSVs are the same text.
+#[test]
+fn a_breakpoint_an_ulp_off_the_grid_runs_as_simulate_runs_it() {
+    let model = cli_support::model_file(
+        "ramp_end",
+        "model RampEnd
+           parameter Real t0 = 0.025;
+           parameter Real d = 0.05;
+           Real x(start = 0, fixed = true);
+         equation
+           der(x) = -10*x + (if time < t0 + d then time else 0.0);
+         end RampEnd;",
+    );
+    let model = model.to_str().expect("utf-8");
+    let args = [
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.005",
+        "--stop",
+        "0.1",
+    ];
+    let (emitted, simulated) = emitted_and_simulated("ramp_end", model, &args);
+    assert_eq!(emitted, simulated);
+}

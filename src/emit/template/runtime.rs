@@ -721,7 +721,7 @@ impl Registers {
             .program
             .breakpoints
             .iter()
-            .map(|&reg| self.r[reg])
+            .map(|&reg| decimal(self.r[reg]))
             .filter(|t| t.is_finite())
             .collect();
         times.sort_by(f64::total_cmp);
