@@ -1,6 +1,7 @@
 //! Numbers as text for people and for files: the shortest decimal that reads back to the same
 //! double, in positional form for moderate magnitudes and in exponent form for very small or
-//! very large ones, as C's `%g` switches (but never losing digits).
+//! very large ones, as C's `%g` switches (but never losing digits); and times rounded to the
+//! 15 decimal digits they are written and compared with ([`decimal`]).
 
 /// Below this magnitude a number is written with an exponent: `1e-7`, not `0.0000001`.
 const SMALLEST_POSITIONAL: f64 = 1e-4;
