@@ -231,12 +231,12 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
     if !r.iter().all(|x| x.is_finite()) && !step_off_singular_point(system, y, r) {
         return Err(f64::INFINITY);
     }
+    let mut last_step = f64::INFINITY;
     for _ in 0..MAX_ITERATIONS {
-        let tol = TOL * (1.0 + max_abs(y));
         if !r.iter().all(|x| x.is_finite()) {
             return Err(f64::INFINITY);
         }
-        if max_abs(r) <= tol && remaining_correction(system, dense, jacobian, r, delta) <= tol {
+        if converged(system, dense, jacobian, y, r, delta, last_step) {
             return Ok(());
         }
         jacobian = if system.factor() {
@@ -249,6 +249,7 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
             return Err(max_abs(r));
         };
         correction(system, dense, jacobian, r, delta);
+        last_step = relative_size(delta, y);
         if line_search(system, y, r, delta, trial) || jacobian == Jacobian::Analytic {
             y.copy_from_slice(trial);
             continue;
@@ -336,16 +337,41 @@ fn correction(
     }
 }
 
-/// `max |J⁻¹ r|` for the last factorization (the correction still to come), 0 before any.
-fn remaining_correction(
+/// Whether `y` (residuals `r`) is a root: residuals at most `TOL` relative to `1 + max |y|`,
+/// and each unknown's remaining correction `J⁻¹ r` (with the last factorization) at most
+/// `TOL` relative to `1 + |yᵢ|`. A block mixes scales (a reluctance of 10⁵ beside a flux of
+/// 10⁻⁵): a residual or a correction small beside the largest unknown can be an error larger
+/// than the smallest. So before any factorization the residuals must be at most `TOL` itself;
+/// and a correction small only beside the largest unknown is accepted where it no longer
+/// shrinks from the last step (`last_step`, the same relative size): the rounding floor.
+fn converged(
     system: &mut dyn System,
     dense: &mut Dense,
     jacobian: Jacobian,
+    y: &[f64],
     r: &[f64],
     v: &mut [f64],
-) -> f64 {
+    last_step: f64,
+) -> bool {
+    let largest = max_abs(r);
+    if jacobian == Jacobian::None {
+        return largest <= TOL;
+    }
+    let tol = TOL * (1.0 + max_abs(y));
+    if largest > tol {
+        return false;
+    }
     correction(system, dense, jacobian, r, v);
-    max_abs(v)
+    let remaining = relative_size(v, y);
+    remaining <= TOL || (max_abs(v) <= tol && remaining > 0.5 * last_step)
+}
+
+/// `max |vᵢ| / (1 + |yᵢ|)`.
+fn relative_size(v: &[f64], y: &[f64]) -> f64 {
+    v.iter()
+        .zip(y)
+        .map(|(d, yi)| d.abs() / (1.0 + yi.abs()))
+        .fold(0.0, f64::max)
 }
 
 /// The tangents of a block's targets `y` where its Jacobian (written by `fill`, row-major,

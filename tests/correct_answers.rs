@@ -1026,3 +1026,53 @@ fn bdfs_starting_step_probe_past_where_the_model_evaluates_does_not_stop_the_run
         t[t.len() - 1]
     );
 }
+
+/// A loop mixing scales, as a magnetic circuit's does: reluctances of 10⁵ beside fluxes of
+/// 10⁻⁶. A residual of 10⁻⁶ is small beside the largest unknown and is the whole flux: the
+/// loop is solved to each unknown's own scale (the guess of zero fluxes used to be taken as
+/// the solution, silently).
+#[test]
+fn a_loop_mixing_scales_is_solved_to_its_smallest_unknowns_scale() {
+    const TUBES: &str = "model Tubes
+  Real phi_total = 1e-6*(1 + time);
+  Real phi1, phi2, v, r1;
+equation
+  phi1 + phi2 = phi_total;
+  v = r1*phi1;
+  v = 2e5*phi2;
+  r1 = 1e5*(1 + 1e10*phi1^2);
+end Tubes;
+";
+    let path = model_file("tubes", TUBES);
+    let file = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "tubes",
+        &[
+            "simulate",
+            file,
+            "--stop",
+            "1",
+            "--step",
+            "0.1",
+            "--vars",
+            "phi1,phi2,r1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let [phi1, phi2, r1] = ["phi1", "phi2", "r1"].map(|v| c[v][k]);
+        let total = 1e-6 * (1.0 + t);
+        // Independently: the flux splits as the reluctances' inverse, r1·phi1 = 2e5·phi2.
+        assert!((phi1 + phi2 - total).abs() < 1e-9 * total, "t = {t}");
+        assert!(
+            (r1 * phi1 - 2e5 * phi2).abs() < 1e-9 * r1 * total,
+            "t = {t}"
+        );
+        assert!(
+            (r1 - 1e5 * (1.0 + 1e10 * phi1 * phi1)).abs() < 1e-9 * r1,
+            "t = {t}"
+        );
+        assert!(phi1 > 0.5 * total, "t = {t}: phi1 = {phi1}");
+    }
+}
