@@ -237,6 +237,11 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
             return Err(f64::INFINITY);
         }
         if converged(system, dense, jacobian, y, r, delta, last_step) {
+            if jacobian != Jacobian::None {
+                // The correction left is small but known: taken, it leaves an error of its
+                // square (a flux of 10⁻⁶ known to 10⁻¹⁰ would be noise to BDF at 10⁻⁸).
+                take_last_correction(system, y, r, delta, trial);
+            }
             return Ok(());
         }
         jacobian = if system.factor() {
@@ -265,6 +270,28 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
         jacobian = Jacobian::Analytic;
     }
     Err(max_abs(r))
+}
+
+/// Moves `y` by `−delta` where the residuals stay finite there, leaving the system's targets
+/// and `r` at the point kept.
+fn take_last_correction(
+    system: &mut dyn System,
+    y: &mut [f64],
+    r: &mut [f64],
+    delta: &[f64],
+    trial: &mut [f64],
+) {
+    for ((t, &yi), &d) in trial.iter_mut().zip(y.iter()).zip(delta) {
+        *t = yi - d;
+    }
+    system.set_targets(trial);
+    system.residuals(r);
+    if r.iter().all(|x| x.is_finite()) {
+        y.copy_from_slice(trial);
+    } else {
+        system.set_targets(y);
+        system.residuals(r);
+    }
 }
 
 /// Shortens the step `−delta` from `y` until it reduces ½‖R‖² enough (Armijo), into `trial`
@@ -341,9 +368,11 @@ fn correction(
 /// and each unknown's remaining correction `J⁻¹ r` (with the last factorization) at most
 /// `TOL` relative to `1 + |yᵢ|`. A block mixes scales (a reluctance of 10⁵ beside a flux of
 /// 10⁻⁵): a residual or a correction small beside the largest unknown can be an error larger
-/// than the smallest. So before any factorization the residuals must be at most `TOL` itself;
-/// and a correction small only beside the largest unknown is accepted where it no longer
-/// shrinks from the last step (`last_step`, the same relative size): the rounding floor.
+/// than the smallest, and an unknown of 10⁻⁶ known to 10⁻¹⁰ is noise to BDF at 10⁻⁸. So
+/// before any factorization only a residual of exactly 0 is converged (the guess is the root
+/// where nothing changed); and a correction small only beside the largest unknown is
+/// accepted where it no longer shrinks from the last step (`last_step`, the same relative
+/// size): the rounding floor.
 fn converged(
     system: &mut dyn System,
     dense: &mut Dense,
@@ -355,7 +384,7 @@ fn converged(
 ) -> bool {
     let largest = max_abs(r);
     if jacobian == Jacobian::None {
-        return largest <= TOL;
+        return largest == 0.0;
     }
     let tol = TOL * (1.0 + max_abs(y));
     if largest > tol {

@@ -1076,3 +1076,87 @@ end Tubes;
         assert!(phi1 > 0.5 * total, "t = {t}: phi1 = {phi1}");
     }
 }
+
+/// A nonlinear loop is torn: Newton on one unknown, the others assigned from it, and the
+/// solution satisfies every equation of the loop.
+#[test]
+fn a_nonlinear_loop_is_torn_to_one_unknown_and_solved() {
+    const CHAIN: &str = "model Chain
+  Real x1, x2, x3;
+equation
+  x1 = sin(x3) + time;
+  x2 = 2*x1 + x3^3;
+  x3 = 0.1*cos(x2) - 0.5*x1;
+end Chain;
+";
+    let path = model_file("chain", CHAIN);
+    let file = path.to_str().expect("utf-8");
+    let blt = mocca_json(&["blt", file, "--format", "json"]);
+    let steps = blt["blocks"].as_array().expect("blocks");
+    let torn = &steps[0];
+    assert_eq!(torn["solution"], "loop", "{blt}");
+    assert_eq!(torn["unknowns"].as_array().map(Vec::len), Some(1), "{blt}");
+    assert_eq!(torn["loop_size"], 3, "{blt}");
+    assert!(
+        steps[1..3].iter().all(|s| s["solution"] == "assign"),
+        "{blt}"
+    );
+    let (csv, err, code) = simulate_csv(
+        "chain",
+        &[
+            "simulate", file, "--stop", "2", "--step", "0.1", "--vars", "x1,x2,x3",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let [x1, x2, x3] = ["x1", "x2", "x3"].map(|v| c[v][k]);
+        let residuals = [
+            x1 - x3.sin() - t,
+            x2 - 2.0 * x1 - x3.powi(3),
+            x3 - 0.1 * x2.cos() + 0.5 * x1,
+        ];
+        assert!(
+            residuals.iter().all(|r| r.abs() < 1e-10),
+            "t = {t}: {residuals:?}"
+        );
+    }
+}
+
+/// Tearing never divides by what may be 0: not by a voltage that starts at 0 (`q = v·i` is
+/// not solved for `i`), nor by a parameter that is 0 (`r = 1 + α·(T − 300)` with α = 0 is not
+/// solved for `T`). The standard library's heated resistor tore into both before.
+#[test]
+fn tearing_solves_no_equation_through_a_coefficient_that_may_be_zero() {
+    const HEATED: &str = "model Heated
+  parameter Real alpha = 0;
+  parameter Real g = 2;
+  Real v = sin(time);
+  Real r, i, q, temp;
+equation
+  r = 1 + alpha*(temp - 300);
+  v = r*i;
+  q = v*i;
+  temp = 300 + q/g;
+end Heated;
+";
+    let path = model_file("heated", HEATED);
+    let file = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "heated",
+        &[
+            "simulate", file, "--stop", "2", "--step", "0.1", "--vars", "i,temp",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    for (k, &t) in c["time"].iter().enumerate() {
+        // With α = 0 the resistance is 1: i = v, q = v², temp = 300 + v²/g.
+        let v = t.sin();
+        assert!((c["i"][k] - v).abs() < 1e-10, "t = {t}");
+        assert!(
+            (c["temp"][k] - (300.0 + v * v / 2.0)).abs() < 1e-9,
+            "t = {t}"
+        );
+    }
+}

@@ -193,9 +193,11 @@ fn mocca_within(name: &str, args: &[&str]) -> Option<(String, i32)> {
 }
 
 /// Examples that once stopped early or went wrong, each fixed where it failed: events at
-/// coincident instants (the thyristor rectifiers, the chopper) and Newton stalling on a loop
-/// of transistors after an input's jump (the NOR gates, solved along the Newton homotopy).
-const MUST_MATCH: [&str; 7] = [
+/// coincident instants (the thyristor rectifiers, the chopper), Newton stalling on a loop of
+/// transistors after an input's jump (the NOR gates, solved along the Newton homotopy), and a
+/// magnetic circuit whose loop mixes fluxes of 1e-6 with reluctances of 1e5 (its fluxes were
+/// taken as converged at 0; now solved to each unknown's scale, the loop torn).
+const MUST_MATCH: [&str; 10] = [
     "Modelica.Electrical.Analog.Examples.HeatingNPN_NORGate",
     "Modelica.Electrical.Analog.Examples.HeatingPNP_NORGate",
     "Modelica.Electrical.PowerConverters.Examples.ACDC.Rectifier1Pulse.Thyristor1Pulse_R",
@@ -203,6 +205,9 @@ const MUST_MATCH: [&str; 7] = [
     "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierCenterTap2Pulse.ThyristorCenterTap2Pulse_RL",
     "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierCenterTap2Pulse.ThyristorCenterTap2Pulse_RLV",
     "Modelica.Electrical.PowerConverters.Examples.DCDC.ChopperStepDown.ChopperStepDown_RL",
+    "Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierBridge2mPulse.ThyristorBridge2mPulse_RL",
+    "Modelica.Electrical.Machines.Examples.SynchronousMachines.SMR_DOL",
+    "Modelica.Magnetic.FluxTubes.Examples.SolenoidActuator.ComparisonPullInStroke",
 ];
 
 #[test]
@@ -266,5 +271,5 @@ fn the_standard_librarys_examples_against_their_reference_results() {
         .collect();
     assert!(failing.is_empty(), "no longer match: {failing:?}");
     // The floor as it stands: a regression below it fails.
-    assert!(matches >= 77, "{matches} of {total} match");
+    assert!(matches >= 80, "{matches} of {total} match");
 }

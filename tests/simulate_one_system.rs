@@ -23,6 +23,7 @@ fn one_system() -> Loaded {
         Causal {
             steps: Vec::new(),
             states: Vec::new(),
+            block_of_step: Vec::new(),
         },
     );
     m.causal = causal

@@ -2,12 +2,14 @@
 //! affine in their unknown, scalar Newton for other single equations, Newton on the block for
 //! algebraic loops — and a reference evaluator of those steps at an operating point.
 
+mod tearing;
+
 use std::collections::HashMap;
 
 use crate::dae::{Dae, VarKind};
 use crate::expr::{ExprId, ExprPool, Node, Values, VarId};
 use crate::newton;
-use crate::structure::{BlockKind, Structure, Unknown};
+use crate::structure::{Block, BlockKind, Structure, Unknown};
 
 #[derive(Clone, Debug)]
 pub enum Step {
@@ -113,63 +115,132 @@ pub struct Causal {
     pub steps: Vec<Step>,
     /// The states, in variable order; row/column `i` of the ODE Jacobian is `states[i]`.
     pub states: Vec<VarId>,
+    /// Per step: the BLT block (index into `Structure::blocks`) it solves part or all of. A
+    /// torn loop is several steps: Newton on its tearing variables, then an assignment per
+    /// unknown computed from them.
+    pub block_of_step: Vec<usize>,
 }
 
 /// Builds the causal form. The pool grows with solved forms and derivatives.
 pub fn causal_form(dae: &mut Dae, structure: &Structure) -> Causal {
     let mut steps = Vec::with_capacity(structure.blocks.len());
-    for block in &structure.blocks {
-        let step = match block.kind {
-            BlockKind::Explicit => {
-                let (e, target) = (block.equations[0], block.unknowns[0]);
-                let residual = dae.equations[e].residual;
-                match dae.pool.solve_affine(residual, leaf(target)) {
-                    Some(expr) => Step::Assign {
-                        target,
-                        expr,
-                        equation: e,
-                    },
-                    None => {
-                        let derivative = dae.pool.diff(residual, leaf(target));
-                        Step::Newton {
-                            target,
-                            residual,
-                            derivative,
-                            equation: e,
-                        }
-                    }
-                }
-            }
-            BlockKind::Loop => {
-                let residuals: Vec<ExprId> = block
-                    .equations
-                    .iter()
-                    .map(|&e| dae.equations[e].residual)
-                    .collect();
-                let mut jacobian = Vec::new();
-                for (r, &res) in residuals.iter().enumerate() {
-                    for (c, &u) in block.unknowns.iter().enumerate() {
-                        if dae.pool.depends_on(res, leaf(u)) {
-                            let d = dae.pool.diff(res, leaf(u));
-                            jacobian.push((r, c, d));
-                        }
-                    }
-                }
-                Step::Loop {
-                    targets: block.unknowns.clone(),
-                    residuals,
-                    jacobian,
-                    equations: block.equations.clone(),
-                }
-            }
+    let mut block_of_step = Vec::with_capacity(structure.blocks.len());
+    let mut parameters = HashMap::new();
+    for (b, block) in structure.blocks.iter().enumerate() {
+        let solved = match block.kind {
+            BlockKind::Explicit => vec![explicit_step(dae, block.equations[0], block.unknowns[0])],
+            BlockKind::Loop => loop_steps(dae, block, &mut parameters),
         };
-        steps.push(step);
+        block_of_step.extend(std::iter::repeat_n(b, solved.len()));
+        steps.extend(solved);
     }
     let states = dae
         .var_ids()
         .filter(|&v| dae.var(v).kind == VarKind::State)
         .collect();
-    Causal { steps, states }
+    Causal {
+        steps,
+        states,
+        block_of_step,
+    }
+}
+
+/// Equation `e` solved for `target`: assigned where it is affine in it, else by scalar Newton.
+fn explicit_step(dae: &mut Dae, e: usize, target: Unknown) -> Step {
+    let residual = dae.equations[e].residual;
+    match dae.pool.solve_affine(residual, leaf(target)) {
+        Some(expr) => Step::Assign {
+            target,
+            expr,
+            equation: e,
+        },
+        None => {
+            let derivative = dae.pool.diff(residual, leaf(target));
+            Step::Newton {
+                target,
+                residual,
+                derivative,
+                equation: e,
+            }
+        }
+    }
+}
+
+/// An algebraic loop: Newton on all its unknowns where it is linear in them (one iteration
+/// solves it), else torn where tearing leaves fewer unknowns to Newton.
+/// `parameters` caches the parameters' values that tearing reads.
+fn loop_steps(dae: &mut Dae, block: &Block, parameters: &mut HashMap<VarId, f64>) -> Vec<Step> {
+    let (equations, unknowns) = (&block.equations, &block.unknowns);
+    let residuals: Vec<ExprId> = equations
+        .iter()
+        .map(|&e| dae.equations[e].residual)
+        .collect();
+    let whole = newton_loop(
+        &mut dae.pool,
+        unknowns.to_vec(),
+        residuals.clone(),
+        equations.to_vec(),
+    );
+    let has_weak = unknowns.iter().any(|u| dae.var(u.var()).weak);
+    if has_weak || is_linear(&dae.pool, &whole, unknowns) {
+        return vec![whole];
+    }
+    let Some(torn) = tearing::tear(dae, &residuals, unknowns, parameters) else {
+        return vec![whole];
+    };
+    let torn_residuals = tearing::residuals_in_tears(&mut dae.pool, &residuals, unknowns, &torn);
+    let mut steps = vec![newton_loop(
+        &mut dae.pool,
+        torn.tears.iter().map(|&v| unknowns[v]).collect(),
+        torn_residuals,
+        torn.residual_equations
+            .iter()
+            .map(|&e| equations[e])
+            .collect(),
+    )];
+    steps.extend(torn.inner.iter().map(|&(e, v, expr)| Step::Assign {
+        target: unknowns[v],
+        expr,
+        equation: equations[e],
+    }));
+    steps
+}
+
+/// Newton on `residuals` in `targets`, with their symbolic Jacobian.
+fn newton_loop(
+    pool: &mut ExprPool,
+    targets: Vec<Unknown>,
+    residuals: Vec<ExprId>,
+    equations: Vec<usize>,
+) -> Step {
+    let mut jacobian = Vec::new();
+    for (r, &res) in residuals.iter().enumerate() {
+        for (c, &u) in targets.iter().enumerate() {
+            if pool.depends_on(res, leaf(u)) {
+                let d = pool.diff(res, leaf(u));
+                jacobian.push((r, c, d));
+            }
+        }
+    }
+    Step::Loop {
+        targets,
+        residuals,
+        jacobian,
+        equations,
+    }
+}
+
+/// Whether no entry of the loop's Jacobian depends on one of its unknowns.
+fn is_linear(pool: &ExprPool, step: &Step, unknowns: &[Unknown]) -> bool {
+    let Step::Loop { jacobian, .. } = step else {
+        return true;
+    };
+    let leaves: std::collections::HashSet<Node> = unknowns.iter().map(|&u| leaf(u)).collect();
+    jacobian.iter().all(|&(_, _, d)| {
+        let mut varies = false;
+        pool.visit_leaves(d, |l| varies |= leaves.contains(&l));
+        !varies
+    })
 }
 
 /// Values of every variable and derivative at one instant.
@@ -390,6 +461,7 @@ impl Causal {
         Ok(Causal {
             steps: order.iter().filter_map(|&k| steps[k].take()).collect(),
             states: self.states,
+            block_of_step: order.iter().map(|&k| self.block_of_step[k]).collect(),
         })
     }
 

@@ -9,7 +9,7 @@ use super::model::{ModelArgs, load_and_analyse};
 use crate::causal::{Step, causal_form};
 use crate::dae::hybrid::Action;
 use crate::dae::{Dae, VarKind};
-use crate::structure::{Block, Unknown};
+use crate::structure::{BlockKind, Unknown};
 
 pub fn run(args: &ModelArgs) -> ExitCode {
     let (flat, structure) = match load_and_analyse(args) {
@@ -18,25 +18,27 @@ pub fn run(args: &ModelArgs) -> ExitCode {
     };
     let mut dae = flat.dae;
     let causal = causal_form(&mut dae, &structure);
-    let continuous = structure
-        .blocks
+    let continuous = causal
+        .steps
         .iter()
-        .zip(&causal.steps)
-        .map(|(block, step)| {
-            let solution = match step {
-                Step::Assign { .. } => "assign",
-                Step::Newton { .. } => "newton",
-                Step::Loop { .. } => "loop",
+        .zip(&causal.block_of_step)
+        .map(|(step, &b)| {
+            let (solution, kind) = match step {
+                Step::Assign { .. } => ("assign", BlockKind::Explicit),
+                Step::Newton { .. } => ("newton", BlockKind::Explicit),
+                Step::Loop { .. } => ("loop", BlockKind::Loop),
             };
+            let unknowns = step.targets();
             json!({
-                "equations": block.equations.iter().map(|&e| {
+                "equations": step.equations().iter().map(|&e| {
                     let eq = &dae.equations[e];
                     format!("{} = {}", dae.show(eq.lhs), dae.show(eq.rhs))
                 }).collect::<Vec<_>>(),
-                "unknowns": block.unknowns.iter().map(|u| u.name(&dae)).collect::<Vec<_>>(),
-                "kind": block.kind,
+                "unknowns": unknowns.iter().map(|u| u.name(&dae)).collect::<Vec<_>>(),
+                "kind": kind,
                 "solution": solution,
-                "discrete": is_discrete(&dae, block),
+                "discrete": is_discrete(&dae, &unknowns),
+                "loop_size": structure.blocks[b].unknowns.len(),
             })
         });
     let blocks: Vec<_> = continuous.chain(when_blocks(&dae)).collect();
@@ -94,8 +96,14 @@ fn block_heading(b: &serde_json::Value, unknowns: &[&str]) -> String {
     } else {
         ""
     };
+    let size = b["loop_size"].as_u64().unwrap_or(0) as usize;
+    let torn = if b["kind"] == json!("loop") && size > unknowns.len() {
+        format!("  (tearing variables of a loop of {size}; assignments follow)")
+    } else {
+        String::new()
+    };
     format!(
-        "{:<6}  solve {}{discrete}",
+        "{:<6}  solve {}{discrete}{torn}",
         b["solution"].as_str().unwrap_or(""),
         unknowns.join(", ")
     )
@@ -103,8 +111,8 @@ fn block_heading(b: &serde_json::Value, unknowns: &[&str]) -> String {
 
 /// Whether a block computes only discrete-time variables (Boolean, Integer, `discrete`):
 /// its values change only at events.
-fn is_discrete(dae: &Dae, block: &Block) -> bool {
-    block.unknowns.iter().all(|u| match u {
+fn is_discrete(dae: &Dae, unknowns: &[Unknown]) -> bool {
+    unknowns.iter().all(|u| match u {
         Unknown::Algebraic(v) => dae.var(*v).kind == VarKind::Discrete,
         _ => false,
     })

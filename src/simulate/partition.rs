@@ -51,12 +51,13 @@ pub fn weak_layout(
 ) -> WeakLayout {
     let subsystems = structure.subsystems.len();
     let (inputs_group, outputs_group) = (subsystems as u32, subsystems as u32 + 1);
-    let mut of_step = vec![outputs_group; causal.steps.len()];
+    let mut of_block = vec![outputs_group; structure.blocks.len()];
     for (s, sub) in structure.subsystems.iter().enumerate() {
         for &b in &sub.blocks {
-            of_step[b] = s as u32;
+            of_block[b] = s as u32;
         }
     }
+    let mut of_step: Vec<u32> = causal.block_of_step.iter().map(|&b| of_block[b]).collect();
     for k in input_steps(dae, causal, &of_step, outputs_group) {
         of_step[k] = inputs_group;
     }
