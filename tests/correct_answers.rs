@@ -1160,3 +1160,42 @@ end Heated;
         );
     }
 }
+
+/// A filtered position source, as the standard library's `Position(exact = false)` is: its
+/// state starts at 0, where the model divides by it, and an initial equation sets it to the
+/// reference, a ramp's output. The mode at the start values is not evaluated as fatal, and
+/// the state is seeded from the ramp before Newton (SolenoidActuator.ComparisonQuasiStatic
+/// stopped at the division).
+#[test]
+fn a_state_that_divides_from_zero_is_seeded_from_its_reference() {
+    const FEED: &str = "model Feed
+  Real s_ref = 0.005 - 0.001*time;
+  Real s(start = 0);
+  Real v(start = 0, fixed = true);
+  Real g = 1/s;
+  Real y = if g > 100 then 1 else 0;
+initial equation
+  s = s_ref;
+equation
+  der(s) = v;
+  der(v) = 100*(s_ref - s) - 20*v;
+end Feed;
+";
+    let path = model_file("feed", FEED);
+    let file = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "feed",
+        &[
+            "simulate", file, "--method", "bdf", "--stop", "1", "--step", "0.5", "--vars", "s,g,y",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    assert_eq!(c["s"][0], 0.005);
+    assert!((c["g"][0] - 200.0).abs() < 1e-9, "g(0) = {}", c["g"][0]);
+    assert_eq!(c["y"][0], 1.0);
+    // A critically damped filter (ω = 10) trails a ramp of slope −0.001 by 2ζ/ω·0.001 = 2e-4
+    // once its transient, (−2e-4 − 1e-3·t)·e^(−10 t), has decayed (to 5e-8 at t = 1).
+    let lag = c["s"][2] - (0.005 - 0.001);
+    assert!((lag - 2e-4).abs() < 1e-6, "lag at 1: {lag}");
+}

@@ -322,12 +322,21 @@ impl<'a> Events<'a> {
 
     /// Sets each switch to its relation's value at the start `t` from the states `x` (the
     /// states' start values), until they agree with the model they make: the mode the
-    /// initialisation starts from.
+    /// initialisation starts from. Start values need not be a point where the model can be
+    /// evaluated (a position that divides, left at 0 until an initial equation sets it): the
+    /// switches then keep their first values, and the initial event settles them.
     pub fn free_at_start(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
-        self.load_states(t, x)?;
+        let not_evaluable = |e: &EventFailure| matches!(e, EventFailure::Eval { .. });
+        match self.load_states(t, x) {
+            Err(e) if not_evaluable(&e) => return Ok(()),
+            loaded => loaded?,
+        }
         for _ in 0..MAX_ITERATIONS {
-            if !self.free_switches(t)? {
-                return Ok(());
+            match self.free_switches(t) {
+                Ok(false) => return Ok(()),
+                Ok(true) => {}
+                Err(e) if not_evaluable(&e) => return Ok(()),
+                Err(e) => return Err(e),
             }
         }
         Err(EventFailure::Iteration {

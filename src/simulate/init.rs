@@ -11,9 +11,10 @@
 //! of stiff nonlinear springs converge from rest; where Newton stalls (a Jacobian singular at
 //! the start, as a purely cubic spring's at rest), by a fixed-point homotopy from the start.
 
-use crate::causal::{Causal, EvalFailure, Point};
+use crate::causal::{Causal, EvalFailure, Point, Step};
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func2, Node, Values, VarId};
+use crate::structure::Unknown;
 
 use super::model::CompiledModel;
 use super::system::OdeSystem;
@@ -226,7 +227,7 @@ fn solve(
         });
     }
     if blend.is_none() {
-        seed_explicit_states(dae, causal, model, &free, x);
+        seed_explicit_states(dae, causal, model, (&free, t0), x);
     }
     let system = System {
         residuals: &residuals,
@@ -332,9 +333,10 @@ pub fn fixed_by_default(dae: &Dae, causal: &Causal) -> Vec<VarId> {
     unwritten
 }
 
-/// Initial equations that fix one free state from parameters alone (`omega = omega_ref`) are
-/// solved first, by one secant step, so Newton does not start where the model cannot be
-/// evaluated (a state that divides, left at a start value of 0). Then those that fix one
+/// Initial equations that fix one free state from parameters and time alone (`omega =
+/// omega_ref`, or `s = s_ref` with `s_ref` a ramp's output) are solved first, by one secant
+/// step, so Newton does not start where the model cannot be evaluated (a state that divides,
+/// left at a start value of 0). Then those that fix one
 /// more from parameters and the states so seeded, until none is left: a chain of
 /// `fixed = false` parameters (a filter's `cr` from a function, then `r = -w*cr`) is
 /// computed in order, so that Newton does not start with `r = 0` where the steady-state
@@ -343,14 +345,15 @@ fn seed_explicit_states(
     dae: &Dae,
     causal: &Causal,
     model: &CompiledModel,
-    free: &[usize],
+    (free, t0): (&[usize], f64),
     x: &mut [f64],
 ) {
     let mut point = model.point();
-    let mut seeded: Vec<VarId> = Vec::new();
+    point.time = t0;
+    let mut seeded = of_time_and_parameters(dae, causal, &mut point);
     let mut done = vec![false; dae.initial_equations.len()];
     loop {
-        let before = seeded.len();
+        let mut more = false;
         for (k, eq) in dae.initial_equations.iter().enumerate() {
             if done[k] {
                 continue;
@@ -360,7 +363,7 @@ fn seed_explicit_states(
             dae.pool.visit_leaves(eq.residual, |n| match n {
                 crate::expr::Node::Var(v)
                     if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
-                        || seeded.contains(&v) => {}
+                        || seeded[v.0 as usize] => {}
                 crate::expr::Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
                 _ => other = true,
             });
@@ -381,12 +384,65 @@ fn seed_explicit_states(
                 x[i] = next;
             }
             point.vars[v.0 as usize] = x[i];
-            seeded.push(v);
+            seeded[v.0 as usize] = true;
+            more = true;
         }
-        if seeded.len() == before {
+        if !more {
             break;
         }
     }
+}
+
+/// The variables the causal form assigns from time and parameters alone (a source's output),
+/// each evaluated into `point` in order: they are known before any state is.
+fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<bool> {
+    let mut known = vec![false; dae.variables.len()];
+    for step in &causal.steps {
+        let Step::Assign {
+            target: Unknown::Algebraic(v),
+            expr,
+            ..
+        } = step
+        else {
+            continue;
+        };
+        let mut fixed = true;
+        dae.pool.visit_leaves(*expr, |n| {
+            fixed &= match n {
+                Node::Var(u) => {
+                    known[u.0 as usize]
+                        || matches!(dae.var(u).kind, VarKind::Parameter | VarKind::Constant)
+                }
+                Node::Time => true,
+                _ => false,
+            };
+        });
+        if !fixed {
+            continue;
+        }
+        let value = dae.pool.eval(*expr, &*point).unwrap_or(f64::NAN);
+        if value.is_finite() {
+            point.vars[v.0 as usize] = value;
+            known[v.0 as usize] = true;
+        }
+    }
+    // An alias (`s_ref` of a connected source's `y`) is its representative's binding.
+    for v in dae.var_ids() {
+        let var = dae.var(v);
+        let Some(binding) = var.binding.filter(|_| var.kind == VarKind::Alias) else {
+            continue;
+        };
+        let mut fixed = true;
+        dae.pool.visit_leaves(binding, |n| {
+            fixed &= matches!(n, Node::Var(u) if known[u.0 as usize]) || n == Node::Time;
+        });
+        let value = dae.pool.eval(binding, &*point).unwrap_or(f64::NAN);
+        if fixed && value.is_finite() {
+            point.vars[v.0 as usize] = value;
+            known[v.0 as usize] = true;
+        }
+    }
+    known
 }
 
 /// A residual and the expression it evaluates: the equation's `lhs − rhs`, or the fixed
