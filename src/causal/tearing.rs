@@ -78,6 +78,13 @@ pub fn tear(
         incident: &incident,
         equations_of: &equations_of,
         solvable: &solvable,
+        guessed: unknowns
+            .iter()
+            .map(|u| {
+                let start = dae.var(u.var()).start;
+                start.is_some_and(|s| dae.pool.as_const(s) != Some(0.0))
+            })
+            .collect(),
         tears: Vec::new(),
         inner: Vec::new(),
     };
@@ -144,6 +151,8 @@ struct Greedy<'a> {
     incident: &'a [Vec<usize>],
     equations_of: &'a [Vec<usize>],
     solvable: &'a [Vec<(usize, ExprId)>],
+    /// Per unknown: whether the model gives it a start value other than 0.
+    guessed: Vec<bool>,
     tears: Vec<usize>,
     inner: Vec<(usize, usize, ExprId)>,
 }
@@ -181,8 +190,10 @@ impl Greedy<'_> {
     }
 
     /// The unknown to tear next: the one whose knowledge makes most unassigned equations
-    /// solvable for their last unknown, then the one in most unassigned equations, then the
-    /// first. `None` when every unknown is known.
+    /// solvable for their last unknown, then one the model gives a start value other than 0
+    /// (Newton starts from the tearing variables' guesses, the only ones it reads: a user's
+    /// guess picks the root where a loop has several), then the one in most unassigned
+    /// equations, then the first. `None` when every unknown is known.
     fn best_tear(&self) -> Option<usize> {
         let open = |e: &&usize| !self.assigned[**e];
         (0..self.known.len())
@@ -194,7 +205,7 @@ impl Greedy<'_> {
                     .filter(|&&e| self.left[e] == 2 && self.solvable_for_other(e, v))
                     .count();
                 let occurs = self.equations_of[v].iter().filter(open).count();
-                (v, (enables, occurs))
+                (v, (enables, self.guessed[v], occurs))
             })
             .max_by(|(a, sa), (b, sb)| sa.cmp(sb).then(b.cmp(a)))
             .map(|(v, _)| v)
