@@ -144,10 +144,11 @@ fn a_column_that_leaves_the_references_range_is_unstable() {
     assert_eq!(methods[1]["stable"], true, "{table}");
 }
 
-/// A model whose digraph has no cycle gives `--partition auto` nothing to split: the mixed
-/// column says so, the other columns still run, and the command succeeds.
+/// A model whose digraph has no cycle has no fast state for `--partition auto`: a warning
+/// says so and the mixed method steps every state explicitly (it used to print an error and
+/// exit 0).
 #[test]
-fn a_model_without_cycles_fails_only_the_mixed_column() {
+fn a_model_without_cycles_steps_the_mixed_method_explicitly() {
     let model = cli_support::model_file(
         "no_cycles",
         "model NoCycles\n  Real x(start = 0, fixed = true);\n  Real y(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(y) = x;\nend NoCycles;\n",
@@ -161,14 +162,17 @@ fn a_model_without_cycles_fails_only_the_mixed_column() {
         "1",
         "--methods",
         "euler,mixed-euler",
+        "--format",
+        "json",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    let result = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("result"))
-        .expect("a result row");
     assert!(
-        result.contains("ok") && result.contains("no partition"),
-        "{out}"
+        err.starts_with("warning") && err.contains("no state is fast"),
+        "{err}"
     );
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let methods = report["methods"].as_array().expect("methods");
+    // With no fast state, mixed Euler is explicit Euler on every state: the same errors.
+    assert_eq!(methods[1]["implicit_states"], 0, "{out}");
+    assert_eq!(methods[0]["rmse"], methods[1]["rmse"], "{out}");
 }

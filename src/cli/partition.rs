@@ -302,16 +302,9 @@ fn step_bounds(
                     states are those of the cycles found (`mocca cycles` lists them)";
         super::report(subject.sources, &[Diagnostic::warning(note)]);
     }
+    // No cycle bounds any state (h̄ = ∞ for all): no state is fast, as where every bound is
+    // above the step; `choose` says so.
     let h_bar = analysis.bounds.h_bar;
-    if h_bar.iter().all(|h| !h.is_finite()) {
-        let d = Diagnostic::error(
-            "partition auto: no state has a step bound (J's digraph has no cycle with a \
-             nonzero gain), so cycle analysis finds nothing fast",
-        )
-        .with_note("name the fast states with `--fast`, or use a single method");
-        super::report(subject.sources, &[d]);
-        return Err(ExitCode::from(1));
-    }
     Ok((h_bar, point, values))
 }
 
