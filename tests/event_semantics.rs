@@ -526,3 +526,43 @@ end BooleanOfTime;
         assert_eq!((run["u"][after], run["e"][after]), (1.0, 0.5), "{method}");
     }
 }
+
+/// A relation of time switches at its breakpoint, known in advance: a time event, as a
+/// sample instant is. A crossing of a state's threshold, located between steps, is a state
+/// event. (Breakpoints used to be counted as state events.)
+#[test]
+fn breakpoints_count_as_time_events_and_crossings_as_state_events() {
+    let path = model_file(
+        "kinds",
+        "model Kinds
+  Real x(start = 0, fixed = true);
+  Real u = if time > 0.25 then 1 else 0;
+  Integer n(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when x > 0.6 then
+    n = pre(n) + 1;
+  end when;
+end Kinds;
+",
+    );
+    for method in ["bdf", "euler"] {
+        let (out, err, code) = mocca(&[
+            "simulate",
+            path.to_str().expect("utf-8"),
+            "--method",
+            method,
+            "--stop",
+            "1",
+            "--step",
+            "0.1",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let events = &report["events"];
+        assert_eq!(events["time_events"], 1, "{method}: {events}");
+        assert_eq!(events["state_events"], 1, "{method}: {events}");
+    }
+}

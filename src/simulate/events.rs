@@ -354,10 +354,11 @@ impl<'a> Events<'a> {
             .fold(f64::INFINITY, f64::min)
     }
 
-    /// The event at `t` with the states `x` just before it (a time event when `t` is a
-    /// sample instant): the `when` clauses fire, held variables update until they settle,
-    /// `reinit`s apply to `x`.
-    pub fn at(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
+    /// The event at `t` with the states `x` just before it: the `when` clauses fire, held
+    /// variables update until they settle, `reinit`s apply to `x`. It is a time event when
+    /// `scheduled` (the caller stepped to a breakpoint or a sample instant, known in advance)
+    /// or `t` is a sample instant, else a state event (a crossing located between steps).
+    pub fn at(&mut self, t: f64, x: &mut [f64], scheduled: bool) -> Result<(), EventFailure> {
         let previous = self.last_event;
         let close = t - previous <= self.close;
         if close {
@@ -379,9 +380,11 @@ impl<'a> Events<'a> {
             }
         }
         if timed {
-            self.stats.time_events += 1;
             // The clocks are now true: equations that read them (`y = sample(0, T)`) must see it.
             self.evaluate(t)?;
+        }
+        if timed || scheduled {
+            self.stats.time_events += 1;
         } else {
             self.stats.state_events += 1;
         }

@@ -503,7 +503,8 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
             self.system
                 .step_over(&breakpoints, (from, step), x)
                 .map_err(Failure::Step)?;
-            let at = if self.events.crossed(end, x) {
+            let crossed = self.events.crossed(end, x);
+            let at = if crossed {
                 let at = self.locate(from, end, &saved, x);
                 if Y::RECORDS_REGISTERS && at > from {
                     // Step to the event itself, so that the registers hold the values there.
@@ -521,7 +522,7 @@ impl<Y: EventSystem> EventRun<'_, '_, Y> {
                 continue;
             };
             self.system.record(self.recorder, (at, Side::Before), x)?;
-            self.events.at(at, x).map_err(Failure::Event)?;
+            self.events.at(at, x, !crossed).map_err(Failure::Event)?;
             self.system.resume(&self.events.point, at);
             // An event on the grid: the grid's own row is the one after it.
             if at < t_next {
@@ -729,7 +730,7 @@ fn bdf_from(
             break;
         }
         let events = events.as_mut().expect("an event needs events");
-        if let Err(e) = events.at(at, &mut x) {
+        if let Err(e) = events.at(at, &mut x, switch.is_none()) {
             failure = Some(Failure::Event(e));
             break;
         }
