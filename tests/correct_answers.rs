@@ -1237,3 +1237,57 @@ end Roots;
         assert!((c["x"][k] - 2.0).abs() < 1e-12, "{:?}", c["x"]);
     }
 }
+
+/// A Schmitt trigger as a loop with three roots inside its hysteresis band (an op-amp with
+/// positive feedback, limited without events), driving an integrator: a triangle wave. The
+/// loop keeps its branch until that root disappears; a rejected BDF step used to leave the
+/// loop on the other branch (the wave turned early), and the rows recorded between steps were
+/// evaluated from another guess than the run's (the output read +15 throughout). The standard
+/// library's signal generator did both.
+#[test]
+fn a_loop_with_hysteresis_keeps_its_branch_through_rejected_steps_and_in_its_rows() {
+    const SCHMITT: &str = "model Schmitt
+  Real c(start = 0, fixed = true);
+  Real vin(start = 7.5);
+  Real vout;
+equation
+  der(c) = vout;
+  vin = 0.5*vout - c;
+  vout = noEvent(if 1000*vin > 15 then 15 else if 1000*vin < -15 then -15 else 1000*vin);
+end Schmitt;
+";
+    let path = model_file("schmitt", SCHMITT);
+    let file = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "schmitt",
+        &[
+            "simulate", file, "--method", "bdf", "--stop", "4", "--step", "0.25", "--vars",
+            "c,vout",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    // The +15 root exists while 1000·(7.5 − c) > 15, i.e. c < 7.485 (and the −15 one while
+    // c > −7.485): c rises at 15/s to 7.485, falls at 15/s to −7.485, and so on.
+    let peak = 7.485;
+    let triangle = |t: f64| {
+        let period = 4.0 * peak / 15.0;
+        let phase = (t + peak / 15.0) % period;
+        let up = phase < period / 2.0;
+        let value = if up {
+            -peak + 15.0 * phase
+        } else {
+            peak - 15.0 * (phase - period / 2.0)
+        };
+        (value, if up { 15.0 } else { -15.0 })
+    };
+    for (k, &t) in c["time"].iter().enumerate() {
+        let (want, vout) = triangle(t);
+        assert!(
+            (c["c"][k] - want).abs() < 1e-3,
+            "t = {t}: c = {} ≠ {want}",
+            c["c"][k]
+        );
+        assert_eq!(c["vout"][k], vout, "t = {t}");
+    }
+}

@@ -202,6 +202,7 @@ fn run(
     start: Instant,
 ) -> Result<(BdfOutcome, Option<f64>), BdfError> {
     let t0 = bdf.t;
+    system.observing();
     observer(t0, &bdf.d.solution());
     let mut outputs = options
         .output_times
@@ -247,6 +248,7 @@ fn run(
             let reached = switch.as_ref().map_or(bdf.t, |s| s.0);
             while let Some(&t) = outputs.peek().filter(|&&t| t <= reached) {
                 if t > t_old {
+                    system.observing();
                     observer(t, &bdf.interpolate(t));
                 }
                 outputs.next();
@@ -262,6 +264,7 @@ fn run(
         }
     }
     let final_state = bdf.d.solution();
+    system.observing();
     observer(t1, &final_state);
     let outcome = BdfOutcome {
         stats: bdf.stats,
@@ -364,6 +367,12 @@ struct Bdf<'p> {
     stats: Stats,
     /// A model failure met while correcting; reported if the step size then collapses.
     last_failure: Option<BdfError>,
+    /// The system's guesses at the last accepted step ([`OdeSystem::guesses`]), restored
+    /// after a step the error test rejects (a step too long may have carried a loop with
+    /// several roots past its branch's end). Not after a Newton failure: restored there too,
+    /// the switched-capacitor loops of the standard library's `CauerLowPassSC` (singular,
+    /// whose free unknowns keep their guesses) stopped BDF at 27.5 s.
+    accepted_guesses: Vec<f64>,
     // Work vectors, allocated once.
     f: Vec<f64>,
     psi: Vec<f64>,
@@ -437,6 +446,7 @@ impl<'p> Bdf<'p> {
             predicted: false,
             stats: Stats::default(),
             last_failure: None,
+            accepted_guesses: Vec::new(),
             f: vec![0.0; n],
             psi: vec![0.0; n],
             y: vec![0.0; n],
@@ -599,6 +609,7 @@ impl<'p> Bdf<'p> {
     /// One accepted step towards `t_end` (never past it).
     fn step(&mut self, system: &mut dyn OdeSystem, t_end: f64) -> Result<(), BdfError> {
         let min_step = 10.0 * (next_up(self.t) - self.t);
+        system.guesses(&mut self.accepted_guesses);
         loop {
             if self.h < min_step {
                 // A model that failed on the way is the likelier cause.
@@ -655,6 +666,7 @@ impl<'p> Bdf<'p> {
                 / (2 * NEWTON_MAXITER + corrector.iterations) as f64;
             let error_norm = self.coef.error[self.order] * corrector.correction_norm;
             if error_norm > 1.0 {
+                system.set_guesses(&self.accepted_guesses);
                 self.stats.rejected_steps += 1;
                 let factor =
                     (safety * error_norm.powf(-1.0 / (self.order as f64 + 1.0))).max(MIN_FACTOR);

@@ -14,7 +14,7 @@ use crate::structure::Unknown;
 
 use super::pair::Pair;
 use super::system::OdeSystem;
-use super::tape::{Groups, LoopScratch, Plan, Reg, Tape, WeakReads, compile};
+use super::tape::{Groups, LoopScratch, Plan, Reg, StepCode, Tape, WeakReads, compile};
 
 /// The steps, states and Jacobian block one part evaluates.
 #[derive(Clone, Debug)]
@@ -118,6 +118,11 @@ pub struct CompiledModel {
     scratch: LoopScratch,
     /// Per state (in `Causal::states` order): its register.
     state_regs: Vec<Reg>,
+    /// The targets of the Newton steps and loops: their guesses.
+    guess_regs: Vec<Reg>,
+    /// The guesses at each observed point since the last [`CompiledModel::take_observed`],
+    /// one after another.
+    observed: Vec<f64>,
     pub states: Vec<VarId>,
     pub parts: Vec<Part>,
     /// The model's breakpoints (the parameter sides of its relations with `time`), ascending.
@@ -152,6 +157,17 @@ impl Layout {
 }
 
 impl CompiledModel {
+    /// The guesses at each point observed since the last call, in order (see
+    /// [`OdeSystem::observing`]).
+    pub fn take_observed(&mut self) -> Vec<Vec<f64>> {
+        let n = self.guess_regs.len();
+        let observed = std::mem::take(&mut self.observed);
+        if n == 0 {
+            return Vec::new();
+        }
+        observed.chunks(n).map(<[f64]>::to_vec).collect()
+    }
+
     /// Compiles the model; `point` supplies parameter values (and initial register values).
     pub fn new(
         dae: &Dae,
@@ -224,7 +240,15 @@ impl CompiledModel {
                 }
             })
             .collect();
+        let guess_regs = tape
+            .steps
+            .iter()
+            .filter(|step| !matches!(step.code, StepCode::Assign))
+            .flat_map(|step| step.targets.iter().copied())
+            .collect();
         let mut model = CompiledModel {
+            guess_regs,
+            observed: Vec::new(),
             regs: tape.registers(),
             tangents: vec![0.0; tape.registers],
             scratch: LoopScratch::new(&tape),
@@ -700,6 +724,23 @@ impl OdeSystem for PartSystem<'_> {
 impl OdeSystem for CompiledModel {
     fn dim(&self) -> usize {
         self.states.len()
+    }
+
+    fn guesses(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(self.guess_regs.iter().map(|&r| self.regs[r as usize]));
+    }
+
+    fn set_guesses(&mut self, guesses: &[f64]) {
+        for (&r, &g) in self.guess_regs.iter().zip(guesses) {
+            self.regs[r as usize] = g;
+        }
+    }
+
+    fn observing(&mut self) {
+        let regs = &self.regs;
+        self.observed
+            .extend(self.guess_regs.iter().map(|&r| regs[r as usize]));
     }
 
     fn rhs(&mut self, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), EvalFailure> {

@@ -691,8 +691,9 @@ fn bdf_from(
             .take()
             .unwrap_or_else(|| NewtonMatrix::new(x.len(), model.jacobian_pattern()));
         let states = &mut segments.last_mut().expect("a segment").states;
+        let observed_before = states.len();
         let mut observe = |t: f64, x: &[f64]| {
-            states.push((t, x.to_vec()));
+            states.push((t, x.to_vec(), Vec::new()));
             recorded += 1;
             progress(recorded.min(options.steps + 1) - 1);
         };
@@ -711,6 +712,15 @@ fn bdf_from(
                 break;
             }
         };
+        // Each observed point keeps the guesses the run had there, for its row to be
+        // evaluated on the same branch of a loop with several roots.
+        let states = &mut segments.last_mut().expect("a segment").states;
+        for (row, guesses) in states[observed_before..]
+            .iter_mut()
+            .zip(model.take_observed())
+        {
+            row.2 = guesses;
+        }
         stats.steps += outcome.stats.steps;
         stats.rejected_steps += outcome.stats.rejected_steps;
         stats.add_work(&outcome.stats);
@@ -719,7 +729,7 @@ fn bdf_from(
         let at = match switch {
             Some(at) => {
                 // The row before the event (a time event's is the segment's last).
-                states.push((at, x.clone()));
+                states.push((at, x.clone(), current_guesses(&model)));
                 at
             }
             None if end == timed => end,
@@ -741,7 +751,7 @@ fn bdf_from(
         segments.push(Segment {
             held: Some(events.point.clone()),
             states: if at_end {
-                vec![(at, x.clone())]
+                vec![(at, x.clone(), current_guesses(&model))]
             } else {
                 Vec::new()
             },
@@ -758,7 +768,7 @@ fn bdf_from(
         match events.terminal(end, &mut x) {
             Ok(true) => segments.push(Segment {
                 held: Some(events.point.clone()),
-                states: vec![(end, x.clone())],
+                states: vec![(end, x.clone(), current_guesses(&model))],
             }),
             Ok(false) => {}
             Err(e) => failure = Some(Failure::Event(e)),
@@ -767,7 +777,8 @@ fn bdf_from(
     if options.steps == 0 || begin >= options.stop {
         // Initialisation only (or going on from the stop time): the initial state is the
         // whole trajectory.
-        segments[0].states.push((begin, x.clone()));
+        let guesses = current_guesses(&model);
+        segments[0].states.push((begin, x.clone(), guesses));
     }
     let sources: Vec<Source> = outputs
         .iter()
@@ -783,12 +794,13 @@ fn bdf_from(
         }
         // A segment that another follows ends at the event between them.
         let event_at_end = k + 1 < segments.len();
-        for (j, (t, x)) in segment.states.iter().enumerate() {
+        for (j, (t, x, guesses)) in segment.states.iter().enumerate() {
             let side = if event_at_end && j + 1 == segment.states.len() {
                 Side::Before
             } else {
                 Side::After
             };
+            model.set_guesses(guesses);
             if let Err(failure) = recorder.at_states(&mut model, *t, x, side) {
                 return Err(recorder.stopped(failure, (stats, init_iterations, wall_seconds)));
             }
@@ -847,7 +859,15 @@ fn hold(model: &mut CompiledModel, point: &Point, t: f64) {
 /// The points of a BDF run between two events, with the held values they were computed with.
 struct Segment {
     held: Option<Point>,
-    states: Vec<(f64, Vec<f64>)>,
+    /// Time, states and the algebraic solves' guesses there (empty: none kept).
+    states: Vec<(f64, Vec<f64>, Vec<f64>)>,
+}
+
+/// The guesses `model`'s algebraic solves would start from now.
+fn current_guesses(model: &CompiledModel) -> Vec<f64> {
+    let mut guesses = Vec::new();
+    model.guesses(&mut guesses);
+    guesses
 }
 
 /// Which side of a time a recorded row takes the relations of time from: the row just before

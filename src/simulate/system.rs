@@ -91,6 +91,23 @@ pub trait OdeSystem {
     fn enter_interval(&mut self, from: f64, to: f64) {
         let _ = (from, to);
     }
+
+    /// The guesses the system's algebraic solves start from (their last solutions) into
+    /// `out`. A loop with several roots (a Schmitt trigger's) stays on the branch its guess is
+    /// on: an integrator keeps the guesses of the last accepted step, so that a rejected trial
+    /// step does not move the model to another branch.
+    fn guesses(&self, out: &mut Vec<f64>) {
+        out.clear();
+    }
+
+    /// Sets the guesses [`OdeSystem::guesses`] gave.
+    fn set_guesses(&mut self, guesses: &[f64]) {
+        let _ = guesses;
+    }
+
+    /// Called just before an integrator hands a point to its observer: a system that records
+    /// may keep its guesses there, to evaluate the point later on the branch the run was on.
+    fn observing(&mut self) {}
 }
 
 impl Stats {
