@@ -1291,3 +1291,44 @@ end Schmitt;
         assert_eq!(c["vout"][k], vout, "t = {t}");
     }
 }
+
+/// A subscript known only at run time selects from an array of any shape, along with fixed
+/// subscripts and slices (`fire[ka + 1, :]` of the standard library's space-vector PWM): an
+/// `if` over the index's values, element by element.
+#[test]
+fn a_subscript_that_varies_selects_a_row_of_a_matrix() {
+    const ROWS: &str = "model Rows
+  constant Real table[3, 2] = [1, 2; 3, 4; 5, 6];
+  Integer k = integer(time) + 1;
+  Real r[2] = table[k, :];
+  Real c = table[3 - k + 1, 2];
+end Rows;
+";
+    let path = model_file("rows", ROWS);
+    let file = path.to_str().expect("utf-8");
+    let (csv, err, code) = simulate_csv(
+        "rows",
+        &[
+            "simulate",
+            file,
+            "--stop",
+            "2.5",
+            "--step",
+            "0.5",
+            "--vars",
+            "k,r[1],r[2],c",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    let times = &c["time"];
+    for (j, &t) in times.iter().enumerate() {
+        // At an integer time the row before the event still has the last k.
+        let after = times.get(j + 1) != Some(&t);
+        let k = if after { t.floor() + 1.0 } else { t };
+        assert_eq!(c["k"][j], k, "t = {t}");
+        assert_eq!(c["r[1]"][j], 2.0 * k - 1.0, "t = {t}");
+        assert_eq!(c["r[2]"][j], 2.0 * k, "t = {t}");
+        assert_eq!(c["c"][j], 2.0 * (4.0 - k), "t = {t}");
+    }
+}

@@ -548,10 +548,16 @@ impl<'a> Flattener<'a> {
             ));
         }
         let (dims, boolean) = (elem.dims.clone(), elem.boolean_dims.clone());
-        if let Some(chosen) = self.varying_subscript(inst, slot, parts, &dims, ctx)? {
-            return Ok(chosen);
-        }
-        let picks = self.picks(&part.subscripts, (&dims, &boolean), span, ctx)?;
+        // A subscript not known at translation time selects at run time.
+        let picks = match self.picks(&part.subscripts, (&dims, &boolean), span, ctx) {
+            Ok(picks) => picks,
+            Err(e) => {
+                return match self.varying_subscript(inst, slot, parts, (&dims, &boolean), ctx)? {
+                    Some(chosen) => Ok(chosen),
+                    None => Err(e),
+                };
+            }
+        };
         match self.element_content(inst, slot).select(&dims, &picks) {
             Selected::Pending => Err(err(
                 part.ident.span,
@@ -586,38 +592,52 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// `x[i]` of a vector of variables with a subscript that varies (`expr[firstActiveIndex]`):
-    /// `if i == 1 then x[1] elseif i == 2 then x[2] … else x[n]` (Modelica 10.5 allows any
-    /// Integer expression). `None` when the reference is not of that form or its subscript
-    /// is known at translation time.
+    /// `x[…, i, …]` of an array of variables with one subscript that varies
+    /// (`expr[firstActiveIndex]`, a pattern's row `fire[ka + 1, :]`): `if i == 1 then
+    /// x[…, 1, …] elseif i == 2 then x[…, 2, …] … else x[…, n, …]`, element by element
+    /// (Modelica 10.5 allows any Integer expression). `None` when the reference is not of that
+    /// form or its subscripts are all known at translation time.
     fn varying_subscript(
         &mut self,
         inst: InstId,
         slot: usize,
         parts: &'a [RefPart],
-        dims: &[usize],
+        (dims, boolean): (&[usize], &[bool]),
         ctx: &Ctx<'_>,
     ) -> Result<Option<Val>, Diagnostic> {
         let part = &parts[0];
-        let ([Subscript::Expr(index)], [n], 1, Mode::Symbolic) =
-            (part.subscripts.as_slice(), dims, parts.len(), ctx.mode)
-        else {
-            return Ok(None);
-        };
-        let n = *n;
-        let Content::Vars(vars) = self.element_content(inst, slot) else {
-            return Ok(None);
-        };
-        let vars = vars.to_vec();
-        if vars.len() != n || n == 0 {
+        let subs = part.subscripts.as_slice();
+        if parts.len() != 1
+            || ctx.mode != Mode::Symbolic
+            || subs.is_empty()
+            || subs.len() > dims.len()
+        {
             return Ok(None);
         }
-        let known = Ctx {
-            mode: Mode::Constant,
-            end: Some(n),
-            ..*ctx
+        if !matches!(self.element_content(inst, slot), Content::Vars(_)) {
+            return Ok(None);
+        }
+        let mut varying = None;
+        for (k, sub) in subs.iter().enumerate() {
+            let Subscript::Expr(e) = sub else { continue };
+            let known = Ctx {
+                mode: Mode::Constant,
+                end: Some(dims[k]),
+                ..*ctx
+            };
+            if self.flatten_expr(e, &known).is_ok() {
+                continue;
+            }
+            if varying.is_some() || boolean.get(k).copied().unwrap_or(false) {
+                return Ok(None);
+            }
+            varying = Some((k, e));
+        }
+        let Some((at, index)) = varying else {
+            return Ok(None);
         };
-        if self.eval_scalar(index, &known).is_ok() {
+        let n = dims[at];
+        if n == 0 {
             return Ok(None);
         }
         let with_end = Ctx {
@@ -627,15 +647,37 @@ impl<'a> Flattener<'a> {
         let Tree::Leaf(i) = self.flatten_expr(index, &with_end)? else {
             return Ok(None);
         };
-        let mut value = self.var_value(vars[n - 1], ctx, part.ident.span)?;
-        for k in (0..n - 1).rev() {
-            let element = self.var_value(vars[k], ctx, part.ident.span)?;
-            let p = &mut self.dae.pool;
-            let at = p.constant((k + 1) as f64);
-            let here = p.cmp(CmpOp::Eq, i, at);
-            value = p.if_then_else(here, element, value);
+        let mut picks = Vec::with_capacity(dims.len());
+        for (k, &size) in dims.iter().enumerate() {
+            let by_boolean = boolean.get(k).copied().unwrap_or(false);
+            let pick = match k == at {
+                true => Pick::One(0),
+                false => self.pick(subs.get(k), size, by_boolean, ctx)?,
+            };
+            picks.push(pick);
         }
-        Ok(Some(Tree::Leaf(value)))
+        let mut value: Option<Tree<ExprId>> = None;
+        for k in (0..n).rev() {
+            picks[at] = Pick::One(k);
+            let Selected::Vars(selected) = self.element_content(inst, slot).select(dims, &picks)
+            else {
+                return Ok(None);
+            };
+            let element = selected.map(&mut |&v| self.var_value(v, ctx, part.ident.span))?;
+            value = Some(match value {
+                None => element,
+                Some(rest) => {
+                    let p = &mut self.dae.pool;
+                    let here = p.constant((k + 1) as f64);
+                    let here = p.cmp(CmpOp::Eq, i, here);
+                    let Some(chosen) = choose_elementwise(p, here, element, rest) else {
+                        return Ok(None);
+                    };
+                    chosen
+                }
+            });
+        }
+        Ok(value)
     }
 
     pub(crate) fn var_value(
@@ -686,59 +728,70 @@ impl<'a> Flattener<'a> {
         }
         let mut picks = Vec::new();
         for (k, &n) in dims.iter().enumerate() {
-            let pick = match subs.get(k) {
-                None | Some(Subscript::Colon(_)) => Pick::Many((0..n).collect()),
-                Some(Subscript::Expr(e)) => {
-                    let by_boolean = boolean.get(k).copied().unwrap_or(false);
-                    let is_boolean = self.subscript_is_boolean(e, ctx);
-                    if by_boolean != is_boolean {
-                        let message = if by_boolean {
-                            "this dimension is indexed by `false` and `true`, not by numbers"
-                        } else {
-                            "a Boolean subscript indexes only a dimension declared by `Boolean`"
-                        };
-                        return Err(err(e.span, message, "wrong kind of subscript"));
-                    }
-                    // false and true are 0 and 1: as indices, 1 and 2.
-                    let shift = if by_boolean { 1.0 } else { 0.0 };
-                    let sctx = Ctx {
-                        mode: Mode::Constant,
-                        end: Some(n),
-                        ..*ctx
-                    };
-                    let value = self.flatten_expr(e, &sctx)?;
-                    let as_index =
-                        |id: ExprId, pool: &crate::expr::ExprPool| -> Result<usize, Diagnostic> {
-                            match pool.as_const(id).map(|i| i + shift) {
-                                Some(i) if i.fract() == 0.0 && i >= 1.0 && (i as usize) <= n => {
-                                    Ok(i as usize - 1)
-                                }
-                                Some(i) => Err(err(
-                                    e.span,
-                                    format!("index {i} is out of range 1..{n}"),
-                                    "out of range",
-                                )),
-                                None => Err(err(
-                                    e.span,
-                                    "a subscript must be evaluable at translation time",
-                                    "not constant",
-                                )),
-                            }
-                        };
-                    match value {
-                        Tree::Leaf(id) => Pick::One(as_index(id, &self.dae.pool)?),
-                        node => Pick::Many(
-                            node.leaves()
-                                .into_iter()
-                                .map(|id| as_index(id, &self.dae.pool))
-                                .collect::<Result<_, _>>()?,
-                        ),
-                    }
-                }
-            };
-            picks.push(pick);
+            let by_boolean = boolean.get(k).copied().unwrap_or(false);
+            picks.push(self.pick(subs.get(k), n, by_boolean, ctx)?);
         }
         Ok(picks)
+    }
+
+    /// What one subscript (`None`: not written) selects along a dimension of `n`, indexed
+    /// by `false` and `true` where `by_boolean`.
+    fn pick(
+        &mut self,
+        sub: Option<&'a Subscript>,
+        n: usize,
+        by_boolean: bool,
+        ctx: &Ctx<'_>,
+    ) -> Result<Pick, Diagnostic> {
+        Ok(match sub {
+            None | Some(Subscript::Colon(_)) => Pick::Many((0..n).collect()),
+            Some(Subscript::Expr(e)) => {
+                let is_boolean = self.subscript_is_boolean(e, ctx);
+                if by_boolean != is_boolean {
+                    let message = if by_boolean {
+                        "this dimension is indexed by `false` and `true`, not by numbers"
+                    } else {
+                        "a Boolean subscript indexes only a dimension declared by `Boolean`"
+                    };
+                    return Err(err(e.span, message, "wrong kind of subscript"));
+                }
+                // false and true are 0 and 1: as indices, 1 and 2.
+                let shift = if by_boolean { 1.0 } else { 0.0 };
+                let sctx = Ctx {
+                    mode: Mode::Constant,
+                    end: Some(n),
+                    ..*ctx
+                };
+                let value = self.flatten_expr(e, &sctx)?;
+                let as_index =
+                    |id: ExprId, pool: &crate::expr::ExprPool| -> Result<usize, Diagnostic> {
+                        match pool.as_const(id).map(|i| i + shift) {
+                            Some(i) if i.fract() == 0.0 && i >= 1.0 && (i as usize) <= n => {
+                                Ok(i as usize - 1)
+                            }
+                            Some(i) => Err(err(
+                                e.span,
+                                format!("index {i} is out of range 1..{n}"),
+                                "out of range",
+                            )),
+                            None => Err(err(
+                                e.span,
+                                "a subscript must be evaluable at translation time",
+                                "not constant",
+                            )),
+                        }
+                    };
+                match value {
+                    Tree::Leaf(id) => Pick::One(as_index(id, &self.dae.pool)?),
+                    node => Pick::Many(
+                        node.leaves()
+                            .into_iter()
+                            .map(|id| as_index(id, &self.dae.pool))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                }
+            }
+        })
     }
 
     /// Whether a subscript is a Boolean: a literal, `not`, a relation, `and`, `or`, a Boolean
@@ -1751,6 +1804,26 @@ impl Flattener<'_> {
 }
 
 /// Replaces each leaf (itself a tree) by its subtree.
+/// `if cond then a else b` element by element of two arrays of one shape (`None` when their
+/// shapes differ).
+fn choose_elementwise(
+    pool: &mut crate::expr::ExprPool,
+    cond: ExprId,
+    a: Tree<ExprId>,
+    b: Tree<ExprId>,
+) -> Option<Tree<ExprId>> {
+    match (a, b) {
+        (Tree::Leaf(x), Tree::Leaf(y)) => Some(Tree::Leaf(pool.if_then_else(cond, x, y))),
+        (Tree::Node(xs), Tree::Node(ys)) if xs.len() == ys.len() => xs
+            .into_iter()
+            .zip(ys)
+            .map(|(x, y)| choose_elementwise(pool, cond, x, y))
+            .collect::<Option<_>>()
+            .map(Tree::Node),
+        _ => None,
+    }
+}
+
 pub(crate) fn graft<T: Clone>(t: Tree<Tree<T>>) -> Tree<T> {
     match t {
         Tree::Leaf(inner) => inner,
