@@ -1,7 +1,9 @@
 //! Numbers as text for people and for files: the shortest decimal that reads back to the same
 //! double, in positional form for moderate magnitudes and in exponent form for very small or
 //! very large ones, as C's `%g` switches (but never losing digits); and times rounded to the
-//! 15 decimal digits they are written and compared with ([`decimal`]).
+//! 15 decimal digits they are written and compared with ([`decimal`]). It depends on `std`
+//! only: `mocca emit` writes this very file into the crates it emits, whose times are rounded
+//! as `simulate`'s are.
 
 /// Below this magnitude a number is written with an exponent: `1e-7`, not `0.0000001`.
 const SMALLEST_POSITIONAL: f64 = 1e-4;

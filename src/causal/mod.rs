@@ -175,29 +175,33 @@ fn loop_steps(dae: &mut Dae, block: &Block, parameters: &mut HashMap<VarId, f64>
         .iter()
         .map(|&e| dae.equations[e].residual)
         .collect();
-    let whole = newton_loop(
-        &mut dae.pool,
-        unknowns.to_vec(),
-        residuals.clone(),
-        equations.to_vec(),
-    );
+    let jacobian = loop_jacobian(&mut dae.pool, &residuals, unknowns);
     let has_weak = unknowns.iter().any(|u| dae.var(u.var()).weak);
-    if has_weak || is_linear(&dae.pool, &whole, unknowns) {
-        return vec![whole];
-    }
-    let Some(torn) = tearing::tear(dae, &residuals, unknowns, parameters) else {
-        return vec![whole];
+    let torn = if has_weak || is_linear(&dae.pool, &jacobian, unknowns) {
+        None
+    } else {
+        tearing::tear(dae, &residuals, unknowns, parameters)
+    };
+    let Some(torn) = torn else {
+        return vec![Step::Loop {
+            targets: unknowns.to_vec(),
+            residuals,
+            jacobian,
+            equations: equations.to_vec(),
+        }];
     };
     let torn_residuals = tearing::residuals_in_tears(&mut dae.pool, &residuals, unknowns, &torn);
-    let mut steps = vec![newton_loop(
-        &mut dae.pool,
-        torn.tears.iter().map(|&v| unknowns[v]).collect(),
-        torn_residuals,
-        torn.residual_equations
+    let tears: Vec<Unknown> = torn.tears.iter().map(|&v| unknowns[v]).collect();
+    let mut steps = vec![Step::Loop {
+        jacobian: loop_jacobian(&mut dae.pool, &torn_residuals, &tears),
+        targets: tears,
+        residuals: torn_residuals,
+        equations: torn
+            .residual_equations
             .iter()
             .map(|&e| equations[e])
             .collect(),
-    )];
+    }];
     steps.extend(torn.inner.iter().map(|&(e, v, expr)| Step::Assign {
         target: unknowns[v],
         expr,
@@ -206,13 +210,13 @@ fn loop_steps(dae: &mut Dae, block: &Block, parameters: &mut HashMap<VarId, f64>
     steps
 }
 
-/// Newton on `residuals` in `targets`, with their symbolic Jacobian.
-fn newton_loop(
+/// The symbolic Jacobian `(row, col, ∂residuals[row]/∂targets[col])` of a loop, its
+/// structural zeros left out.
+fn loop_jacobian(
     pool: &mut ExprPool,
-    targets: Vec<Unknown>,
-    residuals: Vec<ExprId>,
-    equations: Vec<usize>,
-) -> Step {
+    residuals: &[ExprId],
+    targets: &[Unknown],
+) -> Vec<(usize, usize, ExprId)> {
     let mut jacobian = Vec::new();
     for (r, &res) in residuals.iter().enumerate() {
         for (c, &u) in targets.iter().enumerate() {
@@ -222,19 +226,11 @@ fn newton_loop(
             }
         }
     }
-    Step::Loop {
-        targets,
-        residuals,
-        jacobian,
-        equations,
-    }
+    jacobian
 }
 
-/// Whether no entry of the loop's Jacobian depends on one of its unknowns.
-fn is_linear(pool: &ExprPool, step: &Step, unknowns: &[Unknown]) -> bool {
-    let Step::Loop { jacobian, .. } = step else {
-        return true;
-    };
+/// Whether no entry of a loop's Jacobian depends on one of its unknowns.
+fn is_linear(pool: &ExprPool, jacobian: &[(usize, usize, ExprId)], unknowns: &[Unknown]) -> bool {
     let leaves: std::collections::HashSet<Node> = unknowns.iter().map(|&u| leaf(u)).collect();
     jacobian.iter().all(|&(_, _, d)| {
         let mut varies = false;

@@ -137,7 +137,8 @@ fn solved_for(
     if value == 0.0 || !value.is_finite() {
         return None;
     }
-    dae.pool.solve_affine(residual, leaf(unknown))
+    dae.pool
+        .solve_affine_with(residual, leaf(unknown), coefficient)
 }
 
 /// The state of the greedy choice.

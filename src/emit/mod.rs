@@ -30,6 +30,7 @@ const RUNTIME: &str = include_str!("template/runtime.rs");
 // Written into the crate as they are: the emitted code solves as `simulate` does.
 const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
 const NEWTON: &str = include_str!("../newton.rs");
+const NUMFMT: &str = include_str!("../numfmt.rs");
 const PAIR: &str = include_str!("../simulate/pair.rs");
 const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
@@ -105,6 +106,7 @@ pub fn crate_files(
         ("src/main.rs".to_string(), MAIN.to_string()),
         ("src/model.rs".to_string(), model),
         ("src/newton.rs".to_string(), NEWTON.to_string()),
+        ("src/numfmt.rs".to_string(), NUMFMT.to_string()),
         ("src/pair.rs".to_string(), PAIR.to_string()),
         ("src/runtime.rs".to_string(), RUNTIME.to_string()),
     ]

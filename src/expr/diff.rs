@@ -177,6 +177,11 @@ impl ExprPool {
     /// the coefficient is structurally zero.
     pub fn solve_affine(&mut self, residual: ExprId, leaf: Node) -> Option<ExprId> {
         let a = self.diff(residual, leaf);
+        self.solve_affine_with(residual, leaf, a)
+    }
+
+    /// [`ExprPool::solve_affine`] with the coefficient `a = ∂residual/∂leaf` already known.
+    pub fn solve_affine_with(&mut self, residual: ExprId, leaf: Node, a: ExprId) -> Option<ExprId> {
         if self.as_const(a) == Some(0.0) || self.depends_on(a, leaf) {
             return None;
         }

@@ -396,18 +396,25 @@ fn seed_explicit_states(
 /// The variables the causal form assigns from time and parameters alone (a source's output),
 /// each evaluated into `point` in order: they are known before any state is.
 fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<bool> {
-    let mut known = vec![false; dae.variables.len()];
-    for step in &causal.steps {
-        let Step::Assign {
+    let assigned = causal.steps.iter().filter_map(|step| match step {
+        Step::Assign {
             target: Unknown::Algebraic(v),
             expr,
             ..
-        } = step
-        else {
-            continue;
-        };
+        } => Some((*v, *expr)),
+        _ => None,
+    });
+    // An alias (`s_ref` of a connected source's `y`) is its representative's binding.
+    let aliases = dae.var_ids().filter_map(|v| {
+        let var = dae.var(v);
+        var.binding
+            .filter(|_| var.kind == VarKind::Alias)
+            .map(|b| (v, b))
+    });
+    let mut known = vec![false; dae.variables.len()];
+    for (v, expr) in assigned.chain(aliases) {
         let mut fixed = true;
-        dae.pool.visit_leaves(*expr, |n| {
+        dae.pool.visit_leaves(expr, |n| {
             fixed &= match n {
                 Node::Var(u) => {
                     known[u.0 as usize]
@@ -420,24 +427,8 @@ fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<
         if !fixed {
             continue;
         }
-        let value = dae.pool.eval(*expr, &*point).unwrap_or(f64::NAN);
+        let value = dae.pool.eval(expr, &*point).unwrap_or(f64::NAN);
         if value.is_finite() {
-            point.vars[v.0 as usize] = value;
-            known[v.0 as usize] = true;
-        }
-    }
-    // An alias (`s_ref` of a connected source's `y`) is its representative's binding.
-    for v in dae.var_ids() {
-        let var = dae.var(v);
-        let Some(binding) = var.binding.filter(|_| var.kind == VarKind::Alias) else {
-            continue;
-        };
-        let mut fixed = true;
-        dae.pool.visit_leaves(binding, |n| {
-            fixed &= matches!(n, Node::Var(u) if known[u.0 as usize]) || n == Node::Time;
-        });
-        let value = dae.pool.eval(binding, &*point).unwrap_or(f64::NAN);
-        if fixed && value.is_finite() {
             point.vars[v.0 as usize] = value;
             known[v.0 as usize] = true;
         }

@@ -14,6 +14,7 @@
 pub mod dense_lu;
 pub mod model;
 pub mod newton;
+pub mod numfmt;
 pub mod pair;
 pub mod runtime;
 

@@ -6,6 +6,7 @@
 use crate::dense_lu::DenseLu;
 use crate::model;
 use crate::newton;
+use crate::numfmt::decimal;
 use crate::pair::{HeldPair, Pair, SharedF64, both, share};
 
 /// Why a run stopped.
@@ -1897,22 +1898,6 @@ pub fn grid_time(start: f64, stop: f64, steps: u64, k: u64) -> f64 {
         return stop;
     }
     decimal(start + k as f64 * (stop - start) / steps as f64)
-}
-
-fn decimal(t: f64) -> f64 {
-    if t == 0.0 || !t.is_finite() {
-        return t;
-    }
-    let shift = 14 - t.abs().log10().floor() as i32;
-    if !(-22..=22).contains(&shift) {
-        return t;
-    }
-    let scale = 10f64.powi(shift.abs());
-    if shift >= 0 {
-        (t * scale).round() / scale
-    } else {
-        (t / scale).round() * scale
-    }
 }
 
 /// Integrates from `start` to `stop` in `steps` equal steps (each ending at the breakpoints on
