@@ -115,6 +115,56 @@ fn lossy_gear_demo_1_matches_its_reference_at_the_reference_tolerance() {
     );
 }
 
+/// LossyGearDemo2 stopped at t = 0.087 s with "events accumulate": when both friction
+/// elements stick, the torque split between them is not unique, and the bearing's `sa >
+/// tau0` (its breakaway) crossed while both were locked. Free, the bearing slides with its
+/// torque exactly at `tau0`, where `sa > tau0` is false and locked it again. A switch now
+/// moves within event iteration only where its relation is past its threshold, so the
+/// bearing slides. Checks: the run reaches its end, and until 0.3 s (where the reference
+/// resolves a non-unique split of the torque its own way) the modes of both elements and the
+/// output shaft's angle follow the library's reference.
+#[test]
+fn lossy_gear_demo_2_slides_at_the_breakaway_torque() {
+    let Some(msl) = msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let model = "Modelica.Mechanics.Rotational.Examples.LossyGearDemo2";
+    let vars = "Inertia2.phi,bearingFriction.mode,gear.mode";
+    let args = [
+        "simulate", "--lib", lib, "--model", model, "--method", "bdf", "--vars", vars,
+    ];
+    let (csv, err, code) = simulate_csv("lossy_gear_2", &args);
+    assert_eq!(code, 0, "{err}");
+    let run = csv_columns(&csv);
+    assert!((run["time"].last().unwrap() - 0.5).abs() < 1e-12);
+    let reference_csv =
+        std::fs::read_to_string(msl.join(format!("../msl-reference/{model}/reference.csv")))
+            .expect("the reference");
+    let reference = csv_columns(&reference_csv.replace('"', ""));
+    let at = |columns: &std::collections::BTreeMap<String, Vec<f64>>, name: &str, t: f64| {
+        let k = columns["time"]
+            .iter()
+            .rposition(|&s| s <= t)
+            .expect("a row");
+        columns[name][k]
+    };
+    for t in [0.05, 0.1, 0.2, 0.25, 0.29] {
+        for mode in ["bearingFriction.mode", "gear.mode"] {
+            assert_eq!(at(&run, mode, t), at(&reference, mode, t), "{mode} at {t}");
+        }
+        let (phi, want) = (
+            at(&run, "Inertia2.phi", t),
+            at(&reference, "Inertia2.phi", t),
+        );
+        assert!(
+            (phi - want).abs() < 2e-3 * want.abs().max(1e-4),
+            "phi({t}) = {phi}, reference {want}"
+        );
+    }
+}
+
 /// `flatten` of the same Filter wrote gigabytes: the ChebyshevI coefficients' expression,
 /// 250 nodes shared in memory, is 10¹² written out. It is now an error at the binding, at once.
 #[test]

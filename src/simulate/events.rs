@@ -21,6 +21,9 @@ const MAX_CLOSE_EVENTS: usize = 10;
 /// consistent one (2ⁿ evaluations).
 const MAX_SEARCHED: usize = 8;
 const CLOSE: f64 = 1e-6;
+/// Within event iteration, a relation whose sides differ by at most this, relative to the
+/// larger, sits on its threshold: its switch keeps the side it has.
+const HYSTERESIS: f64 = 1e-10;
 /// How far past an event (in root tolerances) a relation is looked at to tell which side it
 /// is heading to.
 const LOOK_AHEAD: f64 = 1e3;
@@ -166,6 +169,15 @@ struct Watched {
     node: ExprId,
     /// The switch variable the equations read in its place (`None` for a `when` condition's).
     var: Option<VarId>,
+}
+
+/// How a switch follows its relation.
+#[derive(Clone, Copy, PartialEq)]
+enum Threshold {
+    /// To whichever side the relation evaluates.
+    Strict,
+    /// Only where the relation's sides differ by more than [`HYSTERESIS`].
+    Hysteresis,
 }
 
 /// `sample(start, interval)`: its held Boolean and next instant.
@@ -332,7 +344,7 @@ impl<'a> Events<'a> {
             loaded => loaded?,
         }
         for _ in 0..MAX_ITERATIONS {
-            match self.free_switches(t) {
+            match self.free_switches(t, Threshold::Strict) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {}
                 Err(e) if not_evaluable(&e) => return Ok(()),
@@ -450,9 +462,13 @@ impl<'a> Events<'a> {
     /// values between events.
     fn event(&mut self, t: f64, x: &mut [f64], count: bool) -> Result<(), EventFailure> {
         self.set_pre_of_reals();
+        // The crossings located take their new side, however near their threshold the
+        // located time leaves them; from then on a switch moves only where its relation is
+        // clearly past its threshold.
+        let mut entered = self.free_switches(t, Threshold::Strict)?;
         let mut rounds = 0;
         loop {
-            let mut moved = self.settle_switches(t)?;
+            let mut moved = self.settle_switches(t)? | std::mem::take(&mut entered);
             let mut fired = false;
             // What fires moves the relations that read what it assigns (a timer's entry time
             // under `y > angle`): they settle before any `pre` takes a value from them.
@@ -821,23 +837,41 @@ impl<'a> Events<'a> {
 
     /// Each switch set to its relation's value (relations free, as at an event), the model
     /// evaluated again if one moved; whether one did.
-    fn free_switches(&mut self, t: f64) -> Result<bool, EventFailure> {
+    fn free_switches(&mut self, t: f64, threshold: Threshold) -> Result<bool, EventFailure> {
         let mut moved = false;
-        for w in &self.watched {
-            if let Some(var) = w.var {
-                let value = self.dae.pool.eval(w.node, &self.point).unwrap_or(f64::NAN);
-                let slot = &mut self.point.vars[var.0 as usize];
-                // NaN included: a relation that cannot be evaluated moves no switch.
-                if value != *slot && !value.is_nan() {
-                    *slot = value;
-                    moved = true;
-                }
+        for k in 0..self.watched.len() {
+            if let Some((var, value)) = self.moving_to(k, threshold) {
+                self.point.vars[var.0 as usize] = value;
+                moved = true;
             }
         }
         if moved {
             self.evaluate(t)?;
         }
         Ok(moved)
+    }
+
+    /// Where watched relation `k` is a switch that disagrees with its relation: the switch and
+    /// the relation's value. NaN moves no switch (a relation that cannot be evaluated); under
+    /// [`Threshold::Hysteresis`] neither does a relation on its threshold (a friction element
+    /// that starts sliding at its breakaway torque, whose torque is then exactly that value:
+    /// `sa > tau0` false again would lock it again, and the lock would free it).
+    fn moving_to(&self, k: usize, threshold: Threshold) -> Option<(VarId, f64)> {
+        let w = &self.watched[k];
+        let var = w.var?;
+        let value = self.eval(w.node);
+        if value.is_nan() || value == self.point.vars[var.0 as usize] {
+            return None;
+        }
+        if threshold == Threshold::Hysteresis
+            && let Node::Cmp(_, lhs, rhs) = self.dae.pool.node(w.node)
+        {
+            let (l, r) = (self.eval(lhs), self.eval(rhs));
+            if (l - r).abs() <= HYSTERESIS * l.abs().max(r.abs()) {
+                return None;
+            }
+        }
+        Some((var, value))
     }
 
     /// The relations made consistent with the solution, the `pre` values fixed (Modelica
@@ -849,7 +883,7 @@ impl<'a> Events<'a> {
     fn settle_switches(&mut self, t: f64) -> Result<bool, EventFailure> {
         let mut seen = vec![self.switch_values()];
         for _ in 0..MAX_ITERATIONS {
-            if !self.free_switches(t)? {
+            if !self.free_switches(t, Threshold::Hysteresis)? {
                 return Ok(seen.len() > 1);
             }
             let now = self.switch_values();
@@ -898,19 +932,13 @@ impl<'a> Events<'a> {
         self.evaluate(t)
     }
 
-    /// The switches whose relation disagrees with them, as written.
+    /// The switches whose relation disagrees with them (past its threshold), as written.
     fn moving_switches(&self) -> Vec<(String, Span)> {
-        self.watched
-            .iter()
-            .filter_map(|w| {
-                let var = w.var?;
-                let moving = self.eval(w.node) != self.point.vars[var.0 as usize];
-                moving.then(|| {
-                    (
-                        format!("`{}`", self.dae.show(w.node)),
-                        self.dae.var(var).span,
-                    )
-                })
+        (0..self.watched.len())
+            .filter_map(|k| {
+                let (var, _) = self.moving_to(k, Threshold::Hysteresis)?;
+                let relation = format!("`{}`", self.dae.show(self.watched[k].node));
+                Some((relation, self.dae.var(var).span))
             })
             .collect()
     }
