@@ -23,4 +23,5 @@ pub mod reduce;
 pub mod simulate;
 pub mod source;
 pub mod structure;
+pub mod switching;
 pub mod syntax;

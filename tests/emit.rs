@@ -650,3 +650,114 @@ fn a_breakpoint_an_ulp_off_the_grid_runs_as_simulate_runs_it() {
     let (emitted, simulated) = emitted_and_simulated("ramp_end", model, &args);
     assert_eq!(emitted, simulated);
 }
+
+/// A switch in `if`: x falls at −1 to 0.5 (at t = 0.5), then at −0.2.
+const SWITCH_IN_IF: &str = "model SwitchInIf
+  Real x(start = 1, fixed = true);
+equation
+  der(x) = if x > 0.5 then -1 else -0.2;
+end SwitchInIf;
+";
+
+/// Relations that switch inside a step make state events in the crate as in `simulate`: a
+/// switch in `if` (its crossing at x = 0.5 located inside a step), a mass that sticks through
+/// `pre` (event iteration), and `floor` of a state (a stepwise function's jumps). The CSVs are
+/// the same text, the rows before and after each event included.
+#[test]
+fn state_events_run_as_simulate_runs_them() {
+    let models = [
+        ("switch_in_if", SWITCH_IN_IF, "implicit-euler"),
+        (
+            "sticking_mass",
+            include_str!("data/slide.mo"),
+            "trapezoidal",
+        ),
+        (
+            "floor_of_a_state",
+            "model FloorOfState
+               Real x(start = 0, fixed = true);
+               Real y(start = 0, fixed = true);
+             equation
+               der(x) = 3 - x;
+               der(y) = floor(2*x);
+             end FloorOfState;",
+            "heun",
+        ),
+    ];
+    for (name, text, method) in models {
+        let file = cli_support::model_file(name, text);
+        let model = file.to_str().expect("utf-8");
+        let args = ["--method", method, "--step", "0.01", "--stop", "2"];
+        let (emitted, simulated) = emitted_and_simulated(name, model, &args);
+        let times = csv_columns(&emitted)["time"].clone();
+        let repeated = times.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!(repeated >= 1, "{name}: no event rows");
+        assert_eq!(emitted, simulated, "{name}");
+    }
+}
+
+/// `--events step` handles a crossing at the end of the step that saw it: every step is one
+/// step of the method (no step is taken again), so the switch of `der(x) = if x > 0.5 then
+/// -1 else -0.2` comes up to a step late, and x stays within a step's change of the located
+/// run's.
+#[test]
+fn events_at_step_ends_cost_one_step_each() {
+    let file = cli_support::model_file("switch_at_step_end", SWITCH_IN_IF);
+    let model = file.to_str().expect("utf-8");
+    let h: f64 = 0.0137;
+    let step = h.to_string();
+    let args = ["--method", "euler", "--step", &step, "--stop", "1"];
+    let located = emit_and_build("switch_located", model, &args);
+    let mut at_end = args.to_vec();
+    at_end.extend(["--events", "step"]);
+    let stepped = emit_and_build("switch_at_step_end", model, &at_end);
+    let run = |binary: &Path, name: &str| {
+        let (csv, err, code) = run_binary(binary, name, &["--format", "json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        csv_columns(&csv)
+    };
+    let (located, stepped) = (run(&located, "located"), run(&stepped, "stepped"));
+    let steps = (1.0 / h).round();
+    let mut times = stepped["time"].clone();
+    times.dedup();
+    // Every row on the grid: no step was split at the crossing.
+    assert_eq!(times.len() as f64, steps + 1.0);
+    assert!(
+        times
+            .iter()
+            .all(|t| (t * steps - (t * steps).round()).abs() < 1e-9)
+    );
+    let event = stepped["time"]
+        .windows(2)
+        .position(|w| w[0] == w[1])
+        .expect("an event");
+    let t_event = stepped["time"][event];
+    assert!(
+        (0.5..0.5 + 1.0 / steps + 1e-12).contains(&t_event),
+        "{t_event}"
+    );
+    let (x_located, x_stepped) = (located["x"].last().unwrap(), stepped["x"].last().unwrap());
+    assert!(
+        (x_located - x_stepped).abs() <= 0.8 / steps + 1e-12,
+        "{x_located} {x_stepped}"
+    );
+}
+
+/// `Modelica.Mechanics.Rotational.Examples.CoupledClutches`: three clutches that stick and
+/// slide (57 state events, mode changes through `pre`), emitted with the library and run as
+/// `simulate` runs it, every number the same.
+#[test]
+fn coupled_clutches_run_as_simulate_runs_them() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    let lib = format!("--lib={}", msl.to_str().expect("utf-8"));
+    let model = "Modelica.Mechanics.Rotational.Examples.CoupledClutches";
+    let args = ["--model", model, "--method", "implicit-euler"];
+    let (emitted, simulated) = emitted_and_simulated("coupled_clutches", &lib, &args);
+    let times = csv_columns(&emitted)["time"].clone();
+    let events = times.windows(2).filter(|w| w[0] == w[1]).count();
+    assert!(events >= 50, "{events} events");
+    assert_eq!(emitted, simulated);
+}

@@ -181,7 +181,7 @@ fn every_examples_fmu_validates_and_runs_in_fmpy_as_mocca_simulates_it() {
         ];
         let fmu = match emit_fmu(name, model, &grid) {
             Ok(fmu) => fmu,
-            // The emitted runtime has no events yet: emit refuses such models by name.
+            // The emitted runtime has no `when` clauses yet: emit refuses such models by name.
             Err((code, err)) => {
                 assert!(code == 1 && err.contains("events"), "{model}: {err}");
                 continue;

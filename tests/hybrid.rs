@@ -297,7 +297,10 @@ fn json_counts_the_events_and_emit_refuses_what_it_cannot_run() {
     let out = cli_support::temp_path("counter_crate");
     let (_, err, code) = mocca(&["emit", path, "--out", out.to_str().expect("utf-8")]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("does not support models with events"), "{err}");
+    assert!(
+        err.contains("does not support the events of `when` clauses"),
+        "{err}"
+    );
     assert!(!out.exists(), "nothing half-written");
 }
 

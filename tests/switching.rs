@@ -178,17 +178,7 @@ fn an_ideal_diode_rectifier_conducts_when_the_closed_form_says() {
 
 /// A mass sliding on a floor with Coulomb friction, pushed by a force below the break-away
 /// force: it slows down at a constant rate, sticks when it stops, and stays stuck.
-const SLIDE: &str = "model Slide
-  parameter Real m = 1, g = 9.81, mu = 0.3, v0 = 2, F = 1;
-  Real x(start = 0, fixed = true);
-  Real v(start = v0, fixed = true);
-  Boolean sliding(start = true, fixed = true);
-equation
-  der(x) = v;
-  sliding = if pre(sliding) then v > 0 else F > mu*m*g;
-  m*der(v) = if sliding then F - mu*m*g else 0;
-end Slide;
-";
+const SLIDE: &str = include_str!("data/slide.mo");
 
 #[test]
 fn a_sliding_mass_sticks_when_the_closed_form_says() {

@@ -10,13 +10,13 @@ use serde_json::json;
 
 use super::Format;
 use super::emit_system;
-use super::model::{ModelArgs, load_and_analyse};
+use super::model::{ModelArgs, load_for_simulation};
 use super::partition::{ExchangeArg, PartitionArg, PartitionArgs, Subject, choose};
 use super::simulate::{GridArgs, Integrator, MethodArg, one_system_order};
 use crate::causal::{causal_form, initial_point};
 use crate::dae::VarKind;
 use crate::diagnostics::Diagnostic;
-use crate::emit::{Settings, Stepping, crate_files, fmu};
+use crate::emit::{EventMode, Settings, Stepping, crate_files, fmu};
 use crate::jacobian::ode_jacobian_with;
 use crate::simulate::run::Exchange;
 
@@ -24,6 +24,17 @@ use crate::simulate::run::Exchange;
 pub enum FmiType {
     Cs,
     Me,
+}
+
+/// How an emitted crate handles a relation that switches inside a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EventsArg {
+    /// The crossing located and the step taken again to it, as `simulate` does: the same
+    /// numbers as `simulate` with the same method and step
+    Locate,
+    /// Handled at the end of the step that crossed, no step taken again: a fixed cost per
+    /// step for real time; a switch comes up to one step late
+    Step,
 }
 
 #[derive(Args, Debug)]
@@ -39,6 +50,9 @@ pub struct EmitArgs {
     pub grid: GridArgs,
     #[command(flatten)]
     pub partition: PartitionArgs,
+    /// How the crate handles the state events of relations (`if x > 0.5 then …`, `floor`)
+    #[arg(long, value_enum, default_value_t = EventsArg::Locate)]
+    pub events: EventsArg,
     /// The directory to write the crate into (created; it must be empty or absent)
     #[arg(long, value_name = "DIR", required_unless_present = "fmu")]
     pub out: Option<PathBuf>,
@@ -54,6 +68,38 @@ pub struct EmitArgs {
     /// Replace what DIR holds
     #[arg(long)]
     pub force: bool,
+}
+
+/// What the emitted runtime does not handle yet, where the model has it: a run without it
+/// would be a silent wrong answer. It handles the switches of relations (state events) in
+/// the model as one system, stepped by the crate or by a co-simulation FMU; not `when`
+/// clauses or `sample`, not weak subsystems stepped apart, not Model Exchange (whose
+/// master would need the switches' event indicators).
+fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnostic> {
+    let note = "simulate the model with `mocca simulate`";
+    if let Some(when) = dae.hybrid.whens.first() {
+        let error = Diagnostic::error("`emit` does not support the events of `when` clauses yet")
+            .at(when.span, "a `when` clause");
+        return Some(error.with_note(note));
+    }
+    let switch = dae.hybrid.switches.first()?;
+    let span = dae.var(switch.var).span;
+    let unsupported = if args.partition.partition == PartitionArg::Weak {
+        "`emit --partition weak` does not handle the events of relations yet"
+    } else if args.fmu.is_some() && args.fmi_type == FmiType::Me {
+        "a Model Exchange FMU does not declare the event indicators of relations yet"
+    } else {
+        return None;
+    };
+    let error = Diagnostic::error(unsupported).at(span, "a relation that makes state events");
+    Some(error.with_note(note))
+}
+
+pub(super) fn event_mode(events: EventsArg) -> EventMode {
+    match events {
+        EventsArg::Locate => EventMode::Locate,
+        EventsArg::Step => EventMode::Step,
+    }
 }
 
 /// The methods an emitted crate can integrate with: every method of `simulate` but `bdf`
@@ -102,7 +148,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
     {
         return super::failure_without_source(message, ExitCode::from(1));
     }
-    let (flat, structure) = match load_and_analyse(&args.model) {
+    let (flat, structure) = match load_for_simulation(&args.model) {
         Ok(ok) => ok,
         Err(code) => return code,
     };
@@ -112,12 +158,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
     };
-    // The emitted runtime has no event handling yet: a model with `when` clauses would run
-    // without them, a silent wrong answer.
-    if let Some(when) = dae.hybrid.whens.first() {
-        let error = Diagnostic::error("`emit` does not support models with events yet")
-            .at(when.span, "a `when` clause")
-            .with_note("simulate the model with `mocca simulate`");
+    if let Some(error) = unsupported_events(&dae, args) {
         super::report(&flat.sources, &[error]);
         return ExitCode::from(1);
     }
@@ -183,6 +224,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         weak: split.then_some((&structure, exchange)),
         grid: (grid.start, grid.stop, grid.step),
         tol: grid.tol,
+        events: event_mode(args.events),
     };
     let mut files = crate_files(&dae, &causal, &jac, &start, settings);
     if args.fmu.is_some() {

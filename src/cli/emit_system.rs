@@ -152,6 +152,7 @@ fn subsystem_fmu(
         weak: None,
         grid: (grid.start, grid.stop, grid.step),
         tol: grid.tol,
+        events: super::emit::event_mode(args.events),
     };
     let mut files = crate_files(&dae, &causal, &jac, &start, settings);
     let model_exchange = args.fmi_type == FmiType::Me;

@@ -31,6 +31,8 @@ const RUNTIME: &str = include_str!("template/runtime.rs");
 const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
 const NEWTON: &str = include_str!("../newton.rs");
 const NUMFMT: &str = include_str!("../numfmt.rs");
+const SWITCHING: &str = include_str!("../switching.rs");
+const EVENTS: &str = include_str!("template/events.rs");
 const PAIR: &str = include_str!("../simulate/pair.rs");
 const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
@@ -46,6 +48,17 @@ pub struct Settings<'a> {
     pub weak: Option<(&'a Structure, Exchange)>,
     pub grid: (f64, f64, f64),
     pub tol: f64,
+    pub events: EventMode,
+}
+
+/// How the crate handles a relation that switches inside a step (the runtime's
+/// `events::EventMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventMode {
+    /// Located, and the step taken again to it, as `simulate` does.
+    Locate,
+    /// At the end of the step that crossed, for a fixed cost per step.
+    Step,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +98,7 @@ pub fn crate_files(
         implicit: partition.is_none() && method.is_implicit(),
         grid: settings.grid,
         tol: settings.tol,
+        events: settings.events,
         partition,
         weak: weak.as_ref().map(|(layout, exchange)| (layout, *exchange)),
     };
@@ -102,6 +116,7 @@ pub fn crate_files(
                 .replace("{PACKAGE}", &package),
         ),
         ("src/dense_lu.rs".to_string(), DENSE_LU.to_string()),
+        ("src/events.rs".to_string(), EVENTS.to_string()),
         ("src/lib.rs".to_string(), LIB.to_string()),
         ("src/main.rs".to_string(), MAIN.to_string()),
         ("src/model.rs".to_string(), model),
@@ -109,6 +124,7 @@ pub fn crate_files(
         ("src/numfmt.rs".to_string(), NUMFMT.to_string()),
         ("src/pair.rs".to_string(), PAIR.to_string()),
         ("src/runtime.rs".to_string(), RUNTIME.to_string()),
+        ("src/switching.rs".to_string(), SWITCHING.to_string()),
     ]
 }
 

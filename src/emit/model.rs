@@ -10,7 +10,7 @@ use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
 use crate::dae::{Dae, ScalarType, VarKind};
-use crate::expr::{Node, VarId};
+use crate::expr::{Func, Node, VarId};
 use crate::partition::Partition;
 use crate::simulate::fixed_step::Method;
 use crate::simulate::model::CompiledModel;
@@ -30,6 +30,7 @@ pub struct Input<'a> {
     pub implicit: bool,
     pub grid: (f64, f64, f64),
     pub tol: f64,
+    pub events: super::EventMode,
     /// The levels of a mixed method, when the crate steps one.
     pub partition: Option<&'a Partition>,
     /// Weak subsystems stepped apart: their program and how they exchange.
@@ -45,11 +46,14 @@ pub fn model_rs(input: &Input<'_>) -> String {
     code.line("#![allow(clippy::all, unused_imports, unused_mut, unused_parens, unused_variables, non_upper_case_globals)]");
     code.blank();
     code.line("use crate::runtime::{Implicit, Level, Loop, Method, Part, Pieces, Program, Solve, SparseTables, Subsystem, SystemCode, Weak, Work, loop_tangent, newton_loop, newton_scalar, sign, truth};");
+    code.line("use crate::events::EventMode;");
+    code.line("use crate::switching::{Crossing, Stepwise};");
     code.blank();
     about(&mut code, input);
     parameters(&mut code, input.dae);
     starts(&mut code, input.dae);
     initial(&mut code, input.dae, input.causal);
+    switches(&mut code, input.dae);
     program(&mut code, &input.compiled.tape);
     let stepped_whole = input.weak.is_none();
     let row_parts: Vec<usize> = (1..input.compiled.parts.len()).collect();
@@ -95,6 +99,10 @@ fn about(code: &mut Code, input: &Input<'_>) {
     code.line(format_args!("pub const STOP: f64 = {};", literal(stop)));
     code.line(format_args!("pub const STEP: f64 = {};", literal(step)));
     code.line(format_args!("pub const TOL: f64 = {};", literal(input.tol)));
+    code.line(format_args!(
+        "pub const EVENTS: EventMode = EventMode::{:?};",
+        input.events
+    ));
     code.line(format_args!(
         "pub const VARS: usize = {};",
         dae.variables.len()
@@ -408,6 +416,61 @@ fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
     code.line("_ => f64::NAN,");
     code.close().close().blank();
     code.table("INIT_SEEDS", "(usize, usize)", &seeds(dae, causal));
+}
+
+/// The relations whose switching makes state events (`SWITCHES`: each switch variable's
+/// register; `relation` and `crossing`: each relation's value and crossing function's parts
+/// at a register file), the `pre` pairs event iteration updates (`PRE`: `pre(v)`'s register,
+/// `v`'s, whether `v` is a Real, whose `pre` on entering an event is its value there, and
+/// whether a change of `v` makes another round: a discrete `v`'s does), and the register
+/// `initial()` reads (`INITIAL`).
+fn switches(code: &mut Code, dae: &Dae) {
+    let leaves = Registers { dae };
+    let switches = &dae.hybrid.switches;
+    let registers: Vec<String> = switches.iter().map(|s| s.var.0.to_string()).collect();
+    code.table("SWITCHES", "usize", &registers);
+    code.open("pub fn relation(k: usize, r: &[f64]) -> f64");
+    code.open("match k");
+    for (k, s) in switches.iter().enumerate() {
+        let value = expression(&dae.pool, s.value, &leaves);
+        code.line(format_args!("{k} => {value},"));
+    }
+    code.line("_ => f64::NAN,");
+    code.close().close().blank();
+    code.open("pub fn crossing(k: usize, r: &[f64]) -> Crossing");
+    code.open("match k");
+    for (k, s) in switches.iter().enumerate() {
+        let x = |e| expression(&dae.pool, e, &leaves);
+        let parts = match dae.pool.node(s.value) {
+            Node::Cmp(_, lhs, rhs) => format!("Crossing::Sides({}, {})", x(lhs), x(rhs)),
+            Node::Call(f, arg) => {
+                let stepwise = match f {
+                    Func::Floor => "Floor",
+                    Func::Ceil => "Ceil",
+                    _ => "TowardZero",
+                };
+                format!("Crossing::Argument(Stepwise::{stepwise}, {})", x(arg))
+            }
+            _ => "Crossing::Sides(f64::NAN, f64::NAN)".to_string(),
+        };
+        code.line(format_args!("{k} => {parts},"));
+    }
+    code.line("_ => Crossing::Sides(f64::NAN, f64::NAN),");
+    code.close().close().blank();
+    let pre: Vec<String> = (dae.hybrid.pre.iter())
+        .map(|&(p, v)| {
+            let var = dae.var(v);
+            let discrete = var.kind == VarKind::Held || var.ty != ScalarType::Real;
+            let real = var.ty == ScalarType::Real;
+            format!("({}, {}, {real}, {discrete})", p.0, v.0)
+        })
+        .collect();
+    code.table("PRE", "(usize, usize, bool, bool)", &pre);
+    code.line(format_args!(
+        "pub const INITIAL: Option<usize> = {:?};",
+        dae.hybrid.initial.map(|v| v.0 as usize)
+    ));
+    code.blank();
 }
 
 /// `(initial equation, state)` for each initial equation that reads one non-parameter

@@ -9,21 +9,16 @@ use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
 use crate::dae::relations::varies_continuously;
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{CmpOp, ExprId, Func, Node, VarId};
+use crate::simulate::model::CompiledModel;
+use crate::simulate::system::OdeSystem;
 use crate::source::Span;
+use crate::switching::{self, Crossing, MAX_ITERATIONS, Relations, Stepwise, Threshold};
 
-/// Rounds of event iteration before the run stops (the variables still changing named).
-const MAX_ITERATIONS: usize = 100;
 /// Events in a row, each closer than [`CLOSE`] of the run's length to the one before, that
 /// make chattering (a Zeno accumulation) an error rather than a run that never ends or a
 /// ball that falls through the floor once its bounces are shorter than the root tolerance.
 const MAX_CLOSE_EVENTS: usize = 10;
-/// Boolean switches that cycle within one event round whose combinations are searched for a
-/// consistent one (2ⁿ evaluations).
-const MAX_SEARCHED: usize = 8;
 const CLOSE: f64 = 1e-6;
-/// Within event iteration, a relation whose sides differ by at most this, relative to the
-/// larger, sits on its threshold: its switch keeps the side it has.
-const HYSTERESIS: f64 = 1e-10;
 /// How far past an event (in root tolerances) a relation is looked at to tell which side it
 /// is heading to.
 const LOOK_AHEAD: f64 = 1e3;
@@ -171,15 +166,6 @@ struct Watched {
     var: Option<VarId>,
 }
 
-/// How a switch follows its relation.
-#[derive(Clone, Copy, PartialEq)]
-enum Threshold {
-    /// To whichever side the relation evaluates.
-    Strict,
-    /// Only where the relation's sides differ by more than [`HYSTERESIS`].
-    Hysteresis,
-}
-
 /// `sample(start, interval)`: its held Boolean and next instant.
 struct Clock {
     var: VarId,
@@ -221,6 +207,8 @@ pub struct Events<'a> {
     fired: Vec<bool>,
     /// Where the step in which the last switch was located began.
     located_from: f64,
+    /// The model as the run compiled it, evaluating the events on a register file of its own.
+    compiled: CompiledModel,
     pub stats: EventStats,
 }
 
@@ -230,12 +218,13 @@ impl<'a> Events<'a> {
     pub fn new(
         dae: &'a Dae,
         causal: &'a Causal,
-        point: &Point,
+        compiled: &CompiledModel,
         (start, stop): (f64, f64),
     ) -> Option<Events<'a>> {
         if dae.hybrid.is_empty() {
             return None;
         }
+        let point = &compiled.point();
         let conditions: Vec<ExprId> = dae
             .hybrid
             .whens
@@ -264,6 +253,7 @@ impl<'a> Events<'a> {
             dae,
             causal,
             point: point.clone(),
+            compiled: compiled.clone(),
             held: vec![0.0; watched.len()],
             watched,
             before: vec![false; conditions.len()],
@@ -344,7 +334,7 @@ impl<'a> Events<'a> {
             loaded => loaded?,
         }
         for _ in 0..MAX_ITERATIONS {
-            match self.free_switches(t, Threshold::Strict) {
+            match switching::free_switches(self, t, Threshold::Strict) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {}
                 Err(e) if not_evaluable(&e) => return Ok(()),
@@ -465,10 +455,10 @@ impl<'a> Events<'a> {
         // The crossings located take their new side, however near their threshold the
         // located time leaves them; from then on a switch moves only where its relation is
         // clearly past its threshold.
-        let mut entered = self.free_switches(t, Threshold::Strict)?;
+        let mut entered = switching::free_switches(self, t, Threshold::Strict)?;
         let mut rounds = 0;
         loop {
-            let mut moved = self.settle_switches(t)? | std::mem::take(&mut entered);
+            let mut moved = switching::settle_switches(self, t)? | std::mem::take(&mut entered);
             let mut fired = false;
             // What fires moves the relations that read what it assigns (a timer's entry time
             // under `y > angle`): they settle before any `pre` takes a value from them.
@@ -477,7 +467,7 @@ impl<'a> Events<'a> {
                     break;
                 }
                 fired = true;
-                moved |= self.settle_switches(t)?;
+                moved |= switching::settle_switches(self, t)?;
             }
             let changing = self.changing();
             if !moved && !fired && changing.is_empty() {
@@ -835,108 +825,11 @@ impl<'a> Events<'a> {
         None
     }
 
-    /// Each switch set to its relation's value (relations free, as at an event), the model
-    /// evaluated again if one moved; whether one did.
-    fn free_switches(&mut self, t: f64, threshold: Threshold) -> Result<bool, EventFailure> {
-        let mut moved = false;
-        for k in 0..self.watched.len() {
-            if let Some((var, value)) = self.moving_to(k, threshold) {
-                self.point.vars[var.0 as usize] = value;
-                moved = true;
-            }
-        }
-        if moved {
-            self.evaluate(t)?;
-        }
-        Ok(moved)
-    }
-
-    /// Where watched relation `k` is a switch that disagrees with its relation: the switch and
-    /// the relation's value. NaN moves no switch (a relation that cannot be evaluated); under
-    /// [`Threshold::Hysteresis`] neither does a relation on its threshold (a friction element
-    /// that starts sliding at its breakaway torque, whose torque is then exactly that value:
-    /// `sa > tau0` false again would lock it again, and the lock would free it).
-    fn moving_to(&self, k: usize, threshold: Threshold) -> Option<(VarId, f64)> {
-        let w = &self.watched[k];
-        let var = w.var?;
-        let value = self.eval(w.node);
-        if value.is_nan() || value == self.point.vars[var.0 as usize] {
-            return None;
-        }
-        if threshold == Threshold::Hysteresis
-            && let Node::Cmp(_, lhs, rhs) = self.dae.pool.node(w.node)
-        {
-            let (l, r) = (self.eval(lhs), self.eval(rhs));
-            if (l - r).abs() <= HYSTERESIS * l.abs().max(r.abs()) {
-                return None;
-            }
-        }
-        Some((var, value))
-    }
-
-    /// The relations made consistent with the solution, the `pre` values fixed (Modelica
-    /// 8.6: the relations are unknowns of the system an event round solves): moved until they
-    /// agree with it. When they cycle (a clutch sliding one way says "start the other way",
-    /// sliding that way says "start back"), each combination of the cycling Boolean switches
-    /// is tried in turn, and the first the solution agrees with is kept (both false: stuck).
-    /// Whether any moved.
-    fn settle_switches(&mut self, t: f64) -> Result<bool, EventFailure> {
-        let mut seen = vec![self.switch_values()];
-        for _ in 0..MAX_ITERATIONS {
-            if !self.free_switches(t, Threshold::Hysteresis)? {
-                return Ok(seen.len() > 1);
-            }
-            let now = self.switch_values();
-            if let Some(k) = seen.iter().position(|s| *s == now) {
-                self.consistent_combination(t, &seen[k..])?;
-                return Ok(true);
-            }
-            seen.push(now);
-        }
-        Ok(true)
-    }
-
-    /// The switch variables' values, in the order of `watched`.
-    fn switch_values(&self) -> Vec<f64> {
-        (self.watched.iter())
-            .filter_map(|w| w.var)
-            .map(|v| self.point.vars[v.0 as usize])
-            .collect()
-    }
-
-    /// Among the switch values of a cycle, tries every combination of the Boolean switches
-    /// that differ within it (up to [`MAX_SEARCHED`] of them) and keeps the first that the
-    /// solution agrees with; without one, the last of the cycle stays.
-    fn consistent_combination(&mut self, t: f64, cycle: &[Vec<f64>]) -> Result<(), EventFailure> {
-        let vars: Vec<VarId> = self.watched.iter().filter_map(|w| w.var).collect();
-        let cycling: Vec<usize> = (0..vars.len())
-            .filter(|&j| cycle.iter().any(|s| s[j] != cycle[0][j]))
-            .collect();
-        let boolean = |x: f64| x == 0.0 || x == 1.0;
-        if cycling.len() > MAX_SEARCHED || cycle.iter().any(|s| !s.iter().all(|&x| boolean(x))) {
-            return Ok(());
-        }
-        let last = self.switch_values();
-        for combination in 0..1u32 << cycling.len() {
-            for (bit, &j) in cycling.iter().enumerate() {
-                self.point.vars[vars[j].0 as usize] = f64::from((combination >> bit) & 1);
-            }
-            self.evaluate(t)?;
-            if self.moving_switches().is_empty() {
-                return Ok(());
-            }
-        }
-        for (&v, &x) in vars.iter().zip(&last) {
-            self.point.vars[v.0 as usize] = x;
-        }
-        self.evaluate(t)
-    }
-
     /// The switches whose relation disagrees with them (past its threshold), as written.
     fn moving_switches(&self) -> Vec<(String, Span)> {
-        (0..self.watched.len())
+        (switching::moving(self).into_iter())
             .filter_map(|k| {
-                let (var, _) = self.moving_to(k, Threshold::Hysteresis)?;
+                let var = self.watched[k].var?;
                 let relation = format!("`{}`", self.dae.show(self.watched[k].node));
                 Some((relation, self.dae.var(var).span))
             })
@@ -983,11 +876,23 @@ impl<'a> Events<'a> {
         self.evaluate(t)
     }
 
+    /// Every variable at `t` from the states and held values in `point`, by the compiled
+    /// model (with the relations of time as they are just after `t`), as an emitted crate
+    /// evaluates its events.
     fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
         self.point.time = t;
-        self.causal
-            .evaluate(&self.dae.pool, &mut self.point)
-            .map_err(|failure| EventFailure::Eval { failure, t })
+        let compiled = &mut self.compiled;
+        compiled.load(&self.point);
+        compiled.enter_interval_from(t);
+        let states = &self.causal.states;
+        let x: Vec<f64> = states
+            .iter()
+            .map(|s| self.point.vars[s.0 as usize])
+            .collect();
+        let mut dx = vec![0.0; x.len()];
+        let evaluated = compiled.rhs(t, &x, &mut dx);
+        compiled.store(&mut self.point);
+        evaluated.map_err(|failure| EventFailure::Eval { failure, t })
     }
 
     fn eval(&self, e: ExprId) -> f64 {
@@ -1013,7 +918,7 @@ impl<'a> Events<'a> {
     /// Chattering at `t`, named by the relation nearest to switching.
     fn chattering(&self, t: f64) -> EventFailure {
         let nearest = (0..self.watched.len()).min_by(|&a, &b| {
-            let g = |k: usize| self.crossing_function(k, f64::NAN).abs();
+            let g = |k: usize| self.crossing(k).function(self.held[k], f64::NAN).abs();
             g(a).total_cmp(&g(b))
         });
         let Some(k) = nearest else {
@@ -1049,43 +954,11 @@ impl<'a> Events<'a> {
             })
             .map(|w| w.span)
     }
-
-    /// Per watched relation: its value at `(t, x)` (NaN where the model cannot be
-    /// evaluated).
-    fn values_at(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
-        if !self.at_point(t, x) {
-            return vec![f64::NAN; self.watched.len()];
-        }
-        self.watched.iter().map(|w| self.eval(w.node)).collect()
-    }
-
-    /// Loads `(t, x)`; `false` when the model cannot be evaluated there (no switch can be told;
-    /// the integrator meets the failure).
-    fn at_point(&mut self, t: f64, x: &[f64]) -> bool {
-        self.load_states(t, x).is_ok()
-    }
-
-    /// Whether watched relation `k` differs at the loaded point from its value held.
-    fn switched(&self, k: usize) -> bool {
-        let value = self.eval(self.watched[k].node);
-        !value.is_nan() && value != self.held[k]
-    }
-
-    /// Watched relation `k`'s crossing function at the loaded point: `lhs − rhs` for a
-    /// relation; for a stepwise function the distance of its argument from the jump it meets
-    /// on the way to `toward` (its value where it switched).
-    fn crossing_function(&self, k: usize, toward: f64) -> f64 {
-        match self.dae.pool.node(self.watched[k].node) {
-            Node::Cmp(_, lhs, rhs) => self.eval(lhs) - self.eval(rhs),
-            Node::Call(f, arg) => self.eval(arg) - jump(f, self.held[k], toward),
-            _ => f64::NAN,
-        }
-    }
 }
 
 impl Watch for Events<'_> {
     fn crossed(&mut self, t: f64, x: &[f64]) -> bool {
-        self.at_point(t, x) && (0..self.watched.len()).any(|k| self.switched(k))
+        switching::crossed(self, t, x)
     }
 
     fn locate(
@@ -1095,59 +968,59 @@ impl Watch for Events<'_> {
         state_at: &mut dyn FnMut(f64) -> Vec<f64>,
     ) -> (f64, Vec<f64>) {
         self.located_from = t_l;
-        // Each switched relation (its value at t_r) and its crossing function at both ends.
-        let x_r = state_at(t_r);
-        let right = self.values_at(t_r, &x_r);
-        let switched: Vec<(usize, f64, f64)> = (0..self.watched.len())
-            .filter(|&k| !right[k].is_nan() && right[k] != self.held[k])
-            .map(|k| (k, right[k], self.crossing_function(k, right[k])))
-            .collect();
-        let x_l = state_at(t_l);
-        self.at_point(t_l, &x_l);
-        let ends: Vec<(usize, f64, f64, f64)> = switched
-            .into_iter()
-            .map(|(k, toward, g_r)| (k, toward, self.crossing_function(k, toward), g_r))
-            .collect();
-        // Each one's root by the Illinois method; the earliest one wins.
-        let mut best = (t_r, x_r);
-        for (k, toward, g_l, g_r) in ends {
-            let (mut a, mut b) = ((t_l, g_l), (t_r, g_r));
-            let mut side = 0i8;
-            let mut x_b = None;
-            while b.0 - a.0 > self.tolerance && a.0 < best.0 {
-                let secant = b.0 - b.1 * (b.0 - a.0) / (b.1 - a.1);
-                // Strictly inside, so that the bracket shrinks (also when the secant is NaN).
-                let t = if secant > a.0 && secant < b.0 {
-                    secant
-                } else {
-                    0.5 * (a.0 + b.0)
-                };
-                let x = state_at(t);
-                let (g, sw) = if self.at_point(t, &x) {
-                    (self.crossing_function(k, toward), self.switched(k))
-                } else {
-                    (0.0, false)
-                };
-                if sw {
-                    b = (t, g);
-                    x_b = Some(x);
-                    if side == 1 {
-                        a.1 *= 0.5;
-                    }
-                    side = 1;
-                } else {
-                    a = (t, g);
-                    if side == -1 {
-                        b.1 *= 0.5;
-                    }
-                    side = -1;
-                }
-            }
-            if b.0 < best.0 {
-                best = (b.0, x_b.unwrap_or_else(|| state_at(b.0)));
-            }
+        let tolerance = self.tolerance;
+        switching::locate(self, (t_l, t_r), tolerance, state_at)
+    }
+}
+
+impl Relations for Events<'_> {
+    type Error = EventFailure;
+
+    fn count(&self) -> usize {
+        self.watched.len()
+    }
+
+    fn value(&self, k: usize) -> f64 {
+        self.eval(self.watched[k].node)
+    }
+
+    fn crossing(&self, k: usize) -> Crossing {
+        match self.dae.pool.node(self.watched[k].node) {
+            Node::Cmp(_, lhs, rhs) => Crossing::Sides(self.eval(lhs), self.eval(rhs)),
+            Node::Call(f, arg) => Crossing::Argument(stepwise(f), self.eval(arg)),
+            _ => Crossing::Sides(f64::NAN, f64::NAN),
         }
-        best
+    }
+
+    fn held(&self, k: usize) -> f64 {
+        self.held[k]
+    }
+
+    fn switch(&self, k: usize) -> Option<f64> {
+        (self.watched[k].var).map(|v| self.point.vars[v.0 as usize])
+    }
+
+    fn set_switch(&mut self, k: usize, value: f64) {
+        if let Some(v) = self.watched[k].var {
+            self.point.vars[v.0 as usize] = value;
+        }
+    }
+
+    fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
+        Events::evaluate(self, t)
+    }
+
+    fn load(&mut self, t: f64, x: &[f64]) -> bool {
+        self.load_states(t, x).is_ok()
+    }
+}
+
+/// The jumps of stepwise function `f` (`floor`, `ceil`; `integer` and the others truncate).
+fn stepwise(f: Func) -> Stepwise {
+    match f {
+        Func::Floor => Stepwise::Floor,
+        Func::Ceil => Stepwise::Ceil,
+        _ => Stepwise::TowardZero,
     }
 }
 
@@ -1228,17 +1101,4 @@ fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Watched> {
     }
     out.sort_by_key(|r| r.node.index());
     out
-}
-
-/// The jump a stepwise function `f` holding `held` meets first on its way to `toward`: the
-/// argument's value where `f` leaves `held`.
-fn jump(f: Func, held: f64, toward: f64) -> f64 {
-    let up = toward > held;
-    match f {
-        Func::Floor => held + if up { 1.0 } else { 0.0 },
-        Func::Ceil => held - if up { 0.0 } else { 1.0 },
-        // Towards zero: as `floor` for positive values, as `ceil` for negative ones.
-        _ if up => held + if held >= 0.0 { 1.0 } else { 0.0 },
-        _ => held - if held <= 0.0 { 1.0 } else { 0.0 },
-    }
 }

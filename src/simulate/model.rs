@@ -322,6 +322,13 @@ impl CompiledModel {
         }
     }
 
+    /// Writes the current values into `point` (of this model's variables).
+    pub fn store(&self, point: &mut Point) {
+        let n = self.tape.vars;
+        point.vars.copy_from_slice(&self.regs[..n]);
+        point.ders.copy_from_slice(&self.regs[n..2 * n]);
+    }
+
     /// The current values as a [`Point`] (for reference evaluation and output).
     pub fn point(&self) -> Point {
         let n = self.tape.vars;

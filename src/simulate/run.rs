@@ -825,7 +825,7 @@ fn events_from_start<'d>(
     options: &Options,
 ) -> Result<Option<Events<'d>>, Failure> {
     let span = (options.start, options.stop);
-    let Some(mut events) = Events::new(dae, causal, &model.point(), span) else {
+    let Some(mut events) = Events::new(dae, causal, model, span) else {
         return Ok(None);
     };
     events

@@ -12,11 +12,13 @@
 //! ```
 
 pub mod dense_lu;
+pub mod events;
 pub mod model;
 pub mod newton;
 pub mod numfmt;
 pub mod pair;
 pub mod runtime;
+pub mod switching;
 
 pub use runtime::{
     Failure, FixedStep, Integrator, Method, MixedStepper, Model, Simulation, Stats, Stepper,
@@ -53,7 +55,7 @@ pub fn simulate(
     settings: Settings,
     record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
-    let mut x = model.initialize(settings.start)?;
+    let mut x = model.initialize_over((settings.start, settings.stop))?;
     integrate(model, settings, &mut x, record)
 }
 

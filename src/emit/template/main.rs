@@ -100,7 +100,7 @@ fn main() -> ExitCode {
         }
         csv.push('\n');
     }
-    let mut x = match model.initialize(args.settings.start) {
+    let mut x = match model.initialize_over((args.settings.start, args.settings.stop)) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -135,18 +135,24 @@ fn main() -> ExitCode {
         }
     }
     let s = &model.stats;
+    let events = model.event_stats().cloned().unwrap_or_default();
+    let (largest, median) = largest_and_median(model.step_seconds());
     let simulated = args.settings.stop - args.settings.start;
     let mut out = std::io::stdout().lock();
     let printed = if args.json {
         writeln!(
             out,
-            "{{\"model\":\"{}\",\"steps\":{},\"f_evals\":{},\"jac_evals\":{},\"newton_iters\":{},\"factorizations\":{},\"integration_time_s\":{},\"steps_per_second\":{},\"real_time_factor\":{}}}",
+            "{{\"model\":\"{}\",\"steps\":{},\"f_evals\":{},\"jac_evals\":{},\"newton_iters\":{},\"factorizations\":{},\"state_events\":{},\"time_events\":{},\"largest_step_s\":{},\"median_step_s\":{},\"integration_time_s\":{},\"steps_per_second\":{},\"real_time_factor\":{}}}",
             model::MODEL,
             s.steps,
             s.f_evals,
             s.jac_evals,
             s.newton_iters,
             s.factorizations,
+            events.state_events,
+            events.time_events,
+            number(largest),
+            number(median),
             number(seconds),
             number(s.steps as f64 / seconds),
             number(simulated / seconds)
@@ -154,7 +160,7 @@ fn main() -> ExitCode {
     } else {
         writeln!(
             out,
-            "{} from {} to {}\n  steps                 {}\n  f evaluations         {}\n  Jacobian evaluations  {}\n  Newton iterations     {}\n  LU factorizations     {}\n  integration time      {:.3} s\n  real-time factor      {:.1}",
+            "{} from {} to {}\n  steps                 {}\n  f evaluations         {}\n  Jacobian evaluations  {}\n  Newton iterations     {}\n  LU factorizations     {}\n  events                {} state, {} time\n  one step              {:.1} µs median, {:.1} µs largest\n  integration time      {:.3} s\n  real-time factor      {:.1}",
             model::MODEL,
             number(args.settings.start),
             number(args.settings.stop),
@@ -163,10 +169,23 @@ fn main() -> ExitCode {
             s.jac_evals,
             s.newton_iters,
             s.factorizations,
+            events.state_events,
+            events.time_events,
+            median * 1e6,
+            largest * 1e6,
             seconds,
             simulated / seconds
         )
     };
     let _ = printed;
     ExitCode::SUCCESS
+}
+
+/// The largest and the median of `seconds` (0 for none).
+fn largest_and_median(seconds: &[f64]) -> (f64, f64) {
+    let mut sorted = seconds.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let largest = sorted.last().copied().unwrap_or(0.0);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    (largest, median)
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use crate::dense_lu::DenseLu;
+use crate::events::{EventMode, EventStats, Events};
 use crate::model;
 use crate::newton;
 use crate::numfmt::decimal;
@@ -28,6 +29,10 @@ pub enum Failure {
     UnknownInput(String),
     /// A parameter the translation used, or initialisation computes: fixed during a run.
     NotTunable(String),
+    /// Event iteration at time `t` did not settle.
+    EventIteration { t: f64 },
+    /// Events accumulate at time `t`: ten in a row, each close to the last.
+    Chattering { t: f64 },
 }
 
 impl std::fmt::Display for Failure {
@@ -45,6 +50,15 @@ impl std::fmt::Display for Failure {
             Failure::InitNoConvergence => f.write_str("the initial system did not converge"),
             Failure::UnknownParameter(name) => write!(f, "the model has no parameter `{name}`"),
             Failure::UnknownInput(name) => write!(f, "the model has no input `{name}`"),
+            Failure::EventIteration { t } => write!(
+                f,
+                "event iteration at time {t} did not settle: the switches keep changing"
+            ),
+            Failure::Chattering { t } => write!(
+                f,
+                "events accumulate at time {t}: a relation keeps switching, each event closer \
+                 to the last than 1e-6 of the run's length (chattering or a Zeno model)"
+            ),
             Failure::NotTunable(name) => write!(
                 f,
                 "`{name}` is fixed during a run (the translation used its value, or \
@@ -714,9 +728,28 @@ impl Registers {
         self.rerun_setup();
     }
 
+    /// Takes the values of `other` (a register file of the same program), keeping its own
+    /// allocations.
+    pub(crate) fn sync_from(&mut self, other: &Registers) {
+        self.r.copy_from_slice(&other.r);
+        self.switch_time = other.switch_time;
+        self.breakpoints.clone_from(&other.breakpoints);
+    }
+
+    /// The whole model evaluated at time `t` and states `x` (as the model as one system lays
+    /// them out), with the relations of time as they are just after `t`.
+    pub(crate) fn evaluate_at(&mut self, t: f64, x: &[f64]) -> Result<(), Failure> {
+        self.enter_interval_from(t);
+        self.set_time(t);
+        for (&reg, &xi) in model::WHOLE.states.iter().zip(x) {
+            self.r[reg] = xi;
+        }
+        (model::WHOLE.rhs)(&mut self.r, &mut self.work).map_err(|step| Failure::Eval { step, t })
+    }
+
     /// Runs the setup code again (an input changed) and finds the breakpoints, the time and
     /// the interval as they were.
-    fn rerun_setup(&mut self) {
+    pub(crate) fn rerun_setup(&mut self) {
         (self.program.setup)(&mut self.r);
         let mut times: Vec<f64> = self
             .program
@@ -750,7 +783,7 @@ impl Registers {
         self.set_time(t);
     }
 
-    fn enter_interval_from(&mut self, t: f64) {
+    pub(crate) fn enter_interval_from(&mut self, t: f64) {
         let after = self.breakpoints.partition_point(|&b| b <= t);
         let next = self.breakpoints.get(after).copied().unwrap_or(f64::INFINITY);
         self.enter_interval(t, next);
@@ -842,6 +875,10 @@ impl System<'_> {
 /// [`Model::initialize`], then stepped by an [`Integrator`].
 pub struct Model {
     regs: Registers,
+    /// The run's events (none for a model without switches), from [`Model::initialize`].
+    events: Option<Events>,
+    /// The wall time of each step of the last [`run`] (its events included, recording not).
+    step_seconds: Vec<f64>,
     /// Per parameter (in `model::PARAMETERS` order), the value given at run time.
     given: Vec<Option<f64>>,
     /// Per top-level input (in `model::INPUTS` order), the value set, else its start value.
@@ -862,6 +899,8 @@ impl Model {
     pub fn new() -> Model {
         let mut model = Model {
             regs: Registers::new(&model::PROGRAM),
+            events: None,
+            step_seconds: Vec::new(),
             given: vec![None; model::PARAMETERS.len()],
             inputs: vec![None; model::INPUTS.len()],
             stats: Stats::default(),
@@ -1006,17 +1045,42 @@ impl Model {
     }
 
     /// Solves the initial system at `t0` (states at their start values, the free ones moved by
-    /// Newton until the initial equations hold); returns the state vector.
+    /// Newton until the initial equations hold); returns the state vector. A run to the
+    /// default stop time (`model::STOP`): see [`Model::initialize_over`].
     pub fn initialize(&mut self, t0: f64) -> Result<Vec<f64>, Failure> {
-        self.load(t0);
-        self.regs.enter_interval_from(t0);
+        self.initialize_over((t0, model::STOP.max(t0)))
+    }
+
+    /// [`Model::initialize`] at `start` for a run to `stop` (events are located to 1e-12 of
+    /// the run's length): the switches take their relations' values at the start values,
+    /// the initial system is solved, then the initial event settles them.
+    pub fn initialize_over(&mut self, (start, stop): (f64, f64)) -> Result<Vec<f64>, Failure> {
+        self.load(start);
+        self.regs.enter_interval_from(start);
         let mut x = self.states();
+        self.events = Events::new(&self.regs, (start, stop));
+        if let Some(events) = self.events.as_mut() {
+            events.free_at_start(&self.regs, start, &x)?;
+            self.regs.sync_from(events.registers());
+            self.regs.rerun_setup();
+            self.regs.enter_interval_from(start);
+        }
+        self.solve_initial_system(start, &mut x)?;
+        if let Some(mut events) = self.events.take() {
+            let initial = events.initial(start, &mut x);
+            self.take_event(events.registers(), start);
+            self.events = Some(events);
+            initial?;
+        }
+        Ok(x)
+    }
+
+    fn solve_initial_system(&mut self, t0: f64, x: &mut [f64]) -> Result<(), Failure> {
         let n = x.len();
         let mut dx = vec![0.0; n];
         let m = model::INIT_RESIDUALS;
         if m == 0 {
-            self.rhs(t0, &x, &mut dx)?;
-            return Ok(x);
+            return self.rhs(t0, x, &mut dx);
         }
         let free: Vec<usize> = (0..n).filter(|&i| !model::FIXED[i]).collect();
         if free.len() != m {
@@ -1025,9 +1089,26 @@ impl Model {
                 residuals: m,
             });
         }
-        self.seed(&free, &mut x);
-        self.init_newton(&free, t0, &mut x)?;
-        Ok(x)
+        self.seed(&free, x);
+        self.init_newton(&free, t0, x)
+    }
+
+    /// Takes the values an event at `t` left in `regs` (held ones among them), from `t` on.
+    fn take_event(&mut self, regs: &Registers, t: f64) {
+        self.regs.sync_from(regs);
+        self.regs.rerun_setup();
+        self.regs.enter_interval_from(t);
+    }
+
+    /// The wall time of each step of the last run over a grid, in seconds (what a real-time
+    /// deadline is set by: the slowest).
+    pub fn step_seconds(&self) -> &[f64] {
+        &self.step_seconds
+    }
+
+    /// What the events of the run so far cost (none for a model without switches).
+    pub fn event_stats(&self) -> Option<&EventStats> {
+        self.events.as_ref().map(|e| &e.stats)
     }
 
     /// One secant step for each initial equation that fixes one free state from parameters.
@@ -1901,7 +1982,8 @@ pub fn grid_time(start: f64, stop: f64, steps: u64, k: u64) -> f64 {
 }
 
 /// Integrates from `start` to `stop` in `steps` equal steps (each ending at the breakpoints on
-/// its way), calling `record(t, x)` at the start and after every step.
+/// its way, and at the events inside it), calling `record(t, x)` at the start, after every
+/// step, and just before and just after each event.
 pub fn run(
     model: &mut Model,
     integrator: &mut Integrator,
@@ -1909,26 +1991,109 @@ pub fn run(
     x: &mut [f64],
     mut record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
+    let mut events = model.events.take();
     let breakpoints = integrator.breakpoints(model);
     record(start, x);
     let h = (stop - start) / steps as f64;
     let mut t = start;
+    let mut ran = Ok(());
+    model.step_seconds.clear();
     for k in 0..steps {
         let t_next = grid_time(start, stop, steps, k + 1);
-        let end = t + h;
-        let first = breakpoints.partition_point(|&b| b <= t);
-        let inner = breakpoints[first..].iter().copied().take_while(|&b| b < end);
-        let mut a = t;
-        for b in inner.chain(std::iter::once(end)) {
-            let whole = a == t && b == end;
-            integrator.enter_interval(model, a, b);
-            integrator.step(model, a, if whole { h } else { b - a }, x)?;
-            a = b;
+        let clock = std::time::Instant::now();
+        ran = match events.as_mut() {
+            None => step_over(model, integrator, &breakpoints, (t, h), x),
+            Some(events) => advance(model, integrator, events, (t, t_next, h), x, &mut record),
+        };
+        model.step_seconds.push(clock.elapsed().as_secs_f64());
+        if ran.is_err() {
+            break;
         }
         record(t_next, x);
         t = t_next;
     }
+    model.events = events;
+    ran
+}
+
+/// Steps `x` from `t` by `h`, ending a step at each breakpoint on the way.
+fn step_over(
+    model: &mut Model,
+    integrator: &mut Integrator,
+    breakpoints: &[f64],
+    (t, h): (f64, f64),
+    x: &mut [f64],
+) -> Result<(), Failure> {
+    let end = t + h;
+    let first = breakpoints.partition_point(|&b| b <= t);
+    let inner = breakpoints[first..].iter().copied().take_while(|&b| b < end);
+    let mut a = t;
+    for b in inner.chain(std::iter::once(end)) {
+        let whole = a == t && b == end;
+        integrator.enter_interval(model, a, b);
+        integrator.step(model, a, if whole { h } else { b - a }, x)?;
+        a = b;
+    }
     Ok(())
+}
+
+/// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the events
+/// on the way as `mocca simulate` does: a step ends at a breakpoint, which is a time event,
+/// and at a switch inside it (located, or at the step's end with [`EventMode::Step`]); the
+/// next starts there. `record` sees the states just before and just after each event.
+fn advance(
+    model: &mut Model,
+    integrator: &mut Integrator,
+    events: &mut Events,
+    (t, t_next, h): (f64, f64, f64),
+    x: &mut [f64],
+    record: &mut dyn FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
+    let mut from = t;
+    while from < t_next {
+        let breakpoints = integrator.breakpoints(model);
+        let timed = next_after(&breakpoints, from);
+        let end = timed.min(t_next);
+        let step = if from == t && end == t_next { h } else { end - from };
+        let saved = x.to_vec();
+        step_over(model, integrator, &breakpoints, (from, step), x)?;
+        let crossed = events.crossed(end, x);
+        let at = if crossed && model::EVENTS == EventMode::Locate {
+            let mut state_at = |tau: f64| {
+                let mut y = saved.clone();
+                // A failure here leaves the start: no switch is seen there.
+                if tau > from
+                    && step_over(model, integrator, &breakpoints, (from, tau - from), &mut y).is_err()
+                {
+                    y.copy_from_slice(&saved);
+                }
+                y
+            };
+            let (at, x_at) = events.locate((from, end), &mut state_at);
+            x.copy_from_slice(&x_at);
+            at
+        } else if crossed || end == timed {
+            end
+        } else {
+            from = end;
+            continue;
+        };
+        record(at, x);
+        events.at(at, x, !crossed)?;
+        model.take_event(events.registers(), at);
+        // An event on the grid: the grid's own row is the one after it.
+        if at < t_next {
+            record(at, x);
+        }
+        from = at;
+    }
+    Ok(())
+}
+
+/// The first of the sorted `times` after `t` (infinite without one).
+fn next_after(times: &[f64], t: f64) -> f64 {
+    let k = times.partition_point(|&b| b <= t);
+    times.get(k).copied().unwrap_or(f64::INFINITY)
 }
 
 /// A model a rig steps itself: initialised at construction, then advanced one step at a time.
@@ -1955,23 +2120,22 @@ impl Simulation {
         })
     }
 
-    /// Advances by `h` with the crate's method, ending a step at each breakpoint on the way.
+    /// Advances by `h` with the crate's method, ending a step at each breakpoint and event on
+    /// the way.
     pub fn step(&mut self, h: f64) -> Result<(), Failure> {
         let (t, end) = (self.t, self.t + h);
-        let first = self.breakpoints.partition_point(|&b| b <= t);
-        let inner: Vec<f64> = self.breakpoints[first..]
-            .iter()
-            .copied()
-            .take_while(|&b| b < end)
-            .collect();
-        let mut a = t;
-        for b in inner.into_iter().chain(std::iter::once(end)) {
-            let whole = a == t && b == end;
-            self.integrator.enter_interval(&mut self.model, a, b);
-            let step = if whole { h } else { b - a };
-            self.integrator.step(&mut self.model, a, step, &mut self.x)?;
-            a = b;
-        }
+        let model = &mut self.model;
+        let mut events = model.events.take();
+        let stepped = match events.as_mut() {
+            None => step_over(model, &mut self.integrator, &self.breakpoints, (t, h), &mut self.x),
+            Some(events) => {
+                let span = (t, end, h);
+                let ignore = &mut |_: f64, _: &[f64]| {};
+                advance(model, &mut self.integrator, events, span, &mut self.x, ignore)
+            }
+        };
+        model.events = events;
+        stepped?;
         self.t = end;
         Ok(())
     }
@@ -1999,6 +2163,9 @@ impl Simulation {
     fn integrator_follows(&mut self) {
         if let Integrator::Weak(w) = &mut self.integrator {
             w.take_parameters_and_inputs(&self.model);
+        }
+        if let Some(events) = self.model.events.as_mut() {
+            events.take_parameters(&self.model.regs);
         }
         self.integrator.forget_factorizations();
     }
