@@ -59,15 +59,37 @@ impl Crossing {
     }
 }
 
+impl Stepwise {
+    /// The arguments where the function is `held`: from the first to the second, each end
+    /// included where the function takes `held` there (`floor`: `[held, held + 1)`).
+    pub fn range(self, held: f64) -> (f64, f64) {
+        match self {
+            Stepwise::Floor => (held, held + 1.0),
+            Stepwise::Ceil => (held - 1.0, held),
+            Stepwise::TowardZero if held > 0.0 => (held, held + 1.0),
+            Stepwise::TowardZero if held < 0.0 => (held - 1.0, held),
+            Stepwise::TowardZero => (-1.0, 1.0),
+        }
+    }
+}
+
 /// The argument's value where stepwise function `f`, holding `held`, first jumps on its way to
 /// `toward`.
 fn jump(f: Stepwise, held: f64, toward: f64) -> f64 {
-    let up = toward > held;
-    match f {
-        Stepwise::Floor => held + if up { 1.0 } else { 0.0 },
-        Stepwise::Ceil => held - if up { 0.0 } else { 1.0 },
-        Stepwise::TowardZero if up => held + if held >= 0.0 { 1.0 } else { 0.0 },
-        Stepwise::TowardZero => held - if held <= 0.0 { 1.0 } else { 0.0 },
+    let (low, high) = f.range(held);
+    if toward > held { high } else { low }
+}
+
+/// The event indicators of a relation at the point loaded, holding `held` (FMI 2.0: an
+/// indicator's sign changes where the relation switches): `lhs − rhs` for a comparison; for a
+/// stepwise function its argument's distance from each end of the range where it is `held`.
+pub fn indicators(crossing: Crossing, held: f64, out: &mut Vec<f64>) {
+    match crossing {
+        Crossing::Sides(lhs, rhs) => out.push(lhs - rhs),
+        Crossing::Argument(f, arg) => {
+            let (low, high) = f.range(held);
+            out.extend([arg - low, arg - high]);
+        }
     }
 }
 

@@ -896,3 +896,69 @@ fn the_models_outputs_are_the_fmus_and_fmpy_records_them_by_default() {
         assert!((z.as_f64().expect("z") - x).abs() < 1e-12, "z at step {k}");
     }
 }
+
+/// Simulates a Model Exchange FMU with FMPy's CVode (relative tolerance 1e-10): `{"problems":
+/// [..], "indicators": n, "last": {name: value}}`. Arguments: the FMU, stop, outputs.
+const MODEL_EXCHANGE_CVODE: &str = r#"
+import json, sys
+from fmpy import simulate_fmu, read_model_description
+from fmpy.validation import validate_fmu
+fmu, stop, outputs = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(',')
+problems = validate_fmu(fmu)
+result = simulate_fmu(fmu, fmi_type='ModelExchange', solver='CVode', stop_time=stop,
+                      output_interval=0.01, relative_tolerance=1e-10, output=outputs)
+print(json.dumps({"problems": [str(p) for p in problems],
+                  "indicators": read_model_description(fmu).numberOfEventIndicators,
+                  "last": {name: float(result[name][-1]) for name in outputs}}))
+"#;
+
+/// A Model Exchange FMU declares an event indicator per relation (two per stepwise
+/// function: the ends of the range its value holds on) and settles the switches in
+/// `fmi2NewDiscreteStates`: FMPy's CVode, locating the indicators' sign changes, ends where
+/// the closed forms say. A switch in `if` (x falls at −1 to 0.5, then at −0.2), a sliding mass
+/// that sticks (at t = v0·m/(μmg − F), having moved v0·t/2), and `floor(2x)` of x = 3(1 − e^−t)
+/// integrated (it steps at t_k = −ln(1 − k/6)).
+#[test]
+fn a_model_exchange_fmu_has_the_event_indicators_of_its_relations() {
+    if !fmpy_available() {
+        return;
+    }
+    let switch = "model SwitchInIf
+      Real x(start = 1, fixed = true);
+    equation
+      der(x) = if x > 0.5 then -1 else -0.2;
+    end SwitchInIf;";
+    let floor = "model FloorOfState
+      Real x(start = 0, fixed = true);
+      Real y(start = 0, fixed = true);
+    equation
+      der(x) = 3 - x;
+      der(y) = floor(2*x);
+    end FloorOfState;";
+    let t_stick = 2.0 / (0.3 * 9.81 - 1.0);
+    let t_k = |k: f64| -(1.0 - k / 6.0_f64).ln();
+    let y_end = (t_k(2.0) - t_k(1.0)) + 2.0 * (t_k(3.0) - t_k(2.0)) + 3.0 * (1.0 - t_k(3.0));
+    let cases = [
+        ("me_switch", switch, 1, "x", 0.5 - 0.2 * 1.5),
+        ("me_slide", include_str!("data/slide.mo"), 1, "x", t_stick),
+        ("me_floor", floor, 2, "y", y_end),
+    ];
+    for (name, text, indicators, output, want) in cases {
+        let file = cli_support::model_file(name, text);
+        let model = file.to_str().expect("utf-8");
+        let grid = ["--step", "0.01", "--stop", "2", "--fmi-type", "me"];
+        let fmu = emit_fmu(name, model, &grid).expect("emits");
+        let stop = if name == "me_floor" { "1" } else { "2" };
+        let fmpy = python(
+            MODEL_EXCHANGE_CVODE,
+            &[fmu.to_str().expect("utf-8"), stop, output],
+        );
+        assert_eq!(fmpy["problems"], serde_json::json!([]), "{name}");
+        assert_eq!(fmpy["indicators"], indicators, "{name}");
+        let got = fmpy["last"][output].as_f64().expect("a number");
+        assert!(
+            (got - want).abs() < 1e-6,
+            "{name}: {output} = {got}, closed form {want}"
+        );
+    }
+}

@@ -72,9 +72,8 @@ pub struct EmitArgs {
 
 /// What the emitted runtime does not handle yet, where the model has it: a run without it
 /// would be a silent wrong answer. It handles the switches of relations (state events) in
-/// the model as one system, stepped by the crate or by a co-simulation FMU; not `when`
-/// clauses or `sample`, not weak subsystems stepped apart, not Model Exchange (whose
-/// master would need the switches' event indicators).
+/// the model as one system, stepped by the crate or an FMU; not `when` clauses or
+/// `sample`, nor weak subsystems stepped apart.
 fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnostic> {
     let note = "simulate the model with `mocca simulate`";
     if let Some(when) = dae.hybrid.whens.first() {
@@ -84,13 +83,10 @@ fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnost
     }
     let switch = dae.hybrid.switches.first()?;
     let span = dae.var(switch.var).span;
-    let unsupported = if args.partition.partition == PartitionArg::Weak {
-        "`emit --partition weak` does not handle the events of relations yet"
-    } else if args.fmu.is_some() && args.fmi_type == FmiType::Me {
-        "a Model Exchange FMU does not declare the event indicators of relations yet"
-    } else {
+    if args.partition.partition != PartitionArg::Weak {
         return None;
-    };
+    }
+    let unsupported = "`emit --partition weak` does not handle the events of relations yet";
     let error = Diagnostic::error(unsupported).at(span, "a relation that makes state events");
     Some(error.with_note(note))
 }

@@ -66,8 +66,9 @@ pub fn model_description(
         xml,
         "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{guid}\" \
          generationTool=\"mocca\" variableNamingConvention=\"flat\" \
-         numberOfEventIndicators=\"0\">",
-        escape(&dae.model)
+         numberOfEventIndicators=\"{}\">",
+        escape(&dae.model),
+        super::model::event_indicators(dae)
     );
     if model_exchange {
         let _ = writeln!(xml, "  <ModelExchange modelIdentifier=\"{identifier}\"/>");

@@ -429,6 +429,10 @@ fn switches(code: &mut Code, dae: &Dae) {
     let switches = &dae.hybrid.switches;
     let registers: Vec<String> = switches.iter().map(|s| s.var.0.to_string()).collect();
     code.table("SWITCHES", "usize", &registers);
+    code.line(format_args!(
+        "pub const EVENT_INDICATORS: usize = {};",
+        event_indicators(dae)
+    ));
     code.open("pub fn relation(k: usize, r: &[f64]) -> f64");
     code.open("match k");
     for (k, s) in switches.iter().enumerate() {
@@ -471,6 +475,17 @@ fn switches(code: &mut Code, dae: &Dae) {
         dae.hybrid.initial.map(|v| v.0 as usize)
     ));
     code.blank();
+}
+
+/// The number of event indicators of the model's switches (FMI 2.0): one per comparison, two
+/// per stepwise function (the ends of the range its value holds on).
+pub fn event_indicators(dae: &Dae) -> usize {
+    (dae.hybrid.switches.iter())
+        .map(|s| match dae.pool.node(s.value) {
+            Node::Cmp(..) => 1,
+            _ => 2,
+        })
+        .sum()
 }
 
 /// `(initial equation, state)` for each initial equation that reads one non-parameter

@@ -489,8 +489,23 @@ pub extern "C" fn fmi2GetDerivatives(c: *mut c_void, values: *mut f64, n: usize)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn fmi2GetEventIndicators(c: *mut c_void, _values: *mut f64, n: usize) -> Status {
-    with(c, |inst| if n == 0 { OK } else { inst.fail("the model has no event indicators") })
+pub extern "C" fn fmi2GetEventIndicators(c: *mut c_void, values: *mut f64, n: usize) -> Status {
+    with(c, |inst| {
+        // SAFETY: the master passes room for `n` values.
+        let values = unsafe { slice_mut(values, n) };
+        let evaluated = match continuous(inst) {
+            Ok(_) if n != model::EVENT_INDICATORS => {
+                Err("the number of event indicators asked for is not the model's".to_string())
+            }
+            Ok((model, t, x)) => (model.event_indicators(*t, x, values))
+                .map_err(|f| format!("evaluating the model failed: {f}")),
+            Err(status) => return status,
+        };
+        match evaluated {
+            Ok(()) => OK,
+            Err(message) => inst.fail(&message),
+        }
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -538,14 +553,20 @@ pub struct EventInfo {
 #[unsafe(no_mangle)]
 pub extern "C" fn fmi2NewDiscreteStates(c: *mut c_void, info: *mut EventInfo) -> Status {
     with(c, |inst| {
-        let (model, t, _) = match continuous(inst) {
+        let (model, t, x) = match continuous(inst) {
             Ok(state) => state,
             Err(status) => return status,
         };
-        // The relations on time hold their values up to the next breakpoint, a time event.
-        model.enter_interval_from(*t);
+        // The switches settle (their event iteration), and the relations on time hold their
+        // values up to the next breakpoint, a time event.
         let now = *t;
+        let scheduled = model.breakpoints().contains(&now);
+        let happened = model.event(now, x, scheduled);
+        model.enter_interval_from(now);
         let next = model.breakpoints().iter().copied().find(|&b| b > now);
+        if let Err(failure) = happened {
+            return inst.fail(&format!("the event at t = {now} failed: {failure}"));
+        }
         // SAFETY: the master passes a writable event info (or null).
         if let Some(info) = unsafe { info.as_mut() } {
             *info = EventInfo {

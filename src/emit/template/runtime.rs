@@ -8,6 +8,7 @@ use crate::events::{EventMode, EventStats, Events};
 use crate::model;
 use crate::newton;
 use crate::numfmt::decimal;
+use crate::switching;
 use crate::pair::{HeldPair, Pair, SharedF64, both, share};
 
 /// Why a run stopped.
@@ -1104,6 +1105,34 @@ impl Model {
     /// deadline is set by: the slowest).
     pub fn step_seconds(&self) -> &[f64] {
         &self.step_seconds
+    }
+
+    /// The event indicators at `(t, x)` into `out` (`model::EVENT_INDICATORS` of them): per
+    /// switch, its relation's `lhs − rhs`, or for a stepwise function its argument's distance
+    /// from each end of the range its held value holds on. Their signs change where a switch
+    /// does (a Model Exchange master watches them).
+    pub fn event_indicators(&mut self, t: f64, x: &[f64], out: &mut [f64]) -> Result<(), Failure> {
+        let mut dx = vec![0.0; x.len()];
+        self.rhs(t, x, &mut dx)?;
+        let mut values = Vec::with_capacity(out.len());
+        for (k, &reg) in model::SWITCHES.iter().enumerate() {
+            switching::indicators(model::crossing(k, &self.regs.r), self.regs.r[reg], &mut values);
+        }
+        out.copy_from_slice(&values);
+        Ok(())
+    }
+
+    /// The event at `t` with the states `x` (a Model Exchange master's): event iteration
+    /// settles the switches, the model takes the values it leaves. A time event when
+    /// `scheduled` (a breakpoint), else a state event.
+    pub fn event(&mut self, t: f64, x: &mut [f64], scheduled: bool) -> Result<(), Failure> {
+        let Some(mut events) = self.events.take() else {
+            return Ok(());
+        };
+        let happened = events.at(t, x, scheduled);
+        self.take_event(events.registers(), t);
+        self.events = Some(events);
+        happened
     }
 
     /// What the events of the run so far cost (none for a model without switches).
