@@ -4,6 +4,7 @@
 #   cargo build --release && benches/emit.sh speed     # heat exchangers at N = 1000
 #   benches/emit.sh threads 1000 1400 2000            # one thread against two, by size
 #   benches/emit.sh build 111 1111 11111               # emit + build of RC chains (10³–10⁵ eqs)
+#   benches/emit.sh events                             # state events: the relay heat exchanger
 #
 # speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
 # --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
@@ -14,6 +15,10 @@
 # build: per chain (written to target/tmp/emit/), the wall time of `mocca emit` and of
 # `cargo build --release --offline` of the crate (a fresh target directory), and the build's
 # peak resident memory (/usr/bin/time).
+# events: the relay-controlled heat exchanger (examples/heat_exchanger_relay.mo, N = 1000,
+# implicit Euler, --step 0.01, --stop 2, a state event every two steps): `simulate`'s
+# integration time, and the emitted binary's with `--events locate` and `--events step`, best
+# of RUNS, with the binary's median and largest wall time of one step (of the fastest run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,6 +95,25 @@ print("%-8d %8d %12.0f %12.0f %12.0f %8.2f %8.2f" % (n, 3 * n, steps / sim, step
 PY
 }
 
+events() {
+    local args=(-p N=1000 --method implicit-euler --step 0.01 --stop 2)
+    local sim
+    sim=$(best_time '["stats"]["integration_time_s"]' \
+        "$MOCCA" simulate "$ROOT/examples/heat_exchanger_relay.mo" "${args[@]}")
+    printf '%-10s %12.4f\n' simulate "$sim"
+    for mode in locate step; do
+        local bin
+        bin=$(emitted_binary heat_exchanger_relay "relay_$mode" "${args[@]}" --events "$mode")
+        for _ in $(seq "$RUNS"); do "$bin" --format json; echo; done | python3 -c '
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+r = min(runs, key=lambda r: r["integration_time_s"])
+print("%-10s %12.4f %10d %10d %12.1f %12.1f %8.2f" % (sys.argv[1], r["integration_time_s"],
+      r["steps"], r["state_events"], 1e6 * r["median_step_s"], 1e6 * r["largest_step_s"],
+      r["largest_step_s"] / r["median_step_s"]))' "$mode"
+    done
+}
+
 build() {
     local n=$1
     local model=$OUT/rc_chain_$n.mo dir=$OUT/rc_chain_$n
@@ -128,8 +152,13 @@ build)
     printf '%-10s %10s %10s %10s %10s\n' equations "emit s" "build s" "build MiB" "model.rs lines"
     for n in "${SIZES[@]}"; do build "$n"; done
     ;;
+events)
+    printf '%-10s %12s %10s %10s %12s %12s %8s\n' run "integration s" steps events \
+        "median µs" "largest µs" ratio
+    events
+    ;;
 *)
-    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...]" >&2
+    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events" >&2
     exit 2
     ;;
 esac
