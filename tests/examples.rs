@@ -57,6 +57,7 @@ fn every_example_has_the_expected_size_and_structure() {
         ("two_masses.mo", 4, 4, 1),
         ("heat_exchanger.mo", 30, 30, 1),
         ("heat_exchanger_nonlinear.mo", 40, 30, 1),
+        ("heat_exchanger_relay.mo", 41, 30, 1),
         ("quarter_car.mo", 7, 5, 1),
         ("quarter_car_components.mo", 43, 5, 1),
     ];

@@ -137,16 +137,31 @@ fn mocca_run(
     csv_columns(&csv)
 }
 
+/// FMPy's columns equal mocca's at FMPy's rows (its communication points: mocca's rows just
+/// before an event, and those of an event inside a step, are not among them).
 fn assert_same(what: &str, fmpy: &Value, mocca: &std::collections::BTreeMap<String, Vec<f64>>) {
-    for (name, ours) in mocca {
-        let theirs: Vec<f64> = fmpy["columns"][name]
-            .as_array()
+    let column = |name: &str| -> Vec<f64> {
+        (fmpy["columns"][name].as_array())
             .unwrap_or_else(|| panic!("{what}: FMPy has no `{name}`"))
             .iter()
             .map(|x| x.as_f64().expect("a number"))
-            .collect();
-        assert_eq!(theirs.len(), ours.len(), "{what}: rows of `{name}`");
-        for (k, (a, b)) in theirs.iter().zip(ours).enumerate() {
+            .collect()
+    };
+    let times = &mocca["time"];
+    // Per FMPy row, mocca's last row at its time.
+    let rows: Vec<usize> = (column("time").iter())
+        .map(|&t| {
+            (times
+                .iter()
+                .rposition(|&s| (s - t).abs() <= 1e-12 * (1.0 + t.abs())))
+            .unwrap_or_else(|| panic!("{what}: mocca has no row at t = {t}"))
+        })
+        .collect();
+    for (name, ours) in mocca {
+        let theirs = column(name);
+        assert_eq!(theirs.len(), rows.len(), "{what}: rows of `{name}`");
+        for (k, (a, &row)) in theirs.iter().zip(&rows).enumerate() {
+            let b = ours[row];
             assert!(
                 (a - b).abs() <= 1e-10 * (1.0 + b.abs()),
                 "{what}: `{name}` row {k}: FMPy {a}, mocca {b}"
