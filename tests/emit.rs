@@ -743,21 +743,35 @@ fn events_at_step_ends_cost_one_step_each() {
     );
 }
 
-/// `Modelica.Mechanics.Rotational.Examples.CoupledClutches`: three clutches that stick and
-/// slide (57 state events, mode changes through `pre`), emitted with the library and run as
-/// `simulate` runs it, every number the same.
+/// MSL examples with state events, emitted with the library and run as `simulate` runs
+/// them (implicit Euler at their output interval), every number the same:
+/// `CoupledClutches` (three clutches that stick and slide, 57 events, modes through `pre`),
+/// `Friction`, `OneWayClutchDisengaged`, the anti-windup `PID_Controller` (its limiter) and
+/// `PumpDropOut` (a pump switched off by a relation of time and a valve).
 #[test]
-fn coupled_clutches_run_as_simulate_runs_them() {
+fn msl_examples_with_state_events_run_as_simulate_runs_them() {
     let Some(msl) = cli_support::msl() else {
         eprintln!("skipped: ../shared/msl is absent");
         return;
     };
     let lib = format!("--lib={}", msl.to_str().expect("utf-8"));
-    let model = "Modelica.Mechanics.Rotational.Examples.CoupledClutches";
-    let args = ["--model", model, "--method", "implicit-euler"];
-    let (emitted, simulated) = emitted_and_simulated("coupled_clutches", &lib, &args);
-    let times = csv_columns(&emitted)["time"].clone();
-    let events = times.windows(2).filter(|w| w[0] == w[1]).count();
-    assert!(events >= 50, "{events} events");
-    assert_eq!(emitted, simulated);
+    let examples = [
+        ("Modelica.Mechanics.Rotational.Examples.CoupledClutches", 50),
+        ("Modelica.Mechanics.Rotational.Examples.Friction", 10),
+        (
+            "Modelica.Mechanics.Rotational.Examples.OneWayClutchDisengaged",
+            10,
+        ),
+        ("Modelica.Blocks.Examples.PID_Controller", 2),
+        ("Modelica.Thermal.FluidHeatFlow.Examples.PumpDropOut", 2),
+    ];
+    for (model, at_least) in examples {
+        let name = model.rsplit('.').next().expect("a name");
+        let args = ["--model", model, "--method", "implicit-euler"];
+        let (emitted, simulated) = emitted_and_simulated(name, &lib, &args);
+        let times = csv_columns(&emitted)["time"].clone();
+        let events = times.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!(events >= at_least, "{model}: {events} events");
+        assert_eq!(emitted, simulated, "{model}");
+    }
 }
