@@ -747,7 +747,9 @@ fn events_at_step_ends_cost_one_step_each() {
 /// them (implicit Euler at their output interval), every number the same:
 /// `CoupledClutches` (three clutches that stick and slide, 57 events, modes through `pre`),
 /// `Friction`, `OneWayClutchDisengaged`, the anti-windup `PID_Controller` (its limiter) and
-/// `PumpDropOut` (a pump switched off by a relation of time and a valve).
+/// `PumpDropOut` (a pump switched off by a relation of time and a valve) and
+/// `ControlledTemperature` (an on-off heater; its initial system has a `fixed` start too
+/// many, released as `simulate` releases it).
 #[test]
 fn msl_examples_with_state_events_run_as_simulate_runs_them() {
     let Some(msl) = cli_support::msl() else {
@@ -764,6 +766,10 @@ fn msl_examples_with_state_events_run_as_simulate_runs_them() {
         ),
         ("Modelica.Blocks.Examples.PID_Controller", 2),
         ("Modelica.Thermal.FluidHeatFlow.Examples.PumpDropOut", 2),
+        (
+            "Modelica.Thermal.HeatTransfer.Examples.ControlledTemperature",
+            2,
+        ),
     ];
     for (model, at_least) in examples {
         let name = model.rsplit('.').next().expect("a name");
@@ -774,4 +780,40 @@ fn msl_examples_with_state_events_run_as_simulate_runs_them() {
         assert!(events >= at_least, "{model}: {events} events");
         assert_eq!(emitted, simulated, "{model}");
     }
+}
+
+/// An initial system short of conditions: `der(x) = 0` for two free states. The crate takes
+/// the states `simulate` takes as fixed at their start values (y, which no initial equation
+/// reads), so x starts at the steady state 3 and both runs are the same.
+#[test]
+fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it() {
+    let file = cli_support::model_file(
+        "short_of_conditions",
+        "model ShortOfConditions
+           Real x(start = 2);
+           Real y(start = 3);
+         initial equation
+           der(x) = 0;
+         equation
+           der(x) = -x + y;
+           der(y) = -y;
+         end ShortOfConditions;",
+    );
+    let model = file.to_str().expect("utf-8");
+    let args = [
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.01",
+        "--stop",
+        "1",
+    ];
+    let (emitted, simulated) = emitted_and_simulated("short_of_conditions", model, &args);
+    let first = &csv_columns(&emitted);
+    assert!(
+        (first["x"][0] - 3.0).abs() < 1e-9,
+        "x(0) = {}",
+        first["x"][0]
+    );
+    assert_eq!(emitted, simulated);
 }

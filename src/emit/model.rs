@@ -10,9 +10,10 @@ use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
 use crate::dae::{Dae, ScalarType, VarKind};
-use crate::expr::{Func, Node, VarId};
+use crate::expr::{ExprId, Func, Node, VarId};
 use crate::partition::Partition;
 use crate::simulate::fixed_step::Method;
+use crate::simulate::init::{InitialResidual, Residual};
 use crate::simulate::model::CompiledModel;
 use crate::simulate::partition::WeakLayout;
 use crate::simulate::run::Exchange;
@@ -113,10 +114,11 @@ fn about(code: &mut Code, input: &Input<'_>) {
         .map(|&v| string(&dae.var(v).name))
         .collect();
     code.table("STATE_NAMES", "&str", &names);
-    let fixed: Vec<bool> = causal
-        .states
-        .iter()
-        .map(|&v| dae.var(v).fixed == Some(true))
+    // As `simulate` takes them: fixed, or fixed at the start value where the initial system
+    // is short of conditions.
+    let defaulted = crate::simulate::init::fixed_by_default(dae, causal);
+    let fixed: Vec<bool> = (causal.states.iter())
+        .map(|&v| dae.var(v).fixed == Some(true) || defaulted.contains(&v))
         .collect();
     code.table("FIXED", "bool", &fixed);
     let parameters: Vec<String> = dae
@@ -386,36 +388,39 @@ fn starts(code: &mut Code, dae: &Dae) {
 /// The initial system: its residuals (the initial equations, then `v − start` of the fixed
 /// algebraic variables), and the equations that fix one free state from parameters alone.
 fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
-    let fixed: Vec<VarId> = dae
-        .var_ids()
-        .filter(|&v| {
-            let var = dae.var(v);
-            var.is_fixed_algebraic()
-        })
-        .collect();
-    let count = dae.initial_equations.len() + fixed.len();
-    code.line(format_args!("pub const INIT_RESIDUALS: usize = {count};"));
+    // The system `simulate` solves: the same residuals, the same states left free.
+    let residuals = crate::simulate::init::residuals(dae);
+    code.line(format_args!(
+        "pub const INIT_RESIDUALS: usize = {};",
+        residuals.len()
+    ));
     code.open("pub fn initial_residual(k: usize, r: &[f64]) -> f64");
     code.open("match k");
     let leaves = Registers { dae };
-    for (k, eq) in dae.initial_equations.iter().enumerate() {
-        let value = expression(&dae.pool, eq.residual, &leaves);
+    let x =
+        |e: Option<ExprId>| e.map_or("0.0_f64".to_string(), |e| expression(&dae.pool, e, &leaves));
+    for (k, &(what, e)) in residuals.iter().enumerate() {
+        let value = match what {
+            InitialResidual::Equation(_) => x(e),
+            InitialResidual::Fixed(v) => {
+                let var = dae.var(v);
+                // A fixed alias is a condition on the unknowns it stands for.
+                let current = match (var.kind, var.binding) {
+                    (VarKind::Alias, Some(b)) => expression(&dae.pool, b, &leaves),
+                    _ => format!("r[{}]", v.0),
+                };
+                format!("{current} - {}", x(e))
+            }
+        };
         code.line(format_args!("{k} => {value},"));
-    }
-    for (k, &v) in fixed.iter().enumerate() {
-        let start = dae
-            .var(v)
-            .start
-            .map_or("0.0_f64".to_string(), |e| expression(&dae.pool, e, &leaves));
-        code.line(format_args!(
-            "{} => r[{}] - {start},",
-            dae.initial_equations.len() + k,
-            v.0
-        ));
     }
     code.line("_ => f64::NAN,");
     code.close().close().blank();
-    code.table("INIT_SEEDS", "(usize, usize)", &seeds(dae, causal));
+    code.table(
+        "INIT_SEEDS",
+        "(usize, usize)",
+        &seeds(dae, causal, &residuals),
+    );
 }
 
 /// The relations whose switching makes state events (`SWITCHES`: each switch variable's
@@ -488,15 +493,18 @@ pub fn event_indicators(dae: &Dae) -> usize {
         .sum()
 }
 
-/// `(initial equation, state)` for each initial equation that reads one non-parameter
+/// `(residual, state)` for each initial equation among `residuals` that reads one non-parameter
 /// variable, a state, and parameters besides: one secant step starts Newton there.
-fn seeds(dae: &Dae, causal: &Causal) -> Vec<String> {
+fn seeds(dae: &Dae, causal: &Causal, residuals: &[Residual]) -> Vec<String> {
     let states = &causal.states;
     let mut seeds = Vec::new();
-    for (k, eq) in dae.initial_equations.iter().enumerate() {
+    for (k, &(what, e)) in residuals.iter().enumerate() {
+        let (InitialResidual::Equation(_), Some(e)) = (what, e) else {
+            continue;
+        };
         let mut state = None;
         let mut other = false;
-        dae.pool.visit_leaves(eq.residual, |n| match n {
+        dae.pool.visit_leaves(e, |n| match n {
             Node::Var(v) if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) => {}
             Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
             _ => other = true,

@@ -438,7 +438,9 @@ fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<
 
 /// A residual and the expression it evaluates: the equation's `lhs − rhs`, or the fixed
 /// variable's start value (default 0).
-type Residual = (InitialResidual, Option<ExprId>);
+/// A residual of the initial system and the expression it reads (an equation's residual, a
+/// fixed variable's start value).
+pub type Residual = (InitialResidual, Option<ExprId>);
 
 /// The residuals of the initial system: initial equations, then fixed algebraic variables.
 /// Whether initialisation has a system to solve; without one the states keep their start
@@ -447,7 +449,10 @@ pub fn has_initial_system(dae: &Dae) -> bool {
     !residuals(dae).is_empty()
 }
 
-fn residuals(dae: &Dae) -> Vec<Residual> {
+/// The initial system's residuals: the initial equations (but those that assign a `when`
+/// variable's start) and `fixed = true` on variables that are not states (but those released
+/// where the system is over-determined).
+pub fn residuals(dae: &Dae) -> Vec<Residual> {
     let released = released_fixed(dae);
     conditions(dae)
         .into_iter()
