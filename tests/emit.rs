@@ -86,6 +86,12 @@ fn emitted_and_simulated(name: &str, model: &str, args: &[&str]) -> (String, Str
     (emitted, simulated)
 }
 
+/// [`emitted_and_simulated`] of a model given as text.
+fn text_emitted_and_simulated(name: &str, text: &str, args: &[&str]) -> (String, String) {
+    let file = cli_support::model_file(name, text);
+    emitted_and_simulated(name, file.to_str().expect("utf-8"), args)
+}
+
 /// Every example with an explicit and an implicit method (each of the six methods used): the
 /// emitted binary's CSV is the same text as `simulate`'s, every number bit for bit.
 #[test]
@@ -628,17 +634,13 @@ fn jacobians_through_algebraic_loops_run_as_simulate_runs_them() {
 /// ramp on the grid point, and their CSVs are the same text.
 #[test]
 fn a_breakpoint_an_ulp_off_the_grid_runs_as_simulate_runs_it() {
-    let model = cli_support::model_file(
-        "ramp_end",
-        "model RampEnd
+    let text = "model RampEnd
            parameter Real t0 = 0.025;
            parameter Real d = 0.05;
            Real x(start = 0, fixed = true);
          equation
            der(x) = -10*x + (if time < t0 + d then time else 0.0);
-         end RampEnd;",
-    );
-    let model = model.to_str().expect("utf-8");
+         end RampEnd;";
     let args = [
         "--method",
         "implicit-euler",
@@ -647,7 +649,7 @@ fn a_breakpoint_an_ulp_off_the_grid_runs_as_simulate_runs_it() {
         "--stop",
         "0.1",
     ];
-    let (emitted, simulated) = emitted_and_simulated("ramp_end", model, &args);
+    let (emitted, simulated) = text_emitted_and_simulated("ramp_end", text, &args);
     assert_eq!(emitted, simulated);
 }
 
@@ -685,10 +687,8 @@ fn state_events_run_as_simulate_runs_them() {
         ),
     ];
     for (name, text, method) in models {
-        let file = cli_support::model_file(name, text);
-        let model = file.to_str().expect("utf-8");
         let args = ["--method", method, "--step", "0.01", "--stop", "2"];
-        let (emitted, simulated) = emitted_and_simulated(name, model, &args);
+        let (emitted, simulated) = text_emitted_and_simulated(name, text, &args);
         let times = csv_columns(&emitted)["time"].clone();
         let repeated = times.windows(2).filter(|w| w[0] == w[1]).count();
         assert!(repeated >= 1, "{name}: no event rows");
@@ -787,9 +787,7 @@ fn msl_examples_with_state_events_run_as_simulate_runs_them() {
 /// reads), so x starts at the steady state 3 and both runs are the same.
 #[test]
 fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it() {
-    let file = cli_support::model_file(
-        "short_of_conditions",
-        "model ShortOfConditions
+    let text = "model ShortOfConditions
            Real x(start = 2);
            Real y(start = 3);
          initial equation
@@ -797,9 +795,7 @@ fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it()
          equation
            der(x) = -x + y;
            der(y) = -y;
-         end ShortOfConditions;",
-    );
-    let model = file.to_str().expect("utf-8");
+         end ShortOfConditions;";
     let args = [
         "--method",
         "implicit-euler",
@@ -808,7 +804,7 @@ fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it()
         "--stop",
         "1",
     ];
-    let (emitted, simulated) = emitted_and_simulated("short_of_conditions", model, &args);
+    let (emitted, simulated) = text_emitted_and_simulated("short_of_conditions", text, &args);
     let first = &csv_columns(&emitted);
     assert!(
         (first["x"][0] - 3.0).abs() < 1e-9,
