@@ -1332,3 +1332,31 @@ end Rows;
         assert_eq!(c["c"][j], 2.0 * (4.0 - k), "t = {t}");
     }
 }
+
+/// A subscript known only at run time that leaves the array's range stops the run where the
+/// element is read (it used to read the last element, a silent wrong answer): `a[i]` with
+/// `i = integer(5·time) + 1` is 4 from t = 0.6 on.
+#[test]
+fn a_varying_subscript_out_of_range_stops_the_run_there() {
+    const OUT_OF_RANGE: &str = "model OutOfRange
+  Real a[3] = {1, 2, 3};
+  Integer i = integer(time*5) + 1;
+  Real y = a[i];
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = y;
+end OutOfRange;
+";
+    let path = model_file("out_of_range", OUT_OF_RANGE);
+    let file = path.to_str().expect("utf-8");
+    for method in ["bdf", "implicit-euler"] {
+        let (_, err, code) = mocca(&["simulate", file, "--method", method, "--stop", "1"]);
+        assert_eq!(code, 1, "{method}: {err}");
+        assert!(
+            err.contains("NaN") && err.contains("`y`") && err.contains("time 0.6"),
+            "{method}: {err}"
+        );
+    }
+    let (_, err, code) = mocca(&["simulate", file, "--stop", "0.5"]);
+    assert_eq!(code, 0, "in range until 0.6: {err}");
+}

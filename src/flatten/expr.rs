@@ -594,8 +594,9 @@ impl<'a> Flattener<'a> {
 
     /// `x[…, i, …]` of an array of variables with one subscript that varies
     /// (`expr[firstActiveIndex]`, a pattern's row `fire[ka + 1, :]`): `if i == 1 then
-    /// x[…, 1, …] elseif i == 2 then x[…, 2, …] … else x[…, n, …]`, element by element
-    /// (Modelica 10.5 allows any Integer expression). `None` when the reference is not of that
+    /// x[…, 1, …] elseif i == 2 then x[…, 2, …] … elseif i == n then x[…, n, …] else NaN`,
+    /// element by element (Modelica 10.5 allows any Integer expression; out of range, the
+    /// run stops where the value is read). `None` when the reference is not of that
     /// form or its subscripts are all known at translation time.
     fn varying_subscript(
         &mut self,
@@ -664,18 +665,22 @@ impl<'a> Flattener<'a> {
                 return Ok(None);
             };
             let element = selected.map(&mut |&v| self.var_value(v, ctx, part.ident.span))?;
-            value = Some(match value {
-                None => element,
-                Some(rest) => {
-                    let p = &mut self.dae.pool;
-                    let here = p.constant((k + 1) as f64);
-                    let here = p.cmp(CmpOp::Eq, i, here);
-                    let Some(chosen) = choose_elementwise(p, here, element, rest) else {
-                        return Ok(None);
-                    };
-                    chosen
+            let p = &mut self.dae.pool;
+            // An index out of range reads NaN, which stops the run where it is read, rather
+            // than an element of the array.
+            let rest = match value {
+                Some(rest) => rest,
+                None => {
+                    let nan = p.constant(f64::NAN);
+                    element.map(&mut |_| Ok::<_, Diagnostic>(nan))?
                 }
-            });
+            };
+            let here = p.constant((k + 1) as f64);
+            let here = p.cmp(CmpOp::Eq, i, here);
+            let Some(chosen) = choose_elementwise(p, here, element, rest) else {
+                return Ok(None);
+            };
+            value = Some(chosen);
         }
         Ok(value)
     }

@@ -372,7 +372,7 @@ impl<'a> Events<'a> {
             self.close_events = 0;
         }
         self.last_event = t;
-        self.load_states(t, x)?;
+        self.load_states_settling(t, x);
         let mut timed = false;
         for clock in &mut self.clocks {
             if (clock.instant(clock.next) - t).abs() <= self.tolerance {
@@ -480,7 +480,7 @@ impl<'a> Events<'a> {
                 return Err(EventFailure::Iteration { t, changing });
             }
             self.set_pre();
-            self.evaluate(t)?;
+            self.evaluate_settling(t);
         }
         if count {
             self.stats.iterations += rounds.saturating_sub(1) as u64;
@@ -869,6 +869,23 @@ impl<'a> Events<'a> {
         }
     }
 
+    /// [`Events::load_states`] while the event settles: see [`Events::evaluate_settling`].
+    fn load_states_settling(&mut self, t: f64, x: &[f64]) {
+        for (&xi, &s) in x.iter().zip(&self.causal.states) {
+            self.point.vars[s.0 as usize] = xi;
+        }
+        self.evaluate_settling(t);
+    }
+
+    /// [`Events::evaluate`] while the event settles, where a failure is not yet an error: a
+    /// switch still on its side from before the event may select what the settled model does
+    /// not read (`x[i]` with `i` out of range under `if i > 0`, whose switch has not moved
+    /// yet). The values computed before the failure stand, the failed one is NaN (which moves
+    /// no switch); the evaluation after the event has settled is checked.
+    fn evaluate_settling(&mut self, t: f64) {
+        let _ = self.evaluate(t);
+    }
+
     fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
         for (&xi, &s) in x.iter().zip(&self.causal.states) {
             self.point.vars[s.0 as usize] = xi;
@@ -1007,7 +1024,8 @@ impl Relations for Events<'_> {
     }
 
     fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
-        Events::evaluate(self, t)
+        self.evaluate_settling(t);
+        Ok(())
     }
 
     fn load(&mut self, t: f64, x: &[f64]) -> bool {
