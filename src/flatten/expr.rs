@@ -109,7 +109,9 @@ impl<'a> Flattener<'a> {
                 let b = self.flatten_expr(rhs, ctx)?;
                 self.check_operands(*op, (lhs, &a), (rhs, &b))?;
                 let result = self.binary(*op, a, b, e.span)?;
-                self.check_arithmetic_domain(*op, &result, e.span)?;
+                if !is_written_nan(*op, lhs, rhs) {
+                    self.check_arithmetic_domain(*op, &result, e.span)?;
+                }
                 result
             }
             ExprKind::Unary { op, operand } => {
@@ -671,7 +673,9 @@ impl<'a> Flattener<'a> {
             let rest = match value {
                 Some(rest) => rest,
                 None => {
-                    let nan = p.constant(f64::NAN);
+                    // Written `0.0 / 0.0` in the flat model, which reads back the same.
+                    let zero = p.constant(0.0);
+                    let nan = p.div(zero, zero);
                     element.map(&mut |_| Ok::<_, Diagnostic>(nan))?
                 }
             };
@@ -1811,6 +1815,13 @@ impl Flattener<'_> {
 /// Replaces each leaf (itself a tree) by its subtree.
 /// `if cond then a else b` element by element of two arrays of one shape (`None` when their
 /// shapes differ).
+/// `0.0 / 0.0`, real literals: NaN as a flat model writes it (an index out of range's
+/// value), not a division by zero written by mistake (`0/0`, `x / 0`).
+fn is_written_nan(op: BinOp, lhs: &Expr, rhs: &Expr) -> bool {
+    let zero = |e: &Expr| matches!(e.kind, ExprKind::Real(v) if v == 0.0);
+    op == BinOp::Div && zero(lhs) && zero(rhs)
+}
+
 fn choose_elementwise(
     pool: &mut crate::expr::ExprPool,
     cond: ExprId,
