@@ -326,19 +326,15 @@ impl<'a> Events<'a> {
     /// states' start values), until they agree with the model they make: the mode the
     /// initialisation starts from. Start values need not be a point where the model can be
     /// evaluated (a position that divides, left at 0 until an initial equation sets it): the
-    /// switches then keep their first values, and the initial event settles them.
+    /// switches whose relations cannot be evaluated there keep their first values, and the
+    /// initial event settles them.
     pub fn free_at_start(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
-        let not_evaluable = |e: &EventFailure| matches!(e, EventFailure::Eval { .. });
-        match self.load_states(t, x) {
-            Err(e) if not_evaluable(&e) => return Ok(()),
-            loaded => loaded?,
+        if self.load_states(t, x).is_err() {
+            return Ok(());
         }
         for _ in 0..MAX_ITERATIONS {
-            match switching::free_switches(self, t, Threshold::Strict) {
-                Ok(false) => return Ok(()),
-                Ok(true) => {}
-                Err(e) if not_evaluable(&e) => return Ok(()),
-                Err(e) => return Err(e),
+            if !switching::free_switches(self, t, Threshold::Strict)? {
+                return Ok(());
             }
         }
         Err(EventFailure::Iteration {

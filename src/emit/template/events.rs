@@ -81,10 +81,8 @@ impl Events {
             return Ok(());
         }
         for _ in 0..MAX_ITERATIONS {
-            match switching::free_switches(&mut watched, t, Threshold::Strict) {
-                Ok(false) | Err(Failure::Eval { .. }) => return Ok(()),
-                Ok(true) => {}
-                Err(e) => return Err(e),
+            if !switching::free_switches(&mut watched, t, Threshold::Strict)? {
+                return Ok(());
             }
         }
         Err(Failure::EventIteration { t })
