@@ -83,12 +83,17 @@ fn jump(f: Stepwise, held: f64, toward: f64) -> f64 {
 /// The event indicators of a relation at the point loaded, holding `held` (FMI 2.0: an
 /// indicator's sign changes where the relation switches): `lhs − rhs` for a comparison; for a
 /// stepwise function its argument's distance from each end of the range where it is `held`.
-pub fn indicators(crossing: Crossing, held: f64, out: &mut Vec<f64>) {
+/// Written to the front of `out`; how many.
+pub fn indicators(crossing: Crossing, held: f64, out: &mut [f64]) -> usize {
     match crossing {
-        Crossing::Sides(lhs, rhs) => out.push(lhs - rhs),
+        Crossing::Sides(lhs, rhs) => {
+            out[0] = lhs - rhs;
+            1
+        }
         Crossing::Argument(f, arg) => {
             let (low, high) = f.range(held);
-            out.extend([arg - low, arg - high]);
+            out[..2].copy_from_slice(&[arg - low, arg - high]);
+            2
         }
     }
 }

@@ -86,6 +86,16 @@ fn emitted_and_simulated(name: &str, model: &str, args: &[&str]) -> (String, Str
     (emitted, simulated)
 }
 
+/// Implicit Euler at 0.01 to t = 1.
+const IMPLICIT_EULER_TO_1: [&str; 6] = [
+    "--method",
+    "implicit-euler",
+    "--step",
+    "0.01",
+    "--stop",
+    "1",
+];
+
 /// [`emitted_and_simulated`] of a model given as text.
 fn text_emitted_and_simulated(name: &str, text: &str, args: &[&str]) -> (String, String) {
     let file = cli_support::model_file(name, text);
@@ -382,14 +392,7 @@ fn a_singular_implicit_stage_is_an_error_of_the_binary() {
         "model Singular Real x(start = 1, fixed = true); equation der(x) = 100*x; end Singular;",
     );
     let model = model.to_str().expect("utf-8");
-    let args = [
-        "--method",
-        "implicit-euler",
-        "--step",
-        "0.01",
-        "--stop",
-        "1",
-    ];
+    let args = IMPLICIT_EULER_TO_1;
     let binary = emit_and_build("singular_stage", model, &args);
     let (_, err, code) = run_binary(&binary, "singular_run", &[]);
     assert_eq!(code, 1, "{err}");
@@ -796,14 +799,7 @@ fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it()
            der(x) = -x + y;
            der(y) = -y;
          end ShortOfConditions;";
-    let args = [
-        "--method",
-        "implicit-euler",
-        "--step",
-        "0.01",
-        "--stop",
-        "1",
-    ];
+    let args = IMPLICIT_EULER_TO_1;
     let (emitted, simulated) = text_emitted_and_simulated("short_of_conditions", text, &args);
     let first = &csv_columns(&emitted);
     assert!(

@@ -209,6 +209,8 @@ pub struct Events<'a> {
     located_from: f64,
     /// The model as the run compiled it, evaluating the events on a register file of its own.
     compiled: CompiledModel,
+    /// The states and derivatives it is evaluated with, kept between evaluations.
+    work: (Vec<f64>, Vec<f64>),
     pub stats: EventStats,
 }
 
@@ -224,7 +226,7 @@ impl<'a> Events<'a> {
         if dae.hybrid.is_empty() {
             return None;
         }
-        let point = &compiled.point();
+        let point = compiled.point();
         let conditions: Vec<ExprId> = dae
             .hybrid
             .whens
@@ -242,8 +244,8 @@ impl<'a> Events<'a> {
             .iter()
             .map(|s| Clock {
                 var: s.var,
-                start: dae.pool.eval(s.start, point).unwrap_or(f64::NAN),
-                interval: dae.pool.eval(s.interval, point).unwrap_or(f64::NAN),
+                start: dae.pool.eval(s.start, &point).unwrap_or(f64::NAN),
+                interval: dae.pool.eval(s.interval, &point).unwrap_or(f64::NAN),
                 next: 0,
             })
             .collect();
@@ -252,8 +254,9 @@ impl<'a> Events<'a> {
         Some(Events {
             dae,
             causal,
-            point: point.clone(),
+            point,
             compiled: compiled.clone(),
+            work: Default::default(),
             held: vec![0.0; watched.len()],
             watched,
             before: vec![false; conditions.len()],
@@ -368,7 +371,8 @@ impl<'a> Events<'a> {
             self.close_events = 0;
         }
         self.last_event = t;
-        self.load_states_settling(t, x);
+        // Settling: see `evaluate_settling`.
+        let _ = self.load_states(t, x);
         let mut timed = false;
         for clock in &mut self.clocks {
             if (clock.instant(clock.next) - t).abs() <= self.tolerance {
@@ -865,14 +869,6 @@ impl<'a> Events<'a> {
         }
     }
 
-    /// [`Events::load_states`] while the event settles: see [`Events::evaluate_settling`].
-    fn load_states_settling(&mut self, t: f64, x: &[f64]) {
-        for (&xi, &s) in x.iter().zip(&self.causal.states) {
-            self.point.vars[s.0 as usize] = xi;
-        }
-        self.evaluate_settling(t);
-    }
-
     /// [`Events::evaluate`] while the event settles, where a failure is not yet an error: a
     /// switch still on its side from before the event may select what the settled model does
     /// not read (`x[i]` with `i` out of range under `if i > 0`, whose switch has not moved
@@ -897,13 +893,16 @@ impl<'a> Events<'a> {
         let compiled = &mut self.compiled;
         compiled.load(&self.point);
         compiled.enter_interval_from(t);
-        let states = &self.causal.states;
-        let x: Vec<f64> = states
-            .iter()
-            .map(|s| self.point.vars[s.0 as usize])
-            .collect();
-        let mut dx = vec![0.0; x.len()];
-        let evaluated = compiled.rhs(t, &x, &mut dx);
+        let (x, dx) = &mut self.work;
+        x.clear();
+        x.extend(
+            self.causal
+                .states
+                .iter()
+                .map(|s| self.point.vars[s.0 as usize]),
+        );
+        dx.resize(x.len(), 0.0);
+        let evaluated = compiled.rhs(t, x, dx);
         compiled.store(&mut self.point);
         evaluated.map_err(|failure| EventFailure::Eval { failure, t })
     }

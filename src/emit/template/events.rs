@@ -207,8 +207,7 @@ impl Events {
 
     fn evaluate(&mut self, t: f64) -> Result<(), Failure> {
         self.regs.rerun_setup();
-        let x: Vec<f64> = (model::WHOLE.states.iter()).map(|&reg| self.regs.r[reg]).collect();
-        self.regs.evaluate_at(t, &x)
+        self.regs.evaluate(t)
     }
 
     fn watched(&mut self) -> Watched<'_> {

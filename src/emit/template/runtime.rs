@@ -740,11 +740,16 @@ impl Registers {
     /// The whole model evaluated at time `t` and states `x` (as the model as one system lays
     /// them out), with the relations of time as they are just after `t`.
     pub(crate) fn evaluate_at(&mut self, t: f64, x: &[f64]) -> Result<(), Failure> {
-        self.enter_interval_from(t);
-        self.set_time(t);
         for (&reg, &xi) in model::WHOLE.states.iter().zip(x) {
             self.r[reg] = xi;
         }
+        self.evaluate(t)
+    }
+
+    /// [`Registers::evaluate_at`] the states the registers hold.
+    pub(crate) fn evaluate(&mut self, t: f64) -> Result<(), Failure> {
+        self.enter_interval_from(t);
+        self.set_time(t);
         (model::WHOLE.rhs)(&mut self.r, &mut self.work).map_err(|step| Failure::Eval { step, t })
     }
 
@@ -1060,20 +1065,26 @@ impl Model {
         self.regs.enter_interval_from(start);
         let mut x = self.states();
         self.events = Events::new(&self.regs, (start, stop));
-        if let Some(events) = self.events.as_mut() {
-            events.free_at_start(&self.regs, start, &x)?;
-            self.regs.sync_from(events.registers());
-            self.regs.rerun_setup();
-            self.regs.enter_interval_from(start);
-        }
+        self.on_events(start, |events, regs| events.free_at_start(regs, start, &x))?;
         self.solve_initial_system(start, &mut x)?;
-        if let Some(mut events) = self.events.take() {
-            let initial = events.initial(start, &mut x);
-            self.take_event(events.registers(), start);
-            self.events = Some(events);
-            initial?;
-        }
+        self.on_events(start, |events, _| events.initial(start, &mut x))?;
         Ok(x)
+    }
+
+    /// `act` on the run's events (nothing without), then the model takes the values it left
+    /// at `t`, failed or not.
+    fn on_events(
+        &mut self,
+        t: f64,
+        act: impl FnOnce(&mut Events, &Registers) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let Some(mut events) = self.events.take() else {
+            return Ok(());
+        };
+        let acted = act(&mut events, &self.regs);
+        self.take_event(events.registers(), t);
+        self.events = Some(events);
+        acted
     }
 
     fn solve_initial_system(&mut self, t0: f64, x: &mut [f64]) -> Result<(), Failure> {
@@ -1114,11 +1125,11 @@ impl Model {
     pub fn event_indicators(&mut self, t: f64, x: &[f64], out: &mut [f64]) -> Result<(), Failure> {
         let mut dx = vec![0.0; x.len()];
         self.rhs(t, x, &mut dx)?;
-        let mut values = Vec::with_capacity(out.len());
+        let mut written = 0;
         for (k, &reg) in model::SWITCHES.iter().enumerate() {
-            switching::indicators(model::crossing(k, &self.regs.r), self.regs.r[reg], &mut values);
+            let crossing = model::crossing(k, &self.regs.r);
+            written += switching::indicators(crossing, self.regs.r[reg], &mut out[written..]);
         }
-        out.copy_from_slice(&values);
         Ok(())
     }
 
@@ -1126,13 +1137,7 @@ impl Model {
     /// settles the switches, the model takes the values it leaves. A time event when
     /// `scheduled` (a breakpoint), else a state event.
     pub fn event(&mut self, t: f64, x: &mut [f64], scheduled: bool) -> Result<(), Failure> {
-        let Some(mut events) = self.events.take() else {
-            return Ok(());
-        };
-        let happened = events.at(t, x, scheduled);
-        self.take_event(events.registers(), t);
-        self.events = Some(events);
-        happened
+        self.on_events(t, |events, _| events.at(t, x, scheduled))
     }
 
     /// What the events of the run so far cost (none for a model without switches).
