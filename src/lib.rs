@@ -6,6 +6,7 @@
 pub mod allocator;
 pub mod analysis;
 pub mod causal;
+pub mod clauses;
 pub mod cli;
 pub mod dae;
 pub mod diagnostics;
@@ -25,3 +26,6 @@ pub mod source;
 pub mod structure;
 pub mod switching;
 pub mod syntax;
+
+// The path the shared files (`clauses`) name it by, in mocca as in the crates it emits.
+use simulate::dense_lu;

@@ -71,24 +71,27 @@ pub struct EmitArgs {
 }
 
 /// What the emitted runtime does not handle yet, where the model has it: a run without it
-/// would be a silent wrong answer. It handles the switches of relations (state events) in
-/// the model as one system, stepped by the crate or an FMU; not `when` clauses or
-/// `sample`, nor weak subsystems stepped apart.
+/// would be a silent wrong answer. It handles the events (switches of relations, `when`
+/// clauses, `sample`) of the model as one system, stepped by the crate or an FMU; not those
+/// of weak subsystems stepped apart.
 fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnostic> {
-    let note = "simulate the model with `mocca simulate`";
-    if let Some(when) = dae.hybrid.whens.first() {
-        let error = Diagnostic::error("`emit` does not support the events of `when` clauses yet")
-            .at(when.span, "a `when` clause");
-        return Some(error.with_note(note));
-    }
-    let switch = dae.hybrid.switches.first()?;
-    let span = dae.var(switch.var).span;
     if args.partition.partition != PartitionArg::Weak {
         return None;
     }
-    let unsupported = "`emit --partition weak` does not handle the events of relations yet";
-    let error = Diagnostic::error(unsupported).at(span, "a relation that makes state events");
-    Some(error.with_note(note))
+    let hybrid = &dae.hybrid;
+    let (span, what) = if let Some(when) = hybrid.whens.first() {
+        (when.span, "a `when` clause")
+    } else if let Some(switch) = hybrid.switches.first() {
+        (
+            dae.var(switch.var).span,
+            "a relation that makes state events",
+        )
+    } else {
+        (hybrid.samples.first()?.span, "a `sample` clock")
+    };
+    let unsupported = "`emit --partition weak` does not handle events yet";
+    let error = Diagnostic::error(unsupported).at(span, what);
+    Some(error.with_note("emit it as one system, or simulate it with `mocca simulate`"))
 }
 
 pub(super) fn event_mode(events: EventsArg) -> EventMode {

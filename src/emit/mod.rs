@@ -28,6 +28,7 @@ use crate::structure::Structure;
 
 const RUNTIME: &str = include_str!("template/runtime.rs");
 // Written into the crate as they are: the emitted code solves as `simulate` does.
+const CLAUSES: &str = include_str!("../clauses.rs");
 const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
 const NEWTON: &str = include_str!("../newton.rs");
 const NUMFMT: &str = include_str!("../numfmt.rs");
@@ -115,6 +116,7 @@ pub fn crate_files(
                 .replace("{BIN}", &binary)
                 .replace("{PACKAGE}", &package),
         ),
+        ("src/clauses.rs".to_string(), CLAUSES.to_string()),
         ("src/dense_lu.rs".to_string(), DENSE_LU.to_string()),
         ("src/events.rs".to_string(), EVENTS.to_string()),
         ("src/lib.rs".to_string(), LIB.to_string()),

@@ -9,6 +9,7 @@ use super::code::Code;
 use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
+use crate::dae::hybrid::Action;
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func, Node, VarId};
 use crate::partition::Partition;
@@ -47,14 +48,14 @@ pub fn model_rs(input: &Input<'_>) -> String {
     code.line("#![allow(clippy::all, unused_imports, unused_mut, unused_parens, unused_variables, non_upper_case_globals)]");
     code.blank();
     code.line("use crate::runtime::{Implicit, Level, Loop, Method, Part, Pieces, Program, Solve, SparseTables, Subsystem, SystemCode, Weak, Work, loop_tangent, newton_loop, newton_scalar, sign, truth};");
-    code.line("use crate::events::EventMode;");
+    code.line("use crate::events::{Effect, EventMode};");
     code.line("use crate::switching::{Crossing, Stepwise};");
     code.blank();
     about(&mut code, input);
     parameters(&mut code, input.dae);
     starts(&mut code, input.dae);
     initial(&mut code, input.dae, input.causal);
-    switches(&mut code, input.dae);
+    events(&mut code, input.dae);
     program(&mut code, &input.compiled.tape);
     let stepped_whole = input.weak.is_none();
     let row_parts: Vec<usize> = (1..input.compiled.parts.len()).collect();
@@ -423,34 +424,63 @@ fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
     );
 }
 
-/// The relations whose switching makes state events (`SWITCHES`: each switch variable's
-/// register; `relation` and `crossing`: each relation's value and crossing function's parts
-/// at a register file), the `pre` pairs event iteration updates (`PRE`: `pre(v)`'s register,
-/// `v`'s, whether `v` is a Real, whose `pre` on entering an event is its value there, and
-/// whether a change of `v` makes another round: a discrete `v`'s does), and the register
-/// `initial()` reads (`INITIAL`).
-fn switches(code: &mut Code, dae: &Dae) {
+/// The model's events: the relations whose switching makes them, the `when` clauses, the
+/// `sample` clocks and the `pre` pairs ([`watched`], [`clauses`], [`clocks`]), and the
+/// registers `initial()` and `terminal()` read (`INITIAL`, `TERMINAL`).
+fn events(code: &mut Code, dae: &Dae) {
+    let conditions = crate::simulate::events::conditions(dae);
+    watched(code, dae, &conditions);
+    clauses(code, dae, &conditions);
+    clocks(code, dae);
+    let pre: Vec<String> = (dae.hybrid.pre.iter())
+        .map(|&(p, v)| {
+            let var = dae.var(v);
+            let discrete = var.kind == VarKind::Held || var.ty != ScalarType::Real;
+            let real = var.ty == ScalarType::Real;
+            format!("({}, {}, {real}, {discrete})", p.0, v.0)
+        })
+        .collect();
+    code.table("PRE", "(usize, usize, bool, bool)", &pre);
+    let flag = |v: Option<VarId>| format!("{:?}", v.map(|v| v.0 as usize));
+    code.line(format_args!(
+        "pub const INITIAL: Option<usize> = {};",
+        flag(dae.hybrid.initial)
+    ));
+    code.line(format_args!(
+        "pub const TERMINAL: Option<usize> = {};",
+        flag(dae.hybrid.terminal)
+    ));
+    code.blank();
+}
+
+/// The relations whose switching makes events, in `simulate`'s order (`WATCHED`: per
+/// relation the register of the switch the continuous equations read, `None` for a `when`
+/// condition's; `relation` and `crossing`: each relation's value and crossing function's
+/// parts at a register file; `CONDITION_RELATIONS`: per `when` condition, the relations it
+/// reads).
+fn watched(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
     let leaves = Registers { dae };
-    let switches = &dae.hybrid.switches;
-    let registers: Vec<String> = switches.iter().map(|s| s.var.0.to_string()).collect();
-    code.table("SWITCHES", "usize", &registers);
+    let watched = crate::simulate::events::watched(dae, conditions);
+    let switches: Vec<String> = (watched.iter())
+        .map(|w| format!("{:?}", w.var.map(|v| v.0 as usize)))
+        .collect();
+    code.table("WATCHED", "Option<usize>", &switches);
     code.line(format_args!(
         "pub const EVENT_INDICATORS: usize = {};",
         event_indicators(dae)
     ));
+    let x = |e| expression(&dae.pool, e, &leaves);
     code.open("pub fn relation(k: usize, r: &[f64]) -> f64");
     code.open("match k");
-    for (k, s) in switches.iter().enumerate() {
-        let value = expression(&dae.pool, s.value, &leaves);
-        code.line(format_args!("{k} => {value},"));
+    for (k, w) in watched.iter().enumerate() {
+        code.line(format_args!("{k} => {},", x(w.node)));
     }
     code.line("_ => f64::NAN,");
     code.close().close().blank();
     code.open("pub fn crossing(k: usize, r: &[f64]) -> Crossing");
     code.open("match k");
-    for (k, s) in switches.iter().enumerate() {
-        let x = |e| expression(&dae.pool, e, &leaves);
-        let parts = match dae.pool.node(s.value) {
+    for (k, w) in watched.iter().enumerate() {
+        let parts = match dae.pool.node(w.node) {
             Node::Cmp(_, lhs, rhs) => format!("Crossing::Sides({}, {})", x(lhs), x(rhs)),
             Node::Call(f, arg) => {
                 let stepwise = match f {
@@ -466,27 +496,204 @@ fn switches(code: &mut Code, dae: &Dae) {
     }
     code.line("_ => Crossing::Sides(f64::NAN, f64::NAN),");
     code.close().close().blank();
-    let pre: Vec<String> = (dae.hybrid.pre.iter())
-        .map(|&(p, v)| {
-            let var = dae.var(v);
-            let discrete = var.kind == VarKind::Held || var.ty != ScalarType::Real;
-            let real = var.ty == ScalarType::Real;
-            format!("({}, {}, {real}, {discrete})", p.0, v.0)
+    let relations: Vec<String> = (conditions.iter())
+        .map(|&c| {
+            let read: Vec<String> = (watched.iter().enumerate())
+                .filter(|(_, w)| w.var.is_none() && crate::simulate::events::reads(dae, c, w.node))
+                .map(|(r, _)| r.to_string())
+                .collect();
+            format!("&[{}]", read.join(", "))
         })
         .collect();
-    code.table("PRE", "(usize, usize, bool, bool)", &pre);
-    code.line(format_args!(
-        "pub const INITIAL: Option<usize> = {:?};",
-        dae.hybrid.initial.map(|v| v.0 as usize)
-    ));
-    code.blank();
+    code.table("CONDITION_RELATIONS", "&[usize]", &relations);
 }
 
-/// The number of event indicators of the model's switches (FMI 2.0): one per comparison, two
-/// per stepwise function (the ends of the range its value holds on).
+/// The `when` clauses: `condition(k, r)` for each condition (numbered clause by clause,
+/// branch by branch), `CLAUSES` (per clause: whether it is a statement, and per branch its
+/// number of conditions), `ASSIGNED` (per clause, per branch: the registers it assigns),
+/// `DISCRETE` (those of them not Real), `when_assign` and `when_effects` (a branch's
+/// assignments, and its other actions as [`Effect`]s), and `initial_assignments` (the
+/// initial equations of `when`-assigned variables, in order).
+fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
+    let leaves = Registers { dae };
+    let x = |e| expression(&dae.pool, e, &leaves);
+    code.line(format_args!(
+        "pub const CONDITIONS: usize = {};",
+        conditions.len()
+    ));
+    code.open("pub fn condition(k: usize, r: &[f64]) -> bool");
+    code.open("match k");
+    for (k, &c) in conditions.iter().enumerate() {
+        code.line(format_args!("{k} => {} != 0.0,", x(c)));
+    }
+    code.line("_ => false,");
+    code.close().close().blank();
+    let whens = &dae.hybrid.whens;
+    let shapes: Vec<String> = (whens.iter())
+        .map(|w| {
+            let counts: Vec<String> = (w.branches.iter())
+                .map(|b| b.conditions.len().to_string())
+                .collect();
+            format!("({}, &[{}])", w.statement, counts.join(", "))
+        })
+        .collect();
+    code.table("CLAUSES", "(bool, &[usize])", &shapes);
+    let mut discrete: BTreeSet<VarId> = BTreeSet::new();
+    let assigned: Vec<String> = (whens.iter())
+        .map(|w| {
+            let branches: Vec<String> = (w.branches.iter())
+                .map(|b| {
+                    let vars = assigned_vars(&b.actions);
+                    discrete.extend((vars.iter()).filter(|&&v| dae.var(v).ty != ScalarType::Real));
+                    let regs: Vec<String> = vars.iter().map(|v| v.0.to_string()).collect();
+                    format!("&[{}]", regs.join(", "))
+                })
+                .collect();
+            format!("&[{}]", branches.join(", "))
+        })
+        .collect();
+    code.table("ASSIGNED", "&[&[usize]]", &assigned);
+    let discrete: Vec<u32> = discrete.into_iter().map(|v| v.0).collect();
+    code.table("DISCRETE", "usize", &discrete);
+    let mut effects = Effects { dae, asserts: 0 };
+    code.open("pub fn when_assign(c: usize, b: usize, r: &mut [f64])");
+    code.open("match (c, b)");
+    for (c, w) in whens.iter().enumerate() {
+        for (b, branch) in w.branches.iter().enumerate() {
+            code.open(format_args!("({c}, {b}) =>"));
+            effects.actions(code, &branch.actions, Pass::Assign);
+            code.close();
+        }
+    }
+    code.line("_ => {}");
+    code.close().close().blank();
+    code.open("pub fn when_effects(c: usize, b: usize, r: &[f64], out: &mut Vec<Effect>)");
+    code.open("match (c, b)");
+    for (c, w) in whens.iter().enumerate() {
+        for (b, branch) in w.branches.iter().enumerate() {
+            code.open(format_args!("({c}, {b}) =>"));
+            effects.actions(code, &branch.actions, Pass::Effects);
+            code.close();
+        }
+    }
+    code.line("_ => {}");
+    code.close().close().blank();
+    code.open("pub fn initial_assignments(r: &mut [f64])");
+    for eq in &dae.initial_equations {
+        if let Some((v, value)) = dae.initial_assignment(eq) {
+            code.line(format_args!("r[{}] = {};", v.0, x(value)));
+        }
+    }
+    code.close().blank();
+}
+
+/// The `sample(start, interval)` clocks: `SAMPLES` (the register of each one's Boolean) and
+/// `sample_timing(k, r)` (its start and interval, from the parameters).
+fn clocks(code: &mut Code, dae: &Dae) {
+    let leaves = Registers { dae };
+    let x = |e| expression(&dae.pool, e, &leaves);
+    let samples = &dae.hybrid.samples;
+    let registers: Vec<u32> = samples.iter().map(|s| s.var.0).collect();
+    code.table("SAMPLES", "usize", &registers);
+    code.open("pub fn sample_timing(k: usize, r: &[f64]) -> (f64, f64)");
+    code.open("match k");
+    for (k, s) in samples.iter().enumerate() {
+        code.line(format_args!("{k} => ({}, {}),", x(s.start), x(s.interval)));
+    }
+    code.line("_ => (f64::NAN, f64::NAN),");
+    code.close().close().blank();
+}
+
+/// Which actions of a fired branch the generated code runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Its assignments, on `r`.
+    Assign,
+    /// Its `reinit`s, asserts and `terminate`s, pushed to `out`.
+    Effects,
+}
+
+/// The actions of `when` branches as Rust statements; asserts numbered in written order.
+struct Effects<'a> {
+    dae: &'a Dae,
+    asserts: usize,
+}
+
+impl Effects<'_> {
+    fn actions(&mut self, code: &mut Code, actions: &[Action], pass: Pass) {
+        let dae = self.dae;
+        let leaves = Registers { dae };
+        let x = |e| expression(&dae.pool, e, &leaves);
+        for action in actions {
+            match action {
+                Action::Assign { var, value, .. } if pass == Pass::Assign => {
+                    code.line(format_args!("r[{}] = {};", var.0, x(*value)));
+                }
+                Action::Reinit { var, value, .. } if pass == Pass::Effects => {
+                    code.line(format_args!(
+                        "out.push(Effect::Reinit({}, {}));",
+                        var.0,
+                        x(*value)
+                    ));
+                }
+                Action::Assert(a) if pass == Pass::Effects => {
+                    code.open(format_args!("if !({} != 0.0)", x(a.condition)));
+                    code.line(format_args!(
+                        "out.push(Effect::Assert {{ id: {}, error: {}, message: {} }});",
+                        self.asserts,
+                        a.is_error,
+                        string(&a.text())
+                    ));
+                    code.close();
+                    self.asserts += 1;
+                }
+                Action::Terminate { message, .. } if pass == Pass::Effects => {
+                    let text = crate::dae::unescape(message);
+                    code.line(format_args!(
+                        "out.push(Effect::Terminate({}));",
+                        string(&text)
+                    ));
+                }
+                Action::If {
+                    branches,
+                    otherwise,
+                } => {
+                    for (k, (condition, body)) in branches.iter().enumerate() {
+                        let head = if k == 0 { "if" } else { "else if" };
+                        code.open(format_args!("{head} {} != 0.0", x(*condition)));
+                        self.actions(code, body, pass);
+                        code.close();
+                    }
+                    code.open("else");
+                    self.actions(code, otherwise, pass);
+                    code.close();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The variables `actions` assign, in any branch of their `if`s, each once, in written
+/// order.
+fn assigned_vars(actions: &[Action]) -> Vec<VarId> {
+    let mut vars = Vec::new();
+    Action::walk(actions, &mut |a| {
+        if let Action::Assign { var, .. } = a
+            && !vars.contains(var)
+        {
+            vars.push(*var);
+        }
+    });
+    vars
+}
+
+/// The number of event indicators of the model's watched relations (FMI 2.0): one per
+/// comparison, two per stepwise function (the ends of the range its value holds on).
 pub fn event_indicators(dae: &Dae) -> usize {
-    (dae.hybrid.switches.iter())
-        .map(|s| match dae.pool.node(s.value) {
+    let conditions = crate::simulate::events::conditions(dae);
+    (crate::simulate::events::watched(dae, &conditions).iter())
+        .map(|w| match dae.pool.node(w.node) {
             Node::Cmp(..) => 1,
             _ => 2,
         })

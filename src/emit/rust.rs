@@ -186,14 +186,16 @@ pub trait Leaves {
     fn leaf(&self, n: Node) -> String;
 }
 
-/// `e` as a Rust expression of type `f64`, evaluated as [`ExprPool::eval`] evaluates it.
+/// `e` as a Rust expression of type `f64`, evaluated as [`ExprPool::eval`] evaluates it. Its
+/// nesting stays shallow however long the sums, products and `elseif` chains it holds (a
+/// table's interpolation is hundreds of branches), so that `rustc` parses it.
 pub fn expression(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
     let x = |k: ExprId| expression(pool, k, leaves);
     match pool.node(e) {
         Node::Const(bits) => literal(f64::from_bits(bits)),
         n @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time) => leaves.leaf(n),
-        Node::Add(a, b) => format!("({} + {})", x(a), x(b)),
-        Node::Mul(a, b) => format!("({} * {})", x(a), x(b)),
+        Node::Add(..) | Node::Mul(..) => format!("({})", chain(pool, e, leaves)),
+        Node::If(_, _, b) if matches!(pool.node(b), Node::If(..)) => branches(pool, e, leaves),
         Node::Neg(a) => format!("(-{})", x(a)),
         Node::Div(a, b) => format!("({} / {})", x(a), x(b)),
         Node::Pow(a, b) => format!("{}.powf({})", x(a), x(b)),
@@ -205,6 +207,42 @@ pub fn expression(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
         Node::Or(a, b) => format!("truth({} != 0.0 || {} != 0.0)", x(a), x(b)),
         Node::Not(a) => format!("truth({} == 0.0)", x(a)),
     }
+}
+
+/// A left-nested sum or product `((a + b) + c)` as `a + b + c`, which Rust's left-associative
+/// operators evaluate in the same order.
+fn chain(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
+    let x = |k: ExprId| expression(pool, k, leaves);
+    let same_operator =
+        |k: ExprId| std::mem::discriminant(&pool.node(k)) == std::mem::discriminant(&pool.node(e));
+    let (a, b, operator) = match pool.node(e) {
+        Node::Add(a, b) => (a, b, "+"),
+        Node::Mul(a, b) => (a, b, "*"),
+        _ => return x(e),
+    };
+    let left = if same_operator(a) {
+        chain(pool, a, leaves)
+    } else {
+        x(a)
+    };
+    format!("{left} {operator} {}", x(b))
+}
+
+/// An `if … elseif … else` chain as a block that tries its conditions in turn, each only
+/// while none before held (as the nested `if`s evaluate them), at one level of nesting.
+fn branches(pool: &ExprPool, mut e: ExprId, leaves: &dyn Leaves) -> String {
+    let x = |k: ExprId| expression(pool, k, leaves);
+    let mut text = String::from("{ let mut v = 0.0_f64; let mut open = true; ");
+    while let Node::If(c, a, b) = pool.node(e) {
+        text.push_str(&format!(
+            "if open && {} != 0.0 {{ v = {}; open = false; }} ",
+            x(c),
+            x(a)
+        ));
+        e = b;
+    }
+    text.push_str(&format!("if open {{ v = {}; }} v }}", x(e)));
+    text
 }
 
 /// A string literal for `s`.

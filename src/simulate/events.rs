@@ -5,7 +5,8 @@
 //! remains (event iteration) and applies the `reinit`s. No integrator knows what a `when` is.
 
 use crate::causal::{Causal, EvalFailure, Point};
-use crate::dae::hybrid::{Action, WhenBranch, WhenClause};
+use crate::clauses::{self, Clauses, Clock};
+use crate::dae::hybrid::Action;
 use crate::dae::relations::varies_continuously;
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{CmpOp, ExprId, Func, Node, VarId};
@@ -160,26 +161,29 @@ impl std::fmt::Display for EventFailure {
 
 /// A relation or stepwise function whose switching is an event: a relation of a `when`
 /// condition whose sides vary continuously, or a switch of the continuous equations.
-struct Watched {
-    node: ExprId,
+pub struct Watched {
+    pub node: ExprId,
     /// The switch variable the equations read in its place (`None` for a `when` condition's).
-    var: Option<VarId>,
+    pub var: Option<VarId>,
 }
 
-/// `sample(start, interval)`: its held Boolean and next instant.
-struct Clock {
-    var: VarId,
-    start: f64,
-    interval: f64,
-    next: u64,
+/// Every `when` condition of `dae`, clause by clause and branch by branch.
+pub fn conditions(dae: &Dae) -> Vec<ExprId> {
+    (dae.hybrid.whens.iter())
+        .flat_map(|w| w.branches.iter().flat_map(|b| b.conditions.iter().copied()))
+        .collect()
 }
 
-impl Clock {
-    /// Instant `k`, rounded as the output grid's times are (so that `sample(0, 0.1)`'s third
-    /// is the grid's 0.3, not 0.30000000000000004).
-    fn instant(&self, k: u64) -> f64 {
-        crate::numfmt::decimal(self.start + k as f64 * self.interval)
-    }
+/// The relations whose switching makes an event, in the order events number them: those of
+/// the `when` conditions `conditions` whose sides vary continuously, then the switches of
+/// the continuous equations.
+pub fn watched(dae: &Dae, conditions: &[ExprId]) -> Vec<Watched> {
+    let mut watched = watched_relations(dae, conditions);
+    watched.extend(dae.hybrid.switches.iter().map(|s| Watched {
+        node: s.value,
+        var: Some(s.var),
+    }));
+    watched
 }
 
 /// The hybrid state of a run: the held values (in `point`), the relations watched, the
@@ -194,6 +198,8 @@ pub struct Events<'a> {
     held: Vec<f64>,
     /// Every `when` condition, clause by clause and branch by branch.
     conditions: Vec<ExprId>,
+    /// Per clause, per branch: how many conditions it has.
+    shapes: Vec<Vec<usize>>,
     /// Per condition: its value at the last event (or round of event iteration).
     before: Vec<bool>,
     clocks: Vec<Clock>,
@@ -227,23 +233,14 @@ impl<'a> Events<'a> {
             return None;
         }
         let point = compiled.point();
-        let conditions: Vec<ExprId> = dae
-            .hybrid
-            .whens
-            .iter()
-            .flat_map(|w| w.branches.iter().flat_map(|b| b.conditions.iter().copied()))
-            .collect();
-        let mut watched = watched_relations(dae, &conditions);
-        watched.extend(dae.hybrid.switches.iter().map(|s| Watched {
-            node: s.value,
-            var: Some(s.var),
-        }));
+        let conditions = conditions(dae);
+        let watched = watched(dae, &conditions);
         let clocks = dae
             .hybrid
             .samples
             .iter()
             .map(|s| Clock {
-                var: s.var,
+                var: s.var.0 as usize,
                 start: dae.pool.eval(s.start, &point).unwrap_or(f64::NAN),
                 interval: dae.pool.eval(s.interval, &point).unwrap_or(f64::NAN),
                 next: 0,
@@ -251,7 +248,11 @@ impl<'a> Events<'a> {
             .collect();
         let scale = stop.abs().max((stop - start).abs()).max(f64::MIN_POSITIVE);
         let before_len = conditions.len();
+        let shapes = (dae.hybrid.whens.iter())
+            .map(|w| w.branches.iter().map(|b| b.conditions.len()).collect())
+            .collect();
         Some(Events {
+            shapes,
             dae,
             causal,
             point,
@@ -284,12 +285,8 @@ impl<'a> Events<'a> {
             clock.interval = eval(sample.interval);
         }
         for clock in &mut self.clocks {
-            // The first instant at or after the start; one at the start is true during
-            // initialisation, where only `initial()` makes a clause fire (Modelica 8.6).
-            let k = ((t - clock.start) / clock.interval).ceil().max(0.0) as u64;
-            let at_start = (clock.instant(k) - t).abs() <= self.tolerance;
-            self.point.vars[clock.var.0 as usize] = if at_start { 1.0 } else { 0.0 };
-            clock.next = k + u64::from(at_start);
+            let at_start = clock.start_at(t, self.tolerance);
+            self.point.vars[clock.var] = if at_start { 1.0 } else { 0.0 };
         }
         self.load_states(t, x)?;
         // Initial equations of `when`-assigned variables, in order (an initial algorithm's).
@@ -348,11 +345,7 @@ impl<'a> Events<'a> {
 
     /// The next `sample` instant after `t` (infinite without one).
     pub fn next_time_event(&self, t: f64) -> f64 {
-        self.clocks
-            .iter()
-            .map(|c| c.instant(c.next))
-            .filter(|&s| s > t)
-            .fold(f64::INFINITY, f64::min)
+        clauses::next_instant(&self.clocks, t)
     }
 
     /// The event at `t` with the states `x` just before it: the `when` clauses fire, held
@@ -375,9 +368,8 @@ impl<'a> Events<'a> {
         let _ = self.load_states(t, x);
         let mut timed = false;
         for clock in &mut self.clocks {
-            if (clock.instant(clock.next) - t).abs() <= self.tolerance {
-                self.point.vars[clock.var.0 as usize] = 1.0;
-                clock.next += 1;
+            if clock.tick(t, self.tolerance) {
+                self.point.vars[clock.var] = 1.0;
                 timed = true;
             }
         }
@@ -463,7 +455,7 @@ impl<'a> Events<'a> {
             // What fires moves the relations that read what it assigns (a timer's entry time
             // under `y > angle`): they settle before any `pre` takes a value from them.
             for _ in 0..MAX_ITERATIONS {
-                if !self.fire_clauses(t)? {
+                if !clauses::fire(self, t)? {
                     break;
                 }
                 fired = true;
@@ -486,7 +478,7 @@ impl<'a> Events<'a> {
             self.stats.iterations += rounds.saturating_sub(1) as u64;
         }
         for clock in &self.clocks {
-            self.point.vars[clock.var.0 as usize] = 0.0;
+            self.point.vars[clock.var] = 0.0;
         }
         for flag in [self.dae.hybrid.initial, self.dae.hybrid.terminal]
             .into_iter()
@@ -551,234 +543,47 @@ impl<'a> Events<'a> {
         Ok((held, conditions))
     }
 
-    /// One round: each clause's first branch whose condition became true fires. The fired
-    /// branches' assignments and the continuous part are one system (Modelica 8.3.5: the
-    /// equations of an event are sorted by data dependency, whatever their written order),
-    /// solved by substitution until no assigned value moves; a branch a solved value makes
-    /// fire joins it. Then, at the solution, the `reinit`s apply and the asserts and
-    /// `terminate`s of the fired branches are seen.
-    fn fire_clauses(&mut self, t: f64) -> Result<bool, EventFailure> {
-        let whens = &self.dae.hybrid.whens;
-        let mut fired: Vec<Option<&'a WhenBranch>> = vec![None; whens.len()];
-        // Only a `when` statement runs again from them.
-        let round_start = if whens.iter().any(|w| w.statement) {
-            self.point.vars.clone()
-        } else {
-            Vec::new()
-        };
-        loop {
-            let mut any = false;
-            let mut at = 0;
-            for (c, clause) in whens.iter().enumerate() {
-                let first = at;
-                at += clause
-                    .branches
-                    .iter()
-                    .map(|b| b.conditions.len())
-                    .sum::<usize>();
-                if fired[c].is_none() {
-                    fired[c] = self.fired_branch(clause, first);
-                    any |= fired[c].is_some();
-                }
-            }
-            if !any {
-                break;
-            }
-            self.solve_fired(t, &fired, &round_start)?;
-        }
-        let mut reinits = Vec::new();
-        for branch in fired.iter().flatten() {
-            self.run_actions(t, &branch.actions, Pass::Effects(&mut reinits))?;
-        }
-        if !reinits.is_empty() {
-            for (var, x) in reinits {
-                self.point.vars[var.0 as usize] = x;
-            }
-            self.evaluate(t)?;
-        }
-        self.before = self.values(&self.conditions);
-        Ok(fired.iter().any(Option::is_some))
-    }
-
-    /// The fired branches' assignments solved with the continuous part by substitution: each
-    /// branch runs again (a `when` statement from the values its variables had when the round
-    /// began) until a pass moves no assigned value. An acyclic system, the usual one, settles
-    /// in at most one pass per branch plus one; one that does not is a loop among the `when`
-    /// equations, solved by Newton on its Real variables ([`Events::newton_on_loop`]), or
-    /// an error naming them.
-    fn solve_fired(
-        &mut self,
-        t: f64,
-        fired: &[Option<&'a WhenBranch>],
-        round_start: &[f64],
-    ) -> Result<(), EventFailure> {
-        let assigned: Vec<Vec<VarId>> = fired
-            .iter()
-            .map(|b| b.map_or_else(Vec::new, |b| assigned_vars(&b.actions)))
-            .collect();
-        let system = FiredSystem {
-            fired,
-            assigned: &assigned,
-            round_start,
-        };
-        let passes = assigned.iter().map(Vec::len).sum::<usize>() + 2;
-        let mut moving = Vec::new();
-        for _ in 0..passes {
-            moving = self.substitute(t, &system)?;
-            if moving.is_empty() {
-                return Ok(());
-            }
-        }
-        moving.sort_unstable_by_key(|v| v.0);
-        moving.dedup();
-        if self.newton_on_loop(t, &system, &moving)? {
-            return Ok(());
-        }
-        Err(EventFailure::Loop {
-            t,
-            changing: (moving.iter())
-                .map(|&v| (self.dae.var(v).name.clone(), self.dae.var(v).span))
-                .collect(),
-        })
-    }
-
-    /// One pass of substitution: each fired branch runs, the continuous part evaluated again
-    /// after one that moved a value; the variables that moved.
-    fn substitute(
-        &mut self,
-        t: f64,
-        system: &FiredSystem<'_, 'a>,
-    ) -> Result<Vec<VarId>, EventFailure> {
-        let whens = &self.dae.hybrid.whens;
-        let mut moving = Vec::new();
-        for (c, branch) in system.fired.iter().enumerate() {
-            let Some(branch) = branch else { continue };
-            let assigned = &system.assigned[c];
-            let before: Vec<f64> = (assigned.iter())
-                .map(|v| self.point.vars[v.0 as usize])
-                .collect();
-            if whens[c].statement {
-                for v in assigned {
-                    self.point.vars[v.0 as usize] = system.round_start[v.0 as usize];
-                }
-            }
-            self.run_actions(t, &branch.actions, Pass::Assign)?;
-            let moved_before = moving.len();
-            let moved = (assigned.iter().zip(&before))
-                .filter(|&(v, &was)| !same(self.point.vars[v.0 as usize], was));
-            moving.extend(moved.map(|(&v, _)| v));
-            if moving.len() > moved_before {
-                self.evaluate(t)?;
-            }
-        }
-        Ok(moving)
-    }
-
-    /// Newton on a loop among the fired `when` equations that substitution does not settle:
-    /// the Real variables `vars` that kept moving are the unknowns of `x = g(x)`, `g` one pass
-    /// of substitution, with a Jacobian by finite differences (the loop is small). Whether it
-    /// converged (then the point holds the solution); a loop through an Integer or Boolean is
-    /// left to the caller's error.
-    fn newton_on_loop(
-        &mut self,
-        t: f64,
-        system: &FiredSystem<'_, 'a>,
-        vars: &[VarId],
-    ) -> Result<bool, EventFailure> {
-        if vars.iter().any(|&v| self.dae.var(v).ty != ScalarType::Real) {
-            return Ok(false);
-        }
-        let n = vars.len();
-        let mut x: Vec<f64> = vars.iter().map(|v| self.point.vars[v.0 as usize]).collect();
-        // Of the values Newton starts from: a scale that iterates running away cannot grow.
-        let scale = 1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        for _ in 0..LOOP_NEWTON_ITERATIONS {
-            let g = self.pass_from(t, system, vars, &x)?;
-            let residual: Vec<f64> = x.iter().zip(&g).map(|(a, b)| a - b).collect();
-            if residual.iter().all(|r| r.abs() <= 1e-10 * scale) {
-                // One more pass leaves every assigned value consistent with the solution.
-                self.pass_from(t, system, vars, &g)?;
-                return Ok(true);
-            }
-            let mut jacobian = nalgebra::DMatrix::<f64>::identity(n, n);
-            for j in 0..n {
-                let step = 1e-7 * (1.0 + x[j].abs());
-                let mut moved = x.clone();
-                moved[j] += step;
-                let g_moved = self.pass_from(t, system, vars, &moved)?;
-                for i in 0..n {
-                    jacobian[(i, j)] -= (g_moved[i] - g[i]) / step;
-                }
-            }
-            let rhs = nalgebra::DVector::from_iterator(n, residual.iter().map(|r| -r));
-            // A singular loop (no solution, or a manifold) gives no step, or a huge one from
-            // the rounding in its finite differences.
-            let Some(delta) = jacobian
-                .lu()
-                .solve(&rhs)
-                .filter(|d| d.amax() <= 1e6 * scale)
-            else {
-                return Ok(false);
-            };
-            for (xi, d) in x.iter_mut().zip(delta.iter()) {
-                *xi += d;
-            }
-            if x.iter().any(|v| !v.is_finite()) {
-                return Ok(false);
-            }
-        }
-        Ok(false)
-    }
-
-    /// `g(x)`: the loop's variables set to `x`, the model evaluated, one pass of substitution;
-    /// their values after it.
-    fn pass_from(
-        &mut self,
-        t: f64,
-        system: &FiredSystem<'_, 'a>,
-        vars: &[VarId],
-        x: &[f64],
-    ) -> Result<Vec<f64>, EventFailure> {
-        for (v, &value) in vars.iter().zip(x) {
-            self.point.vars[v.0 as usize] = value;
-        }
-        self.evaluate(t)?;
-        self.substitute(t, system)?;
-        Ok(vars.iter().map(|v| self.point.vars[v.0 as usize]).collect())
-    }
-
-    /// A fired branch's actions in written order: its assignments ([`Pass::Assign`]), or at
-    /// the event's solution its `reinit`s (gathered, to apply once every branch is done),
-    /// asserts and `terminate`s ([`Pass::Effects`]).
-    fn run_actions(
-        &mut self,
-        t: f64,
-        actions: &'a [Action],
-        mut pass: Pass<'_>,
-    ) -> Result<(), EventFailure> {
+    /// A fired branch's assignments in written order.
+    fn assign_actions(&mut self, actions: &[Action]) {
         for action in actions {
-            match (action, &mut pass) {
-                (Action::Assign { var, value, .. }, Pass::Assign) => {
+            match action {
+                Action::Assign { var, value, .. } => {
                     let x = self.eval(*value);
                     self.point.vars[var.0 as usize] = x;
                 }
-                (Action::Reinit { var, value, .. }, Pass::Effects(reinits)) => {
-                    reinits.push((*var, self.eval(*value)));
+                Action::If {
+                    branches,
+                    otherwise,
+                } => {
+                    let chosen = self.chosen(branches, otherwise);
+                    self.assign_actions(chosen);
                 }
-                (
-                    Action::If {
-                        branches,
-                        otherwise,
-                    },
-                    _,
-                ) => {
-                    let chosen = branches
-                        .iter()
-                        .find(|(condition, _)| self.eval(*condition) != 0.0)
-                        .map_or(otherwise, |(_, body)| body);
-                    self.run_actions(t, chosen, pass.reborrow())?;
+                _ => {}
+            }
+        }
+    }
+
+    /// A fired branch's `reinit`s (gathered into `reinits`), asserts and `terminate`s in
+    /// written order, at the event's solution.
+    fn effects_of(
+        &mut self,
+        t: f64,
+        actions: &[Action],
+        reinits: &mut Vec<(usize, f64)>,
+    ) -> Result<(), EventFailure> {
+        for action in actions {
+            match action {
+                Action::Reinit { var, value, .. } => {
+                    reinits.push((var.0 as usize, self.eval(*value)));
                 }
-                (Action::Assert(a), Pass::Effects(_)) => {
+                Action::If {
+                    branches,
+                    otherwise,
+                } => {
+                    let chosen = self.chosen(branches, otherwise);
+                    self.effects_of(t, chosen, reinits)?;
+                }
+                Action::Assert(a) => {
                     if self.eval(a.condition) != 0.0 {
                         continue;
                     }
@@ -797,32 +602,29 @@ impl<'a> Events<'a> {
                         });
                     }
                 }
-                (Action::Terminate { message, span }, Pass::Effects(_)) => {
+                Action::Terminate { message, span } => {
                     self.stats.terminated.get_or_insert(Termination {
                         time: t,
                         message: message.clone(),
                         span: *span,
                     });
                 }
-                _ => {}
+                Action::Assign { .. } => {}
             }
         }
         Ok(())
     }
 
-    /// The first branch of `clause` (whose conditions start at `first` in `conditions`) with a
-    /// condition that became true.
-    fn fired_branch<'w>(&self, clause: &'w WhenClause, first: usize) -> Option<&'w WhenBranch> {
-        let mut k = first;
-        for branch in &clause.branches {
-            for &c in &branch.conditions {
-                if self.eval(c) != 0.0 && !self.before[k] {
-                    return Some(branch);
-                }
-                k += 1;
-            }
-        }
-        None
+    /// The actions of an `if` inside `when`: its first branch whose condition holds.
+    fn chosen<'b>(
+        &self,
+        branches: &'b [(ExprId, Vec<Action>)],
+        otherwise: &'b [Action],
+    ) -> &'b [Action] {
+        branches
+            .iter()
+            .find(|(condition, _)| self.eval(*condition) != 0.0)
+            .map_or(otherwise, |(_, body)| body)
     }
 
     /// The switches whose relation disagrees with them (past its threshold), as written.
@@ -1028,6 +830,83 @@ impl Relations for Events<'_> {
     }
 }
 
+impl Clauses for Events<'_> {
+    type Error = EventFailure;
+
+    fn clauses(&self) -> usize {
+        self.shapes.len()
+    }
+
+    fn statement(&self, c: usize) -> bool {
+        self.dae.hybrid.whens[c].statement
+    }
+
+    fn branch_conditions(&self, c: usize) -> &[usize] {
+        &self.shapes[c]
+    }
+
+    fn condition(&self, k: usize) -> bool {
+        self.eval(self.conditions[k]) != 0.0
+    }
+
+    fn before(&self, k: usize) -> bool {
+        self.before[k]
+    }
+
+    fn remember_conditions(&mut self) {
+        self.before = self.values(&self.conditions);
+    }
+
+    fn assigned(&self, c: usize, b: usize) -> Vec<usize> {
+        assigned_vars(&self.dae.hybrid.whens[c].branches[b].actions)
+    }
+
+    fn var(&self, v: usize) -> f64 {
+        self.point.vars[v]
+    }
+
+    fn set_var(&mut self, v: usize, x: f64) {
+        self.point.vars[v] = x;
+    }
+
+    fn vars(&self) -> Vec<f64> {
+        self.point.vars.clone()
+    }
+
+    fn is_real(&self, v: usize) -> bool {
+        self.dae.var(VarId(v as u32)).ty == ScalarType::Real
+    }
+
+    fn assign(&mut self, c: usize, b: usize) {
+        let dae = self.dae;
+        self.assign_actions(&dae.hybrid.whens[c].branches[b].actions);
+    }
+
+    fn effects(
+        &mut self,
+        t: f64,
+        (c, b): (usize, usize),
+        reinits: &mut Vec<(usize, f64)>,
+    ) -> Result<(), EventFailure> {
+        let dae = self.dae;
+        self.effects_of(t, &dae.hybrid.whens[c].branches[b].actions, reinits)
+    }
+
+    fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
+        self.evaluate(t)
+    }
+
+    fn loop_failure(&self, t: f64, moving: Vec<usize>) -> EventFailure {
+        let var = |v: usize| self.dae.var(VarId(v as u32));
+        EventFailure::Loop {
+            t,
+            changing: (moving.into_iter())
+                .map(|v| (var(v).name.clone(), var(v).span))
+                .collect(),
+        }
+    }
+}
+
 /// The jumps of stepwise function `f` (`floor`, `ceil`; `integer` and the others truncate).
 fn stepwise(f: Func) -> Stepwise {
     match f {
@@ -1037,48 +916,21 @@ fn stepwise(f: Func) -> Stepwise {
     }
 }
 
-/// Newton iterations on a loop among the fired `when` equations.
-const LOOP_NEWTON_ITERATIONS: usize = 50;
-
-/// The fired branches of a round, what each assigns, and the values when the round began.
-struct FiredSystem<'s, 'a> {
-    fired: &'s [Option<&'a WhenBranch>],
-    assigned: &'s [Vec<VarId>],
-    round_start: &'s [f64],
-}
-
-/// What a run of a fired branch's actions does.
-enum Pass<'r> {
-    /// Its assignments, solving the event's system.
-    Assign,
-    /// At the solution: its `reinit`s (gathered here), asserts and `terminate`s.
-    Effects(&'r mut Vec<(VarId, f64)>),
-}
-
-impl Pass<'_> {
-    fn reborrow(&mut self) -> Pass<'_> {
-        match self {
-            Pass::Assign => Pass::Assign,
-            Pass::Effects(reinits) => Pass::Effects(reinits),
-        }
-    }
-}
-
 /// The variables `actions` assign, in any branch of their `if`s, each once.
-fn assigned_vars(actions: &[Action]) -> Vec<VarId> {
+fn assigned_vars(actions: &[Action]) -> Vec<usize> {
     let mut vars = Vec::new();
     Action::walk(actions, &mut |a| {
         if let Action::Assign { var, .. } = a
-            && !vars.contains(var)
+            && !vars.contains(&(var.0 as usize))
         {
-            vars.push(*var);
+            vars.push(var.0 as usize);
         }
     });
     vars
 }
 
 /// Whether expression `node` is part of `root`.
-fn reads(dae: &Dae, root: ExprId, node: ExprId) -> bool {
+pub fn reads(dae: &Dae, root: ExprId, node: ExprId) -> bool {
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
         if e == node {
@@ -1087,11 +939,6 @@ fn reads(dae: &Dae, root: ExprId, node: ExprId) -> bool {
         stack.extend(dae.pool.children(e));
     }
     false
-}
-
-/// Equal values, NaN equal to NaN (a value that stays NaN has settled).
-fn same(a: f64, b: f64) -> bool {
-    a == b || (a.is_nan() && b.is_nan())
 }
 
 /// The relations in `conditions` whose sides are not fixed between events (they read a state,

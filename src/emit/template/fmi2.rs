@@ -21,6 +21,8 @@ use crate::runtime::{Model, Simulation};
 
 pub type Status = i32;
 const OK: Status = 0;
+/// The slave cannot go on (`terminate` in the model ended its run).
+const DISCARD: Status = 2;
 const ERROR: Status = 3;
 const FATAL: Status = 4;
 
@@ -383,8 +385,19 @@ pub extern "C" fn fmi2DoStep(c: *mut c_void, t: f64, h: f64, _no_set_prior: i32)
         // Steps of at most the crate's step: a communication step of several takes as many.
         let steps = ((h / model::STEP) * (1.0 - 1e-12)).ceil().max(1.0);
         let substep = h / steps;
-        let stepped = (0..steps as u64).try_for_each(|_| sim.step(substep));
+        let mut stepped = Ok(());
+        for _ in 0..steps as u64 {
+            if sim.terminated() || stepped.is_err() {
+                break;
+            }
+            stepped = sim.step(substep);
+        }
         match stepped {
+            Ok(()) if sim.terminated() => {
+                let at = sim.time();
+                inst.log(DISCARD, &format!("the model terminated the run at t = {at}"));
+                DISCARD
+            }
             Ok(()) => OK,
             Err(failure) => {
                 let message = format!("the step from {t} failed: {failure}");
@@ -557,13 +570,15 @@ pub extern "C" fn fmi2NewDiscreteStates(c: *mut c_void, info: *mut EventInfo) ->
             Ok(state) => state,
             Err(status) => return status,
         };
-        // The switches settle (their event iteration), and the relations on time hold their
-        // values up to the next breakpoint, a time event.
+        // Event iteration (the switches settle, the `when` clauses fire), and the relations on
+        // time hold their values up to the next time event: a breakpoint or a `sample` instant.
         let now = *t;
         let scheduled = model.breakpoints().contains(&now);
+        let before = x.clone();
         let happened = model.event(now, x, scheduled);
         model.enter_interval_from(now);
-        let next = model.breakpoints().iter().copied().find(|&b| b > now);
+        let next = model.next_time_event(now);
+        let terminated = model.terminated();
         if let Err(failure) = happened {
             return inst.fail(&format!("the event at t = {now} failed: {failure}"));
         }
@@ -571,9 +586,10 @@ pub extern "C" fn fmi2NewDiscreteStates(c: *mut c_void, info: *mut EventInfo) ->
         if let Some(info) = unsafe { info.as_mut() } {
             *info = EventInfo {
                 new_discrete_states_needed: 0,
-                terminate_simulation: 0,
+                terminate_simulation: i32::from(terminated),
                 nominals_changed: 0,
-                values_changed: 0,
+                // A `reinit` moved a state: the master reads the states again.
+                values_changed: i32::from(*x != before),
                 next_event_time_defined: i32::from(next.is_some()),
                 next_event_time: next.unwrap_or(0.0),
             };

@@ -11,6 +11,7 @@
 //! println!("{:?}", sim.states());
 //! ```
 
+pub mod clauses;
 pub mod dense_lu;
 pub mod events;
 pub mod model;

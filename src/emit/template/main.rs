@@ -136,6 +136,12 @@ fn main() -> ExitCode {
     }
     let s = &model.stats;
     let events = model.event_stats().cloned().unwrap_or_default();
+    for (t, message) in &events.warnings {
+        eprintln!("warning: assertion false at the event at time {t}: {message}");
+    }
+    if let Some((t, message)) = events.terminated {
+        eprintln!("note: the model terminated the run at time {t}: {message}");
+    }
     let (largest, median) = largest_and_median(model.step_seconds());
     let simulated = args.settings.stop - args.settings.start;
     let mut out = std::io::stdout().lock();

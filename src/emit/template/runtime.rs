@@ -34,6 +34,12 @@ pub enum Failure {
     EventIteration { t: f64 },
     /// Events accumulate at time `t`: ten in a row, each close to the last.
     Chattering { t: f64 },
+    /// A `when` condition that the event at `t` it fired cannot leave.
+    Stuck { t: f64 },
+    /// The `when` equations that fire at `t` form a loop nothing solves.
+    EventLoop { t: f64 },
+    /// An error-level `assert` of a `when` clause was false at the event at `t`.
+    Assertion { t: f64, message: String },
 }
 
 impl std::fmt::Display for Failure {
@@ -60,6 +66,20 @@ impl std::fmt::Display for Failure {
                 "events accumulate at time {t}: a relation keeps switching, each event closer \
                  to the last than 1e-6 of the run's length (chattering or a Zeno model)"
             ),
+            Failure::Stuck { t } => write!(
+                f,
+                "the event at time {t} cannot leave the `when` condition it fired: its \
+                 crossing is no longer resolved (events accumulate, as a ball's bounces do \
+                 past their Zeno time)"
+            ),
+            Failure::EventLoop { t } => write!(
+                f,
+                "the `when` equations that fire at time {t} form an algebraic loop that \
+                 neither substitution nor Newton solves"
+            ),
+            Failure::Assertion { t, message } => {
+                write!(f, "assertion failed at the event at time {t}: {message}")
+            }
             Failure::NotTunable(name) => write!(
                 f,
                 "`{name}` is fixed during a run (the translation used its value, or \
@@ -1119,16 +1139,19 @@ impl Model {
     }
 
     /// The event indicators at `(t, x)` into `out` (`model::EVENT_INDICATORS` of them): per
-    /// switch, its relation's `lhs − rhs`, or for a stepwise function its argument's distance
-    /// from each end of the range its held value holds on. Their signs change where a switch
-    /// does (a Model Exchange master watches them).
+    /// watched relation (a switch's, or a `when` condition's), its `lhs − rhs`, or for a
+    /// stepwise function its argument's distance from each end of the range its held value
+    /// holds on. Their signs change where a relation switches (a Model Exchange master
+    /// watches them).
     pub fn event_indicators(&mut self, t: f64, x: &[f64], out: &mut [f64]) -> Result<(), Failure> {
         let mut dx = vec![0.0; x.len()];
         self.rhs(t, x, &mut dx)?;
         let mut written = 0;
-        for (k, &reg) in model::SWITCHES.iter().enumerate() {
+        for (k, reg) in model::WATCHED.iter().enumerate() {
             let crossing = model::crossing(k, &self.regs.r);
-            written += switching::indicators(crossing, self.regs.r[reg], &mut out[written..]);
+            // A `when` condition's relation is a comparison, whose indicator needs no held value.
+            let held = reg.map_or(f64::NAN, |reg| self.regs.r[reg]);
+            written += switching::indicators(crossing, held, &mut out[written..]);
         }
         Ok(())
     }
@@ -1138,6 +1161,19 @@ impl Model {
     /// `scheduled` (a breakpoint), else a state event.
     pub fn event(&mut self, t: f64, x: &mut [f64], scheduled: bool) -> Result<(), Failure> {
         self.on_events(t, |events, _| events.at(t, x, scheduled))
+    }
+
+    /// The next time event after `t`: a breakpoint (a time input's or a relation of time's)
+    /// or a `sample` instant; `None` without one.
+    pub fn next_time_event(&self, t: f64) -> Option<f64> {
+        let clocks = (self.events.as_ref()).map_or(f64::INFINITY, |e| e.next_time_event(t));
+        let next = next_after(&self.regs.breakpoints, t).min(clocks);
+        next.is_finite().then_some(next)
+    }
+
+    /// Whether `terminate` in the model has ended the run.
+    pub fn terminated(&self) -> bool {
+        self.events.as_ref().is_some_and(Events::terminated)
     }
 
     /// What the events of the run so far cost (none for a model without switches).
@@ -2033,18 +2069,37 @@ pub fn run(
     let mut ran = Ok(());
     model.step_seconds.clear();
     for k in 0..steps {
+        if events.as_ref().is_some_and(Events::terminated) {
+            break;
+        }
         let t_next = grid_time(start, stop, steps, k + 1);
         let clock = std::time::Instant::now();
-        ran = match events.as_mut() {
-            None => step_over(model, integrator, &breakpoints, (t, h), x),
+        let end = match events.as_mut() {
+            None => step_over(model, integrator, &breakpoints, (t, h), x).map(|()| t_next),
             Some(events) => advance(model, integrator, events, (t, t_next, h), x, &mut record),
         };
         model.step_seconds.push(clock.elapsed().as_secs_f64());
-        if ran.is_err() {
-            break;
+        let end = match end {
+            Ok(end) => end,
+            Err(failure) => {
+                ran = Err(failure);
+                break;
+            }
+        };
+        if end == t_next {
+            record(t_next, x);
         }
-        record(t_next, x);
-        t = t_next;
+        t = end;
+    }
+    if ran.is_ok()
+        && let Some(events) = events.as_mut()
+    {
+        ran = events.terminal(t, x).map(|terminal| {
+            if terminal {
+                model.take_event(events.registers(), t);
+                record(t, x);
+            }
+        });
     }
     model.events = events;
     ran
@@ -2074,7 +2129,8 @@ fn step_over(
 /// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the events
 /// on the way as `mocca simulate` does: a step ends at a breakpoint, which is a time event,
 /// and at a switch inside it (located, or at the step's end with [`EventMode::Step`]); the
-/// next starts there. `record` sees the states just before and just after each event.
+/// next starts there. `record` sees the states just before and just after each event. Where
+/// it stopped: `t_next`, or the event at which `terminate` ended the run.
 fn advance(
     model: &mut Model,
     integrator: &mut Integrator,
@@ -2082,11 +2138,11 @@ fn advance(
     (t, t_next, h): (f64, f64, f64),
     x: &mut [f64],
     record: &mut dyn FnMut(f64, &[f64]),
-) -> Result<(), Failure> {
+) -> Result<f64, Failure> {
     let mut from = t;
     while from < t_next {
         let breakpoints = integrator.breakpoints(model);
-        let timed = next_after(&breakpoints, from);
+        let timed = events.next_time_event(from).min(next_after(&breakpoints, from));
         let end = timed.min(t_next);
         let step = if from == t && end == t_next { h } else { end - from };
         let saved = x.to_vec();
@@ -2119,9 +2175,12 @@ fn advance(
         if at < t_next {
             record(at, x);
         }
+        if events.terminated() {
+            return Ok(at);
+        }
         from = at;
     }
-    Ok(())
+    Ok(t_next)
 }
 
 /// The first of the sorted `times` after `t` (infinite without one).
@@ -2161,7 +2220,9 @@ impl Simulation {
         let model = &mut self.model;
         let mut events = model.events.take();
         let stepped = match events.as_mut() {
-            None => step_over(model, &mut self.integrator, &self.breakpoints, (t, h), &mut self.x),
+            None => step_over(model, &mut self.integrator, &self.breakpoints, (t, h), &mut self.x)
+                .map(|()| end),
+            Some(events) if events.terminated() => Ok(t),
             Some(events) => {
                 let span = (t, end, h);
                 let ignore = &mut |_: f64, _: &[f64]| {};
@@ -2169,9 +2230,13 @@ impl Simulation {
             }
         };
         model.events = events;
-        stepped?;
-        self.t = end;
+        self.t = stepped?;
         Ok(())
+    }
+
+    /// Whether `terminate` has ended the run (a step then advances nothing).
+    pub fn terminated(&self) -> bool {
+        self.model.terminated()
     }
 
     pub fn time(&self) -> f64 {
