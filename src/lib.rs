@@ -11,6 +11,7 @@ pub mod cli;
 pub mod dae;
 pub mod diagnostics;
 pub mod emit;
+pub mod event_driver;
 pub mod expr;
 pub mod flatten;
 pub mod frontend;

@@ -29,6 +29,7 @@ use crate::structure::Structure;
 const RUNTIME: &str = include_str!("template/runtime.rs");
 // Written into the crate as they are: the emitted code solves as `simulate` does.
 const CLAUSES: &str = include_str!("../clauses.rs");
+const EVENT_DRIVER: &str = include_str!("../event_driver.rs");
 const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
 const NEWTON: &str = include_str!("../newton.rs");
 const NUMFMT: &str = include_str!("../numfmt.rs");
@@ -118,6 +119,7 @@ pub fn crate_files(
         ),
         ("src/clauses.rs".to_string(), CLAUSES.to_string()),
         ("src/dense_lu.rs".to_string(), DENSE_LU.to_string()),
+        ("src/event_driver.rs".to_string(), EVENT_DRIVER.to_string()),
         ("src/events.rs".to_string(), EVENTS.to_string()),
         ("src/lib.rs".to_string(), LIB.to_string()),
         ("src/main.rs".to_string(), MAIN.to_string()),

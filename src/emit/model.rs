@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::code::Code;
 use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
-use crate::causal::Causal;
+use crate::causal::{Causal, Step};
 use crate::dae::hybrid::Action;
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func, Node, VarId};
@@ -18,6 +18,7 @@ use crate::simulate::init::{InitialResidual, Residual};
 use crate::simulate::model::CompiledModel;
 use crate::simulate::partition::WeakLayout;
 use crate::simulate::run::Exchange;
+use crate::structure::Unknown;
 
 /// What `model.rs` is generated from.
 pub struct Input<'a> {
@@ -56,6 +57,7 @@ pub fn model_rs(input: &Input<'_>) -> String {
     starts(&mut code, input.dae);
     initial(&mut code, input.dae, input.causal);
     events(&mut code, input.dae);
+    assertions(&mut code, input.dae);
     program(&mut code, &input.compiled.tape);
     let stepped_whole = input.weak.is_none();
     let row_parts: Vec<usize> = (1..input.compiled.parts.len()).collect();
@@ -417,11 +419,44 @@ fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
     }
     code.line("_ => f64::NAN,");
     code.close().close().blank();
-    code.table(
-        "INIT_SEEDS",
-        "(usize, usize)",
-        &seeds(dae, causal, &residuals),
-    );
+    seeding(code, dae, causal, &residuals);
+}
+
+/// The model's `assert`s, which the crate checks at every point it records, as `simulate`
+/// does: `ASSERTIONS` (per assert: whether it is error-level, and its message) and
+/// `assertion(k, r)` (whether assert `k` holds at the register file; an eliminated alias read
+/// through its binding).
+fn assertions(code: &mut Code, dae: &Dae) {
+    let leaves = WithAliases { dae };
+    let about: Vec<String> = (dae.assertions.iter())
+        .map(|a| format!("({}, {})", a.is_error, string(&a.text())))
+        .collect();
+    code.table("ASSERTIONS", "(bool, &str)", &about);
+    code.open("pub fn assertion(k: usize, r: &[f64]) -> bool");
+    code.open("match k");
+    for (k, a) in dae.assertions.iter().enumerate() {
+        let condition = expression(&dae.pool, a.condition, &leaves);
+        code.line(format_args!("{k} => {condition} != 0.0,"));
+    }
+    code.line("_ => true,");
+    code.close().close().blank();
+}
+
+/// Leaves read from the register file `r`, an eliminated alias through its binding.
+struct WithAliases<'a> {
+    dae: &'a Dae,
+}
+
+impl Leaves for WithAliases<'_> {
+    fn leaf(&self, n: Node) -> String {
+        match n {
+            Node::Var(v) => match (self.dae.var(v).kind, self.dae.var(v).binding) {
+                (VarKind::Alias, Some(b)) => expression(&self.dae.pool, b, self),
+                _ => Registers { dae: self.dae }.leaf(n),
+            },
+            _ => Registers { dae: self.dae }.leaf(n),
+        }
+    }
 }
 
 /// The model's events: the relations whose switching makes them, the `when` clauses, the
@@ -700,27 +735,64 @@ pub fn event_indicators(dae: &Dae) -> usize {
         .sum()
 }
 
-/// `(residual, state)` for each initial equation among `residuals` that reads one non-parameter
-/// variable, a state, and parameters besides: one secant step starts Newton there.
-fn seeds(dae: &Dae, causal: &Causal, residuals: &[Residual]) -> Vec<String> {
-    let states = &causal.states;
-    let mut seeds = Vec::new();
-    for (k, &(what, e)) in residuals.iter().enumerate() {
-        let (InitialResidual::Equation(_), Some(e)) = (what, e) else {
-            continue;
-        };
-        let mut state = None;
-        let mut other = false;
+/// What seeds the free states before Newton on the initial system, as `simulate` seeds them
+/// (`init::seed_explicit_states`): `SOURCES` (the variables the causal form computes from
+/// time and parameters alone, a source's output, and their aliases, in order: each one's
+/// register and the non-parameter variables it reads) with `source(k, r)` their values; and
+/// `SEED_EQUATIONS` (each initial equation among `residuals` that reads no derivative nor
+/// time: its residual number and the non-parameter variables it reads). One that reads one free state
+/// besides what is known takes a secant step in it.
+fn seeding(code: &mut Code, dae: &Dae, causal: &Causal, residuals: &[Residual]) {
+    let leaves = Registers { dae };
+    // The non-parameter variables `e` reads, or `None` where it reads a derivative (or, unless
+    // `time_known`, time), as `simulate` tells them.
+    let reads = |e: ExprId, time_known: bool| -> Option<String> {
+        let mut vars = Vec::new();
+        let mut known = true;
         dae.pool.visit_leaves(e, |n| match n {
             Node::Var(v) if matches!(dae.var(v).kind, VarKind::Parameter | VarKind::Constant) => {}
-            Node::Var(v) if state.is_none_or(|s| s == v) => state = Some(v),
-            _ => other = true,
+            Node::Var(v) => vars.push(v.0.to_string()),
+            Node::Time if time_known => {}
+            _ => known = false,
         });
-        if let Some(v) = state.filter(|_| !other)
-            && let Some(i) = states.iter().position(|&s| s == v)
-        {
-            seeds.push(format!("({k}, {i})"));
-        }
+        known.then(|| format!("&[{}]", vars.join(", ")))
+    };
+    let assigned = causal.steps.iter().filter_map(|step| match step {
+        Step::Assign {
+            target: Unknown::Algebraic(v),
+            expr,
+            ..
+        } => Some((*v, *expr)),
+        _ => None,
+    });
+    let aliases = dae.var_ids().filter_map(|v| {
+        let var = dae.var(v);
+        var.binding
+            .filter(|_| var.kind == VarKind::Alias)
+            .map(|b| (v, b))
+    });
+    let sources: Vec<(VarId, ExprId, String)> = (assigned.chain(aliases))
+        .filter_map(|(v, e)| Some((v, e, reads(e, true)?)))
+        .collect();
+    let table: Vec<String> = (sources.iter())
+        .map(|(v, _, reads)| format!("({}, {reads})", v.0))
+        .collect();
+    code.table("SOURCES", "(usize, &[usize])", &table);
+    code.open("pub fn source(k: usize, r: &[f64]) -> f64");
+    code.open("match k");
+    for (k, (_, e, _)) in sources.iter().enumerate() {
+        code.line(format_args!(
+            "{k} => {},",
+            expression(&dae.pool, *e, &leaves)
+        ));
     }
-    seeds
+    code.line("_ => f64::NAN,");
+    code.close().close().blank();
+    let equations: Vec<String> = (residuals.iter().enumerate())
+        .filter_map(|(k, &(what, e))| match (what, e) {
+            (InitialResidual::Equation(_), Some(e)) => Some(format!("({k}, {})", reads(e, false)?)),
+            _ => None,
+        })
+        .collect();
+    code.table("SEED_EQUATIONS", "(usize, &[usize])", &equations);
 }

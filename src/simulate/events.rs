@@ -5,24 +5,16 @@
 //! remains (event iteration) and applies the `reinit`s. No integrator knows what a `when` is.
 
 use crate::causal::{Causal, EvalFailure, Point};
-use crate::clauses::{self, Clauses, Clock};
+use crate::clauses::{Clauses, Clock};
 use crate::dae::hybrid::Action;
 use crate::dae::relations::varies_continuously;
 use crate::dae::{Dae, ScalarType, VarKind};
+use crate::event_driver::{self, CLOSE, Driver, EventModel};
 use crate::expr::{CmpOp, ExprId, Func, Node, VarId};
 use crate::simulate::model::CompiledModel;
 use crate::simulate::system::OdeSystem;
 use crate::source::Span;
-use crate::switching::{self, Crossing, MAX_ITERATIONS, Relations, Stepwise, Threshold};
-
-/// Events in a row, each closer than [`CLOSE`] of the run's length to the one before, that
-/// make chattering (a Zeno accumulation) an error rather than a run that never ends or a
-/// ball that falls through the floor once its bounces are shorter than the root tolerance.
-const MAX_CLOSE_EVENTS: usize = 10;
-const CLOSE: f64 = 1e-6;
-/// How far past an event (in root tolerances) a relation is looked at to tell which side it
-/// is heading to.
-const LOOK_AHEAD: f64 = 1e3;
+use crate::switching::{self, Crossing, MAX_ITERATIONS, Relations, Stepwise};
 
 /// Crossing detection, as the integrators see it.
 pub trait Watch {
@@ -186,38 +178,26 @@ pub fn watched(dae: &Dae, conditions: &[ExprId]) -> Vec<Watched> {
     watched
 }
 
-/// The hybrid state of a run: the held values (in `point`), the relations watched, the
-/// conditions' values at the last event and the sample clocks.
+/// The hybrid state of a run: the held values (in `point`), the relations watched and the
+/// `when` conditions, and the shared driver's state between events.
 pub struct Events<'a> {
     dae: &'a Dae,
     causal: &'a Causal,
     /// Every variable's value; the held variables' between events.
     pub point: Point,
     watched: Vec<Watched>,
-    /// Per watched relation or function: its value between events.
-    held: Vec<f64>,
     /// Every `when` condition, clause by clause and branch by branch.
     conditions: Vec<ExprId>,
     /// Per clause, per branch: how many conditions it has.
     shapes: Vec<Vec<usize>>,
-    /// Per condition: its value at the last event (or round of event iteration).
-    before: Vec<bool>,
-    clocks: Vec<Clock>,
-    /// Roots are located to this time.
-    tolerance: f64,
-    /// Events closer than this in a row are chattering.
-    close: f64,
-    close_events: usize,
-    last_event: f64,
-    /// Per condition: whether it fired (became true) at the last event.
-    fired: Vec<bool>,
-    /// Where the step in which the last switch was located began.
-    located_from: f64,
+    driver: Driver,
     /// The model as the run compiled it, evaluating the events on a register file of its own.
     compiled: CompiledModel,
     /// The states and derivatives it is evaluated with, kept between evaluations.
     work: (Vec<f64>, Vec<f64>),
-    pub stats: EventStats,
+    /// What the model said at its events (`terminate`, warnings); the counts are the
+    /// driver's until [`Events::stats`].
+    notes: EventStats,
 }
 
 impl<'a> Events<'a> {
@@ -246,11 +226,10 @@ impl<'a> Events<'a> {
                 next: 0,
             })
             .collect();
-        let scale = stop.abs().max((stop - start).abs()).max(f64::MIN_POSITIVE);
-        let before_len = conditions.len();
         let shapes = (dae.hybrid.whens.iter())
             .map(|w| w.branches.iter().map(|b| b.conditions.len()).collect())
             .collect();
+        let sizes = (watched.len(), conditions.len());
         Some(Events {
             shapes,
             dae,
@@ -258,289 +237,57 @@ impl<'a> Events<'a> {
             point,
             compiled: compiled.clone(),
             work: Default::default(),
-            held: vec![0.0; watched.len()],
+            driver: Driver::new(sizes, clocks, (start, stop)),
             watched,
-            before: vec![false; conditions.len()],
             conditions,
-            clocks,
-            tolerance: 1e-12 * scale,
-            close: CLOSE * scale,
-            close_events: 0,
-            last_event: f64::NEG_INFINITY,
-            fired: vec![false; before_len],
-            located_from: f64::NEG_INFINITY,
-            stats: EventStats::default(),
+            notes: EventStats::default(),
         })
     }
 
-    /// The initial event at `t` from the initialised states `x`: `initial()` is true, the
-    /// `when` conditions start from their values with it false (so that only a condition
-    /// holding `initial()` fires), then event iteration. `x` takes any `reinit`.
+    /// The initial event at `t` from the initialised states `x` (see
+    /// [`event_driver::initial`]); `x` takes any `reinit`.
     pub fn initial(&mut self, t: f64, x: &mut [f64]) -> Result<(), EventFailure> {
-        self.load_states(t, x)?;
-        // A clock may start at a parameter the initial system computed: read it now.
-        for (clock, sample) in self.clocks.iter_mut().zip(&self.dae.hybrid.samples) {
-            let eval = |e| self.dae.pool.eval(e, &self.point).unwrap_or(f64::NAN);
-            clock.start = eval(sample.start);
-            clock.interval = eval(sample.interval);
-        }
-        for clock in &mut self.clocks {
-            let at_start = clock.start_at(t, self.tolerance);
-            self.point.vars[clock.var] = if at_start { 1.0 } else { 0.0 };
-        }
-        self.load_states(t, x)?;
-        // Initial equations of `when`-assigned variables, in order (an initial algorithm's).
-        for eq in &self.dae.initial_equations {
-            if let Some((v, value)) = self.dae.initial_assignment(eq) {
-                self.point.vars[v.0 as usize] = self.eval(value);
-            }
-        }
-        self.evaluate(t)?;
-        self.before = self.values(&self.conditions);
-        if let Some(initial) = self.dae.hybrid.initial {
-            self.point.vars[initial.0 as usize] = 1.0;
-        }
-        self.event(t, x, false)
+        event_driver::initial(self, t, x)
     }
 
-    /// The terminal event at the end `t` of a run, with the states `x` there: `terminal()`
-    /// is true and the clauses it makes fire run (Modelica 3.7.4.4); whether there was one
-    /// (the run records a last row with its values, as after any event). Nothing to do for
-    /// a model that does not call `terminal()`.
+    /// The terminal event at the end `t` of a run, with the states `x` there (see
+    /// [`event_driver::terminal`]): whether there was one.
     pub fn terminal(&mut self, t: f64, x: &mut [f64]) -> Result<bool, EventFailure> {
-        let Some(terminal) = self.dae.hybrid.terminal else {
-            return Ok(false);
-        };
-        self.load_states(t, x)?;
-        self.point.vars[terminal.0 as usize] = 1.0;
-        self.event(t, x, false)?;
-        Ok(true)
+        event_driver::terminal(self, t, x)
     }
 
     /// Whether `terminate(…)` has ended the run.
     pub fn terminated(&self) -> bool {
-        self.stats.terminated.is_some()
+        self.notes.terminated.is_some()
     }
 
-    /// Sets each switch to its relation's value at the start `t` from the states `x` (the
-    /// states' start values), until they agree with the model they make: the mode the
-    /// initialisation starts from. Start values need not be a point where the model can be
-    /// evaluated (a position that divides, left at 0 until an initial equation sets it): the
-    /// switches whose relations cannot be evaluated there keep their first values, and the
-    /// initial event settles them.
+    /// What the events of the run were.
+    pub fn stats(&self) -> EventStats {
+        let counts = &self.driver.counts;
+        EventStats {
+            time_events: counts.time_events,
+            state_events: counts.state_events,
+            iterations: counts.iterations,
+            first_times: counts.first_times.clone(),
+            ..self.notes.clone()
+        }
+    }
+
+    /// Sets each switch to its relation's value at the start `t` from the states `x`: the
+    /// mode the initialisation starts from (see [`event_driver::free_at_start`]).
     pub fn free_at_start(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
-        if self.load_states(t, x).is_err() {
-            return Ok(());
-        }
-        for _ in 0..MAX_ITERATIONS {
-            if !switching::free_switches(self, t, Threshold::Strict)? {
-                return Ok(());
-            }
-        }
-        Err(EventFailure::Iteration {
-            t,
-            changing: self.moving_switches(),
-        })
+        event_driver::free_at_start(self, t, x)
     }
 
     /// The next `sample` instant after `t` (infinite without one).
     pub fn next_time_event(&self, t: f64) -> f64 {
-        clauses::next_instant(&self.clocks, t)
+        self.driver.next_time_event(t)
     }
 
-    /// The event at `t` with the states `x` just before it: the `when` clauses fire, held
-    /// variables update until they settle, `reinit`s apply to `x`. It is a time event when
-    /// `scheduled` (the caller stepped to a breakpoint or a sample instant, known in advance)
-    /// or `t` is a sample instant, else a state event (a crossing located between steps).
+    /// The event at `t` with the states `x` just before it (see [`event_driver::at`]): a
+    /// time event when `scheduled` or `t` is a sample instant, else a state event.
     pub fn at(&mut self, t: f64, x: &mut [f64], scheduled: bool) -> Result<(), EventFailure> {
-        let previous = self.last_event;
-        let close = t - previous <= self.close;
-        if close {
-            self.close_events += 1;
-            if self.close_events >= MAX_CLOSE_EVENTS {
-                return Err(self.chattering(t));
-            }
-        } else {
-            self.close_events = 0;
-        }
-        self.last_event = t;
-        // Settling: see `evaluate_settling`.
-        let _ = self.load_states(t, x);
-        let mut timed = false;
-        for clock in &mut self.clocks {
-            if clock.tick(t, self.tolerance) {
-                self.point.vars[clock.var] = 1.0;
-                timed = true;
-            }
-        }
-        if timed {
-            // The clocks are now true: equations that read them (`y = sample(0, T)`) must see it.
-            self.evaluate(t)?;
-        }
-        if timed || scheduled {
-            self.stats.time_events += 1;
-        } else {
-            self.stats.state_events += 1;
-        }
-        if self.stats.first_times.len() < 10 {
-            self.stats.first_times.push(t);
-        }
-        let before = self.before.clone();
-        let fired: Vec<bool> = (self.values(&self.conditions).iter())
-            .zip(&before)
-            .map(|(&is, &was)| is && !was)
-            .collect();
-        // Found in the first step after the event before: the integrator has not resolved
-        // the time between the two.
-        let unresolved = close || self.located_from <= previous;
-        let fired_before = std::mem::replace(&mut self.fired, fired);
-        let x_before = x.to_vec();
-        self.event(t, x, true)?;
-        // A condition that fired at the event just before, fired again right after it and
-        // holds on past this one: the event could not move the model out of it (a ball whose
-        // bounce is below the integrator's tolerance, about to fall through the floor). A
-        // condition firing for the first time next to another event (a state event a hair
-        // after a sample instant) is no such thing.
-        let stuck = (0..before.len()).any(|k| fired_before[k] && !before[k] && self.before[k]);
-        if close && stuck {
-            return Err(self.chattering(t));
-        }
-        match self.cannot_leave(t, &x_before, &fired_before, unresolved)? {
-            Some(k) => Err(self.stuck(t, k)),
-            None => Ok(()),
-        }
-    }
-
-    /// A condition that fired at the event at `t` (entered with the states `x_before`) and
-    /// holds on past it although the event should have left it: it fired at the event just
-    /// before too (`fired_before`) with no step of the integrator between the two
-    /// (`unresolved`), or its crossing was a graze (the solution was already heading back
-    /// out of it at the event). Either is the ball whose bounce the integrator cannot
-    /// resolve, located at its apex, which its reinit leaves falling below the floor.
-    fn cannot_leave(
-        &mut self,
-        t: f64,
-        x_before: &[f64],
-        fired_before: &[bool],
-        unresolved: bool,
-    ) -> Result<Option<usize>, EventFailure> {
-        let holding: Vec<usize> = (0..self.fired.len())
-            .filter(|&k| self.fired[k] && self.before[k])
-            .collect();
-        if holding.is_empty() {
-            return Ok(None);
-        }
-        if let Some(&k) = holding.iter().find(|&&k| unresolved && fired_before[k]) {
-            return Ok(Some(k));
-        }
-        let saved = self.point.clone();
-        self.load_states(t, x_before)?;
-        let (_, heading) = self.heading(t, x_before)?;
-        self.point = saved;
-        Ok(holding.into_iter().find(|&k| !heading[k]))
-    }
-
-    /// Event iteration at `t`, then the held relations, clocks and `initial()` back to their
-    /// values between events.
-    fn event(&mut self, t: f64, x: &mut [f64], count: bool) -> Result<(), EventFailure> {
-        self.set_pre_of_reals();
-        // The crossings located take their new side, however near their threshold the
-        // located time leaves them; from then on a switch moves only where its relation is
-        // clearly past its threshold.
-        let mut entered = switching::free_switches(self, t, Threshold::Strict)?;
-        let mut rounds = 0;
-        loop {
-            let mut moved = switching::settle_switches(self, t)? | std::mem::take(&mut entered);
-            let mut fired = false;
-            // What fires moves the relations that read what it assigns (a timer's entry time
-            // under `y > angle`): they settle before any `pre` takes a value from them.
-            for _ in 0..MAX_ITERATIONS {
-                if !clauses::fire(self, t)? {
-                    break;
-                }
-                fired = true;
-                moved |= switching::settle_switches(self, t)?;
-            }
-            let changing = self.changing();
-            if !moved && !fired && changing.is_empty() {
-                break;
-            }
-            rounds += 1;
-            if rounds >= MAX_ITERATIONS {
-                let mut changing = changing;
-                changing.extend(self.moving_switches());
-                return Err(EventFailure::Iteration { t, changing });
-            }
-            self.set_pre();
-            self.evaluate_settling(t);
-        }
-        if count {
-            self.stats.iterations += rounds.saturating_sub(1) as u64;
-        }
-        for clock in &self.clocks {
-            self.point.vars[clock.var] = 0.0;
-        }
-        for flag in [self.dae.hybrid.initial, self.dae.hybrid.terminal]
-            .into_iter()
-            .flatten()
-        {
-            self.point.vars[flag.0 as usize] = 0.0;
-        }
-        self.evaluate(t)?;
-        self.set_pre();
-        for (xi, &s) in x.iter_mut().zip(&self.causal.states) {
-            *xi = self.point.vars[s.0 as usize];
-        }
-        (self.held, self.before) = self.heading(t, x)?;
-        self.keep_edges_ahead();
-        Ok(())
-    }
-
-    /// A condition false at the event that the look-ahead finds true has its edge just past
-    /// it (`sin(2πt) < 0` at a sample instant t = 0.5, where the sine is 1e-16): it and its
-    /// relations are held at their values now, so that the integrator's next step sees the
-    /// switch and locates it, and the clause fires, rather than the edge being taken as
-    /// already passed.
-    fn keep_edges_ahead(&mut self) {
-        let now = self.values(&self.conditions);
-        for (k, &is) in now.iter().enumerate() {
-            if is || !self.before[k] {
-                continue;
-            }
-            self.before[k] = false;
-            for (r, w) in self.watched.iter().enumerate() {
-                if w.var.is_none() && reads(self.dae, self.conditions[k], w.node) {
-                    self.held[r] = self.eval(w.node);
-                }
-            }
-        }
-    }
-
-    /// Each relation's and condition's value just after `t` on the tangent from `(t, x)`: at
-    /// its own root a relation is held at the side the solution heads to (a ball that bounced
-    /// at `h = 0` holds `h < 0` false, so that its next fall is seen however short the
-    /// bounce, and `when h < 0` fires again then).
-    /// A switch holds the value the event left it at.
-    fn heading(&mut self, t: f64, x: &[f64]) -> Result<(Vec<f64>, Vec<bool>), EventFailure> {
-        let delta = LOOK_AHEAD * self.tolerance;
-        let ahead: Vec<f64> = x
-            .iter()
-            .zip(&self.causal.states)
-            .map(|(&xi, &s)| xi + delta * self.point.ders[s.0 as usize])
-            .collect();
-        let saved = self.point.clone();
-        self.load_states(t + delta, &ahead)?;
-        let held: Vec<f64> = self
-            .watched
-            .iter()
-            .map(|w| match w.var {
-                Some(var) => saved.vars[var.0 as usize],
-                None => self.eval(w.node),
-            })
-            .collect();
-        let conditions = self.values(&self.conditions);
-        self.point = saved;
-        Ok((held, conditions))
+        event_driver::at(self, t, x, scheduled)
     }
 
     /// A fired branch's assignments in written order.
@@ -594,8 +341,8 @@ impl<'a> Events<'a> {
                             span: a.span,
                         });
                     }
-                    if !self.stats.warnings.iter().any(|w| w.span == a.span) {
-                        self.stats.warnings.push(EventWarning {
+                    if !self.notes.warnings.iter().any(|w| w.span == a.span) {
+                        self.notes.warnings.push(EventWarning {
                             time: t,
                             message: a.message.clone(),
                             span: a.span,
@@ -603,7 +350,7 @@ impl<'a> Events<'a> {
                     }
                 }
                 Action::Terminate { message, span } => {
-                    self.stats.terminated.get_or_insert(Termination {
+                    self.notes.terminated.get_or_insert(Termination {
                         time: t,
                         message: message.clone(),
                         span: *span,
@@ -653,19 +400,13 @@ impl<'a> Events<'a> {
             .collect()
     }
 
-    fn set_pre(&mut self) {
+    /// `pre(v) := v`, of the Real `v`s only when `reals_only`: `pre(v)` on entering an event
+    /// is `v`'s left limit. For a Real that is its value now; a Boolean or Integer keeps the
+    /// value it had since the last event (one computed from a relation, `impact = h <= 0`, has
+    /// already switched at the located time, which is just past the switch).
+    fn set_pre_values(&mut self, reals_only: bool) {
         for &(p, v) in &self.dae.hybrid.pre {
-            self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
-        }
-    }
-
-    /// `pre(v)` on entering an event is `v`'s left limit. For a Real that is its value now; a
-    /// Boolean or Integer keeps the value it had since the last event (one computed from a
-    /// relation, `impact = h <= 0`, has already switched at the located time, which is just
-    /// past the switch).
-    fn set_pre_of_reals(&mut self) {
-        for &(p, v) in &self.dae.hybrid.pre {
-            if self.dae.var(v).ty == ScalarType::Real {
+            if !reals_only || self.dae.var(v).ty == ScalarType::Real {
                 self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
             }
         }
@@ -680,7 +421,7 @@ impl<'a> Events<'a> {
         let _ = self.evaluate(t);
     }
 
-    fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+    fn load_point(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
         for (&xi, &s) in x.iter().zip(&self.causal.states) {
             self.point.vars[s.0 as usize] = xi;
         }
@@ -718,7 +459,7 @@ impl<'a> Events<'a> {
     }
 
     /// Condition `k` that the event at `t` cannot leave, named by its first relation.
-    fn stuck(&self, t: f64, k: usize) -> EventFailure {
+    fn stuck_at(&self, t: f64, k: usize) -> EventFailure {
         let condition = self.conditions[k];
         let relation = (self.watched.iter())
             .position(|w| w.var.is_none() && reads(self.dae, condition, w.node));
@@ -730,9 +471,10 @@ impl<'a> Events<'a> {
     }
 
     /// Chattering at `t`, named by the relation nearest to switching.
-    fn chattering(&self, t: f64) -> EventFailure {
+    fn chattering_at(&self, t: f64) -> EventFailure {
+        let held = &self.driver.held;
         let nearest = (0..self.watched.len()).min_by(|&a, &b| {
-            let g = |k: usize| self.crossing(k).function(self.held[k], f64::NAN).abs();
+            let g = |k: usize| self.crossing(k).function(held[k], f64::NAN).abs();
             g(a).total_cmp(&g(b))
         });
         let Some(k) = nearest else {
@@ -781,9 +523,7 @@ impl Watch for Events<'_> {
         t_r: f64,
         state_at: &mut dyn FnMut(f64) -> Vec<f64>,
     ) -> (f64, Vec<f64>) {
-        self.located_from = t_l;
-        let tolerance = self.tolerance;
-        switching::locate(self, (t_l, t_r), tolerance, state_at)
+        event_driver::locate(self, (t_l, t_r), state_at)
     }
 }
 
@@ -807,7 +547,7 @@ impl Relations for Events<'_> {
     }
 
     fn held(&self, k: usize) -> f64 {
-        self.held[k]
+        self.driver.held[k]
     }
 
     fn switch(&self, k: usize) -> Option<f64> {
@@ -826,7 +566,7 @@ impl Relations for Events<'_> {
     }
 
     fn load(&mut self, t: f64, x: &[f64]) -> bool {
-        self.load_states(t, x).is_ok()
+        self.load_point(t, x).is_ok()
     }
 }
 
@@ -850,11 +590,11 @@ impl Clauses for Events<'_> {
     }
 
     fn before(&self, k: usize) -> bool {
-        self.before[k]
+        self.driver.before[k]
     }
 
     fn remember_conditions(&mut self) {
-        self.before = self.values(&self.conditions);
+        self.driver.before = self.values(&self.conditions);
     }
 
     fn assigned(&self, c: usize, b: usize) -> Vec<usize> {
@@ -904,6 +644,94 @@ impl Clauses for Events<'_> {
                 .map(|v| (var(v).name.clone(), var(v).span))
                 .collect(),
         }
+    }
+}
+
+impl EventModel for Events<'_> {
+    fn driver(&self) -> &Driver {
+        &self.driver
+    }
+
+    fn driver_mut(&mut self) -> &mut Driver {
+        &mut self.driver
+    }
+
+    fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+        self.load_point(t, x)
+    }
+
+    fn save(&self) -> Vec<f64> {
+        let mut saved = self.point.vars.clone();
+        saved.extend(&self.point.ders);
+        saved.push(self.point.time);
+        saved
+    }
+
+    fn restore(&mut self, mut saved: Vec<f64>) {
+        self.point.time = saved.pop().unwrap_or(self.point.time);
+        let ders = saved.split_off(self.point.vars.len());
+        self.point.vars = saved;
+        self.point.ders = ders;
+    }
+
+    fn states(&self, x: &mut [f64]) {
+        for (xi, &s) in x.iter_mut().zip(&self.causal.states) {
+            *xi = self.point.vars[s.0 as usize];
+        }
+    }
+
+    fn derivatives(&self) -> Vec<f64> {
+        (self.causal.states.iter())
+            .map(|s| self.point.ders[s.0 as usize])
+            .collect()
+    }
+
+    fn relations_of(&self, k: usize) -> Vec<usize> {
+        let condition = self.conditions[k];
+        (self.watched.iter().enumerate())
+            .filter(|(_, w)| w.var.is_none() && reads(self.dae, condition, w.node))
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    fn set_pre(&mut self, reals_only: bool) {
+        self.set_pre_values(reals_only);
+    }
+
+    fn discrete_changing(&self) -> bool {
+        !self.changing().is_empty()
+    }
+
+    fn flags(&self) -> [Option<usize>; 2] {
+        let hybrid = &self.dae.hybrid;
+        [hybrid.initial, hybrid.terminal].map(|v| v.map(|v| v.0 as usize))
+    }
+
+    fn assign_initial(&mut self) {
+        for eq in &self.dae.initial_equations {
+            if let Some((v, value)) = self.dae.initial_assignment(eq) {
+                self.point.vars[v.0 as usize] = self.eval(value);
+            }
+        }
+    }
+
+    fn clock_timing(&self, k: usize) -> (f64, f64) {
+        let sample = &self.dae.hybrid.samples[k];
+        (self.eval(sample.start), self.eval(sample.interval))
+    }
+
+    fn chattering(&self, t: f64) -> EventFailure {
+        self.chattering_at(t)
+    }
+
+    fn stuck(&self, t: f64, k: usize) -> EventFailure {
+        self.stuck_at(t, k)
+    }
+
+    fn not_settled(&self, t: f64) -> EventFailure {
+        let mut changing = self.changing();
+        changing.extend(self.moving_switches());
+        EventFailure::Iteration { t, changing }
     }
 }
 

@@ -255,7 +255,7 @@ fn simulate_with(
         return Err(recorder.stopped(failure, (stats, init_iterations, integration)));
     }
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
-    trajectory.events = events.map(|e| e.stats).unwrap_or_default();
+    trajectory.events = events.map(|e| e.stats()).unwrap_or_default();
     Ok(trajectory)
 }
 
@@ -812,7 +812,7 @@ fn bdf_from(
     let sparse = super::linear::is_sparse(x.len());
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, wall_seconds);
     trajectory.warnings = earliest(trajectory.warnings.into_iter().chain(step_warnings));
-    trajectory.events = events.map(|e| e.stats).unwrap_or_default();
+    trajectory.events = events.map(|e| e.stats()).unwrap_or_default();
     Ok(trajectory)
 }
 

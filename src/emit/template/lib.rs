@@ -13,6 +13,7 @@
 
 pub mod clauses;
 pub mod dense_lu;
+pub mod event_driver;
 pub mod events;
 pub mod model;
 pub mod newton;

@@ -135,7 +135,10 @@ fn main() -> ExitCode {
         }
     }
     let s = &model.stats;
-    let events = model.event_stats().cloned().unwrap_or_default();
+    let events = model.event_stats().unwrap_or_default();
+    for (t, message) in model.assertion_warnings() {
+        eprintln!("warning: assertion false at time {t}: {message}");
+    }
     for (t, message) in &events.warnings {
         eprintln!("warning: assertion false at the event at time {t}: {message}");
     }
@@ -155,8 +158,8 @@ fn main() -> ExitCode {
             s.jac_evals,
             s.newton_iters,
             s.factorizations,
-            events.state_events,
-            events.time_events,
+            events.counts.state_events,
+            events.counts.time_events,
             number(largest),
             number(median),
             number(seconds),
@@ -175,8 +178,8 @@ fn main() -> ExitCode {
             s.jac_evals,
             s.newton_iters,
             s.factorizations,
-            events.state_events,
-            events.time_events,
+            events.counts.state_events,
+            events.counts.time_events,
             median * 1e6,
             largest * 1e6,
             seconds,

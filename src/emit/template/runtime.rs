@@ -40,6 +40,8 @@ pub enum Failure {
     EventLoop { t: f64 },
     /// An error-level `assert` of a `when` clause was false at the event at `t`.
     Assertion { t: f64, message: String },
+    /// An error-level `assert` of the equations was false at `t`.
+    Violated { t: f64, message: String },
 }
 
 impl std::fmt::Display for Failure {
@@ -80,6 +82,7 @@ impl std::fmt::Display for Failure {
             Failure::Assertion { t, message } => {
                 write!(f, "assertion failed at the event at time {t}: {message}")
             }
+            Failure::Violated { t, message } => write!(f, "assertion failed at time {t}: {message}"),
             Failure::NotTunable(name) => write!(
                 f,
                 "`{name}` is fixed during a run (the translation used its value, or \
@@ -800,13 +803,21 @@ impl Registers {
 
     /// Holds the relations with breakpoints at their values inside `(from, to)`.
     fn enter_interval(&mut self, from: f64, to: f64) {
-        self.switch_time = Some(if to.is_finite() {
-            from + (to - from) / 2.0
-        } else {
-            from + from.abs().max(1.0)
+        self.switch_time = Some(match (from.is_finite(), to.is_finite()) {
+            (true, true) => from + (to - from) / 2.0,
+            (true, false) => from + from.abs().max(1.0),
+            (false, _) => to - to.abs().max(1.0),
         });
         let t = self.time();
         self.set_time(t);
+    }
+
+    /// Holds the relations with breakpoints at their values inside the interval that ends at
+    /// `t` (just before a switch at `t`).
+    fn enter_interval_to(&mut self, t: f64) {
+        let before = self.breakpoints.partition_point(|&b| b < t);
+        let from = (before.checked_sub(1)).map_or(f64::NEG_INFINITY, |k| self.breakpoints[k]);
+        self.enter_interval(from, t);
     }
 
     pub(crate) fn enter_interval_from(&mut self, t: f64) {
@@ -912,6 +923,8 @@ pub struct Model {
     pub stats: Stats,
     /// At most this many threads step it (see [`Model::set_threads`]).
     threads: usize,
+    /// The warning-level asserts that failed: each once, its first time and its number.
+    warned: Vec<(f64, usize)>,
 }
 
 impl Default for Model {
@@ -930,6 +943,7 @@ impl Model {
             given: vec![None; model::PARAMETERS.len()],
             inputs: vec![None; model::INPUTS.len()],
             stats: Stats::default(),
+            warned: Vec::new(),
             threads: 2,
         };
         model.load(0.0);
@@ -1171,35 +1185,100 @@ impl Model {
         next.is_finite().then_some(next)
     }
 
+    /// Evaluates the model at `(t, x)` (with the relations of time on `side` of `t`; output,
+    /// not integration: not counted) and checks its `assert`s, as `simulate` does at each
+    /// point it records: an error-level one that fails stops the run, a warning-level one is
+    /// noted once, at its first time ([`Model::assertion_warnings`]). Nothing to do for a
+    /// model without asserts.
+    pub fn check_assertions(&mut self, t: f64, x: &[f64], side: Side) -> Result<(), Failure> {
+        if model::ASSERTIONS.is_empty() {
+            return Ok(());
+        }
+        match side {
+            Side::Before => self.regs.enter_interval_to(t),
+            Side::After => self.regs.enter_interval_from(t),
+        }
+        let mut dx = vec![0.0; x.len()];
+        self.rhs(t, x, &mut dx)?;
+        for (k, &(error, message)) in model::ASSERTIONS.iter().enumerate() {
+            if model::assertion(k, &self.regs.r) {
+                continue;
+            }
+            if error {
+                let message = message.to_string();
+                return Err(Failure::Violated { t, message });
+            }
+            if !self.warned.iter().any(|&(_, w)| w == k) {
+                self.warned.push((t, k));
+            }
+        }
+        Ok(())
+    }
+
+    /// The warning-level asserts that failed, each with its first time.
+    pub fn assertion_warnings(&self) -> Vec<(f64, &'static str)> {
+        (self.warned.iter())
+            .map(|&(t, k)| (t, model::ASSERTIONS[k].1))
+            .collect()
+    }
+
     /// Whether `terminate` in the model has ended the run.
     pub fn terminated(&self) -> bool {
         self.events.as_ref().is_some_and(Events::terminated)
     }
 
     /// What the events of the run so far cost (none for a model without switches).
-    pub fn event_stats(&self) -> Option<&EventStats> {
-        self.events.as_ref().map(|e| &e.stats)
+    pub fn event_stats(&self) -> Option<EventStats> {
+        self.events.as_ref().map(Events::stats)
     }
 
-    /// One secant step for each initial equation that fixes one free state from parameters.
+    /// Seeds the free states before Newton, as `simulate` does: the variables computed from
+    /// time and parameters alone are evaluated (`model::SOURCES`, each once what it reads is
+    /// known); then, until none is left, each initial equation that reads one free state
+    /// besides known values takes one secant step in it, which makes it known too.
     fn seed(&mut self, free: &[usize], x: &mut [f64]) {
-        for &(k, i) in model::INIT_SEEDS {
-            if !free.contains(&i) {
-                continue;
+        let mut r = self.regs.r.clone();
+        for (&reg, &xi) in model::WHOLE.states.iter().zip(x.iter()) {
+            r[reg] = xi;
+        }
+        let mut known = vec![false; r.len()];
+        for (k, &(v, reads)) in model::SOURCES.iter().enumerate() {
+            if reads.iter().all(|&u| known[u]) {
+                let value = model::source(k, &r);
+                if value.is_finite() {
+                    r[v] = value;
+                    known[v] = true;
+                }
             }
-            let reg = model::WHOLE.states[i];
-            let residual_at = |r: &mut Vec<f64>, s: f64| {
-                r[reg] = s;
-                model::initial_residual(k, r)
-            };
-            let mut r = self.regs.r.clone();
-            for (&reg, &xi) in model::WHOLE.states.iter().zip(x.iter()) {
-                r[reg] = xi;
+        }
+        let mut done = vec![false; model::SEED_EQUATIONS.len()];
+        loop {
+            let mut more = false;
+            for (e, &(k, reads)) in model::SEED_EQUATIONS.iter().enumerate() {
+                let mut unknown = reads.iter().copied().filter(|&u| !known[u]);
+                let v = match unknown.next() {
+                    Some(v) if !done[e] && unknown.all(|u| u == v) => v,
+                    _ => continue,
+                };
+                let Some(i) = free.iter().copied().find(|&i| model::WHOLE.states[i] == v) else {
+                    continue;
+                };
+                done[e] = true;
+                let mut residual_at = |s: f64| {
+                    r[v] = s;
+                    model::initial_residual(k, &r)
+                };
+                let (r0, r1) = (residual_at(x[i]), residual_at(x[i] + 1.0));
+                let next = x[i] - r0 / (r1 - r0);
+                if next.is_finite() {
+                    x[i] = next;
+                }
+                r[v] = x[i];
+                known[v] = true;
+                more = true;
             }
-            let (r0, r1) = (residual_at(&mut r, x[i]), residual_at(&mut r, x[i] + 1.0));
-            let next = x[i] - r0 / (r1 - r0);
-            if next.is_finite() {
-                x[i] = next;
+            if !more {
+                break;
             }
         }
     }
@@ -2057,52 +2136,77 @@ pub fn grid_time(start: f64, stop: f64, steps: u64, k: u64) -> f64 {
 pub fn run(
     model: &mut Model,
     integrator: &mut Integrator,
-    (start, stop, steps): (f64, f64, u64),
+    grid: (f64, f64, u64),
     x: &mut [f64],
     mut record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
     let mut events = model.events.take();
+    let ran = run_grid(model, integrator, events.as_mut(), grid, x, &mut record);
+    model.events = events;
+    ran
+}
+
+/// [`run`] with the run's events (taken out of the model).
+fn run_grid(
+    model: &mut Model,
+    integrator: &mut Integrator,
+    mut events: Option<&mut Events>,
+    (start, stop, steps): (f64, f64, u64),
+    x: &mut [f64],
+    record: &mut dyn FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
     let breakpoints = integrator.breakpoints(model);
-    record(start, x);
+    record_point(model, integrator, (start, Side::After), x, record)?;
     let h = (stop - start) / steps as f64;
     let mut t = start;
-    let mut ran = Ok(());
     model.step_seconds.clear();
     for k in 0..steps {
-        if events.as_ref().is_some_and(Events::terminated) {
+        if events.as_deref().is_some_and(Events::terminated) {
             break;
         }
         let t_next = grid_time(start, stop, steps, k + 1);
         let clock = std::time::Instant::now();
-        let end = match events.as_mut() {
+        let end = match events.as_deref_mut() {
             None => step_over(model, integrator, &breakpoints, (t, h), x).map(|()| t_next),
-            Some(events) => advance(model, integrator, events, (t, t_next, h), x, &mut record),
+            Some(events) => advance(model, integrator, events, (t, t_next, h), x, record),
         };
         model.step_seconds.push(clock.elapsed().as_secs_f64());
-        let end = match end {
-            Ok(end) => end,
-            Err(failure) => {
-                ran = Err(failure);
-                break;
-            }
-        };
+        let end = end?;
         if end == t_next {
-            record(t_next, x);
+            record_point(model, integrator, (t_next, Side::After), x, record)?;
         }
         t = end;
     }
-    if ran.is_ok()
-        && let Some(events) = events.as_mut()
+    if let Some(events) = events
+        && events.terminal(t, x)?
     {
-        ran = events.terminal(t, x).map(|terminal| {
-            if terminal {
-                model.take_event(events.registers(), t);
-                record(t, x);
-            }
-        });
+        model.take_event(events.registers(), t);
+        record_point(model, integrator, (t, Side::After), x, record)?;
     }
-    model.events = events;
-    ran
+    Ok(())
+}
+
+/// Which side of its time a point is recorded on: just before an event there, or after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Before,
+    After,
+}
+
+/// Records `(t, x)` as `simulate` records a point: a model with `assert`s (stepped as one
+/// system) is evaluated there first and its asserts checked ([`Model::check_assertions`]).
+fn record_point(
+    model: &mut Model,
+    integrator: &Integrator,
+    (t, side): (f64, Side),
+    x: &[f64],
+    record: &mut dyn FnMut(f64, &[f64]),
+) -> Result<(), Failure> {
+    if matches!(integrator, Integrator::Whole(..)) {
+        model.check_assertions(t, x, side)?;
+    }
+    record(t, x);
+    Ok(())
 }
 
 /// Steps `x` from `t` by `h`, ending a step at each breakpoint on the way.
@@ -2168,12 +2272,12 @@ fn advance(
             from = end;
             continue;
         };
-        record(at, x);
+        record_point(model, integrator, (at, Side::Before), x, record)?;
         events.at(at, x, !crossed)?;
         model.take_event(events.registers(), at);
         // An event on the grid: the grid's own row is the one after it.
         if at < t_next {
-            record(at, x);
+            record_point(model, integrator, (at, Side::After), x, record)?;
         }
         if events.terminated() {
             return Ok(at);
@@ -2214,7 +2318,7 @@ impl Simulation {
     }
 
     /// Advances by `h` with the crate's method, ending a step at each breakpoint and event on
-    /// the way.
+    /// the way; then checks the model's `assert`s there ([`Model::check_assertions`]).
     pub fn step(&mut self, h: f64) -> Result<(), Failure> {
         let (t, end) = (self.t, self.t + h);
         let model = &mut self.model;
@@ -2231,6 +2335,9 @@ impl Simulation {
         };
         model.events = events;
         self.t = stepped?;
+        if matches!(self.integrator, Integrator::Whole(..)) {
+            self.model.check_assertions(self.t, &self.x, Side::After)?;
+        }
         Ok(())
     }
 
