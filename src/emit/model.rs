@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::code::Code;
 use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
-use crate::causal::{Causal, Step};
+use crate::causal::Causal;
 use crate::dae::hybrid::Action;
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func, Node, VarId};
@@ -18,7 +18,6 @@ use crate::simulate::init::{InitialResidual, Residual};
 use crate::simulate::model::CompiledModel;
 use crate::simulate::partition::WeakLayout;
 use crate::simulate::run::Exchange;
-use crate::structure::Unknown;
 
 /// What `model.rs` is generated from.
 pub struct Input<'a> {
@@ -757,21 +756,7 @@ fn seeding(code: &mut Code, dae: &Dae, causal: &Causal, residuals: &[Residual]) 
         });
         known.then(|| format!("&[{}]", vars.join(", ")))
     };
-    let assigned = causal.steps.iter().filter_map(|step| match step {
-        Step::Assign {
-            target: Unknown::Algebraic(v),
-            expr,
-            ..
-        } => Some((*v, *expr)),
-        _ => None,
-    });
-    let aliases = dae.var_ids().filter_map(|v| {
-        let var = dae.var(v);
-        var.binding
-            .filter(|_| var.kind == VarKind::Alias)
-            .map(|b| (v, b))
-    });
-    let sources: Vec<(VarId, ExprId, String)> = (assigned.chain(aliases))
+    let sources: Vec<(VarId, ExprId, String)> = (crate::simulate::init::assignments(dae, causal))
         .filter_map(|(v, e)| Some((v, e, reads(e, true)?)))
         .collect();
     let table: Vec<String> = (sources.iter())

@@ -393,9 +393,13 @@ fn seed_explicit_states(
     }
 }
 
-/// The variables the causal form assigns from time and parameters alone (a source's output),
-/// each evaluated into `point` in order: they are known before any state is.
-fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<bool> {
+/// Each variable the causal form assigns, and each alias, with the expression that gives it,
+/// in the order seeding evaluates them: those that read time and parameters alone (a
+/// source's output) are known before any state is.
+pub fn assignments<'a>(
+    dae: &'a Dae,
+    causal: &'a Causal,
+) -> impl Iterator<Item = (VarId, ExprId)> + 'a {
     let assigned = causal.steps.iter().filter_map(|step| match step {
         Step::Assign {
             target: Unknown::Algebraic(v),
@@ -411,8 +415,14 @@ fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<
             .filter(|_| var.kind == VarKind::Alias)
             .map(|b| (v, b))
     });
+    assigned.chain(aliases)
+}
+
+/// The variables the causal form assigns from time and parameters alone (a source's output),
+/// each evaluated into `point` in order: they are known before any state is.
+fn of_time_and_parameters(dae: &Dae, causal: &Causal, point: &mut Point) -> Vec<bool> {
     let mut known = vec![false; dae.variables.len()];
-    for (v, expr) in assigned.chain(aliases) {
+    for (v, expr) in assignments(dae, causal) {
         let mut fixed = true;
         dae.pool.visit_leaves(expr, |n| {
             fixed &= match n {
