@@ -5,6 +5,7 @@
 #   benches/emit.sh threads 1000 1400 2000            # one thread against two, by size
 #   benches/emit.sh build 111 1111 11111               # emit + build of RC chains (10³–10⁵ eqs)
 #   benches/emit.sh events                             # state events: the relay heat exchanger
+#   benches/emit.sh msl-events                         # MSL examples with events
 #
 # speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
 # --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
@@ -19,6 +20,9 @@
 # implicit Euler, --step 0.01, --stop 2, a state event every two steps): `simulate`'s
 # integration time, and the emitted binary's with `--events locate` and `--events step`, best
 # of RUNS, with the binary's median and largest wall time of one step (of the fastest run).
+# msl-events: three MSL examples with events (clutches that stick and slide, a thyristor
+# bridge, a switched-capacitor filter clocked by `sample`), implicit Euler at their output
+# interval: `simulate`'s integration time and the emitted binary's (`--events locate`).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,13 +38,13 @@ best() { # the smallest of the numbers on stdin
     sort -g | head -1
 }
 
-# Emits examples/$1.mo with the remaining arguments into $OUT/$name, builds it and keeps the
-# binary as $OUT/$name.bin; prints the binary's path.
+# Emits the model the remaining arguments name (a file, or `--lib … --model …`) with them
+# into $OUT/$1, builds it and keeps the binary as $OUT/$1.bin; prints the binary's path.
 emitted_binary() {
-    local example=$1 name=$2
-    shift 2
+    local name=$1
+    shift
     local dir=$OUT/$name
-    "$MOCCA" emit "$ROOT/examples/$example.mo" "$@" --out "$dir" --force >/dev/null
+    "$MOCCA" emit "$@" --out "$dir" --force >/dev/null
     (cd "$dir" && CARGO_TARGET_DIR=$OUT/target cargo build --release --offline -q)
     local bin
     bin=$(grep -A1 '\[\[bin\]\]' "$dir/Cargo.toml" | sed -n 's/name = "\(.*\)"/\1/p')
@@ -62,7 +66,7 @@ speed() {
     shift 2
     local args=(-p N=1000 --method "$method" --step 0.01 --stop 2 "$@")
     local bin sim emitted
-    bin=$(emitted_binary "$example" "${example}_$method" "${args[@]}")
+    bin=$(emitted_binary "${example}_$method" "$ROOT/examples/$example.mo" "${args[@]}")
     sim=$(best_time '["stats"]["integration_time_s"]' \
         "$MOCCA" simulate "$ROOT/examples/$example.mo" "${args[@]}")
     emitted=$(best_time '["integration_time_s"]' "$bin")
@@ -81,7 +85,7 @@ threads() {
     local n=$1
     local args=(-p "N=$n" --method implicit-euler --step 0.01 --stop 20)
     local bin sim one two
-    bin=$(emitted_binary heat_exchanger_nonlinear "threads_$n" "${args[@]}")
+    bin=$(emitted_binary "threads_$n" "$ROOT/examples/heat_exchanger_nonlinear.mo" "${args[@]}")
     sim=$(best_time '["stats"]["integration_time_s"]' \
         "$MOCCA" simulate "$ROOT/examples/heat_exchanger_nonlinear.mo" "${args[@]}")
     one=$(best_time '["integration_time_s"]' "$bin" --threads 1)
@@ -96,14 +100,14 @@ PY
 }
 
 events() {
-    local args=(-p N=1000 --method implicit-euler --step 0.01 --stop 2)
+    local args=("$ROOT/examples/heat_exchanger_relay.mo" -p N=1000 --method implicit-euler
+        --step 0.01 --stop 2)
     local sim
-    sim=$(best_time '["stats"]["integration_time_s"]' \
-        "$MOCCA" simulate "$ROOT/examples/heat_exchanger_relay.mo" "${args[@]}")
+    sim=$(best_time '["stats"]["integration_time_s"]' "$MOCCA" simulate "${args[@]}")
     printf '%-10s %12.4f\n' simulate "$sim"
     for mode in locate step; do
         local bin
-        bin=$(emitted_binary heat_exchanger_relay "relay_$mode" "${args[@]}" --events "$mode")
+        bin=$(emitted_binary "relay_$mode" "${args[@]}" --events "$mode")
         for _ in $(seq "$RUNS"); do "$bin" --format json; echo; done | python3 -c '
 import json, sys
 runs = [json.loads(l) for l in sys.stdin if l.strip()]
@@ -112,6 +116,23 @@ print("%-10s %12.4f %10d %10d %12.1f %12.1f %8.2f" % (sys.argv[1], r["integratio
       r["steps"], r["state_events"], 1e6 * r["median_step_s"], 1e6 * r["largest_step_s"],
       r["largest_step_s"] / r["median_step_s"]))' "$mode"
     done
+}
+
+# An MSL example with events, implicit Euler at its output interval, to its stop time: the
+# integration time of `simulate` and of the emitted binary (`--events locate`), best of RUNS.
+msl_events() {
+    local model=$1
+    local args=(--lib "$ROOT/../shared/msl" --model "$model" --method implicit-euler)
+    local sim emitted bin
+    sim=$(best_time '["stats"]["integration_time_s"]' "$MOCCA" simulate "${args[@]}")
+    bin=$(emitted_binary "msl_${model##*.}" "${args[@]}")
+    emitted=$(best_time '["integration_time_s"]' "$bin")
+    "$bin" --format json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+sim, emitted = float(sys.argv[2]), float(sys.argv[3])
+print("%-28s %10.5f %10.5f %8d %8d %8.2f" % (sys.argv[1], sim, emitted, r["steps"],
+      r["state_events"] + r["time_events"], sim / emitted))' "${model##*.}" "$sim" "$emitted"
 }
 
 build() {
@@ -157,8 +178,16 @@ events)
         "median µs" "largest µs" ratio
     events
     ;;
+msl-events)
+    printf '%-28s %10s %10s %8s %8s %8s\n' example "sim s" "emitted s" steps events ratio
+    for model in Modelica.Mechanics.Rotational.Examples.CoupledClutches \
+        Modelica.Electrical.PowerConverters.Examples.ACDC.RectifierBridge2mPulse.ThyristorBridge2mPulse_RL \
+        Modelica.Electrical.Analog.Examples.CauerLowPassSC; do
+        msl_events "$model"
+    done
+    ;;
 *)
-    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events" >&2
+    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events | msl-events" >&2
     exit 2
     ;;
 esac
