@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use cli_support::{csv_columns, mocca, mocca_json};
+use cli_support::{csv_columns, mocca, mocca_json, outside_tube};
 use serde_json::Value;
 
 /// One FMU built at a time: the builds share a target directory (and the machine).
@@ -897,20 +897,32 @@ fn the_models_outputs_are_the_fmus_and_fmpy_records_them_by_default() {
     }
 }
 
-/// Simulates a Model Exchange FMU with FMPy's CVode (relative tolerance 1e-10): `{"problems":
-/// [..], "indicators": n, "last": {name: value}}`. Arguments: the FMU, stop, outputs.
+/// Simulates a Model Exchange FMU with FMPy's CVode: `{"problems": [..], "indicators": n,
+/// "last": {name: value}, "columns": {name: [..]}}` (the time among the columns). Arguments:
+/// the FMU, stop, outputs, output interval, relative tolerance.
 const MODEL_EXCHANGE_CVODE: &str = r#"
 import json, sys
 from fmpy import simulate_fmu, read_model_description
 from fmpy.validation import validate_fmu
 fmu, stop, outputs = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(',')
+interval, tolerance = float(sys.argv[4]), float(sys.argv[5])
 problems = validate_fmu(fmu)
 result = simulate_fmu(fmu, fmi_type='ModelExchange', solver='CVode', stop_time=stop,
-                      output_interval=0.01, relative_tolerance=1e-10, output=outputs)
+                      output_interval=interval, relative_tolerance=tolerance, output=outputs)
 print(json.dumps({"problems": [str(p) for p in problems],
                   "indicators": read_model_description(fmu).numberOfEventIndicators,
-                  "last": {name: float(result[name][-1]) for name in outputs}}))
+                  "last": {name: float(result[name][-1]) for name in outputs},
+                  "columns": {n: [float(x) for x in result[n]] for n in ['time'] + outputs}}))
 "#;
+
+/// [`MODEL_EXCHANGE_CVODE`] of `fmu` to `stop`, its last values only needed: every 0.01,
+/// relative tolerance 1e-10.
+fn cvode_to(fmu: &Path, stop: &str, outputs: &str) -> Value {
+    python(
+        MODEL_EXCHANGE_CVODE,
+        &[fmu.to_str().expect("utf-8"), stop, outputs, "0.01", "1e-10"],
+    )
+}
 
 /// A Model Exchange FMU declares an event indicator per relation (two per stepwise
 /// function: the ends of the range its value holds on) and settles the switches in
@@ -949,10 +961,7 @@ fn a_model_exchange_fmu_has_the_event_indicators_of_its_relations() {
         let grid = ["--step", "0.01", "--stop", "2", "--fmi-type", "me"];
         let fmu = emit_fmu(name, model, &grid).expect("emits");
         let stop = if name == "me_floor" { "1" } else { "2" };
-        let fmpy = python(
-            MODEL_EXCHANGE_CVODE,
-            &[fmu.to_str().expect("utf-8"), stop, output],
-        );
+        let fmpy = cvode_to(&fmu, stop, output);
         assert_eq!(fmpy["problems"], serde_json::json!([]), "{name}");
         assert_eq!(fmpy["indicators"], indicators, "{name}");
         let got = fmpy["last"][output].as_f64().expect("a number");
@@ -993,10 +1002,7 @@ fn the_bouncing_balls_model_exchange_fmu_bounces_as_the_closed_form_says() {
     let model = "examples/bouncing_ball.mo";
     let grid = ["--step", "0.01", "--stop", "3", "--fmi-type", "me"];
     let fmu = emit_fmu("me_ball", model, &grid).expect("emits");
-    let fmpy = python(
-        MODEL_EXCHANGE_CVODE,
-        &[fmu.to_str().expect("utf-8"), "3", "h,v"],
-    );
+    let fmpy = cvode_to(&fmu, "3", "h,v");
     assert_eq!(fmpy["problems"], serde_json::json!([]));
     assert_eq!(fmpy["indicators"], 1);
     let (h, v) = bouncing_ball_at(3.0);
@@ -1020,5 +1026,74 @@ fn the_bouncing_balls_model_exchange_fmu_bounces_as_the_closed_form_says() {
             (ours - want).abs() < 1e-6,
             "BDF {name} = {ours}, closed form {want}"
         );
+    }
+}
+
+/// An MSL example with events as a Model Exchange FMU: `CoupledClutches` (three clutches that
+/// stick and slide, their modes through `pre`: 27 event indicators), validated by FMPy and
+/// integrated by its CVode, which locates the switches through the indicators and settles
+/// them through `fmi2NewDiscreteStates`: every compared signal stays inside the csv-compare
+/// tube of the library's reference result (Dymola's), as `mocca simulate`'s run does.
+#[test]
+fn an_msl_model_exchange_fmu_with_events_stays_in_its_references_tube() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: ../shared/msl is absent");
+        return;
+    };
+    if !fmpy_available() {
+        return;
+    }
+    let example = "Modelica.Mechanics.Rotational.Examples.CoupledClutches";
+    let reference = msl
+        .join("../msl-reference")
+        .join(example)
+        .join("reference.csv");
+    let Ok(reference) = std::fs::read_to_string(&reference) else {
+        eprintln!("skipped: ../shared/msl-reference is absent");
+        return;
+    };
+    let reference = csv_columns(&reference.replace('"', ""));
+    let lib = format!("--lib={}", msl.to_str().expect("utf-8"));
+    let fmu = emit_fmu(
+        "me_clutches",
+        &lib,
+        &["--model", example, "--fmi-type", "me"],
+    )
+    .unwrap_or_else(|(_, err)| panic!("{err}"));
+    let signals = [
+        "J1.w",
+        "clutch1.w_rel",
+        "clutch2.w_rel",
+        "clutch3.w_rel",
+        "J1.phi",
+    ];
+    let outputs = signals.join(",");
+    let fmpy = python(
+        MODEL_EXCHANGE_CVODE,
+        &[
+            fmu.to_str().expect("utf-8"),
+            "1.5",
+            &outputs,
+            "0.001",
+            "1e-8",
+        ],
+    );
+    assert_eq!(fmpy["problems"], serde_json::json!([]));
+    assert_eq!(fmpy["indicators"], 27);
+    let column = |name: &str| -> Vec<f64> {
+        (fmpy["columns"][name].as_array().expect("a column").iter())
+            .map(|x| x.as_f64().expect("a number"))
+            .collect()
+    };
+    let times = column("time");
+    assert!(times.len() > 1500, "{} rows", times.len());
+    for name in signals {
+        let outside = outside_tube(
+            &times,
+            &column(name),
+            (&reference["time"], &reference[name]),
+            (0.0, 1.5),
+        );
+        assert_eq!(outside, 0, "`{name}`: {outside} points outside the tube");
     }
 }

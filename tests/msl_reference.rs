@@ -13,7 +13,7 @@ mod cli_support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cli_support::{csv_columns, temp_path};
+use cli_support::{csv_columns, outside_tube, temp_path};
 
 /// How one example fared.
 enum Verdict {
@@ -31,54 +31,6 @@ enum Verdict {
 fn shared() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
     dir.join("msl-reference").is_dir().then_some(dir)
-}
-
-/// The reference piecewise linear between its rows.
-fn interpolate(times: &[f64], values: &[f64], t: f64) -> f64 {
-    let i = times.partition_point(|&x| x <= t);
-    if i == 0 {
-        return values[0];
-    }
-    if i >= times.len() {
-        return values[values.len() - 1];
-    }
-    let (a, b) = (times[i - 1], times[i]);
-    if b == a {
-        return values[i - 1];
-    }
-    values[i - 1] + (values[i] - values[i - 1]) * (t - a) / (b - a)
-}
-
-/// How many of `(times, ys)` lie outside the tube around the reference `(rt, ry)`: a point
-/// is inside when it is within the half-height of the reference's range over the half-width
-/// around its time.
-fn outside_tube(times: &[f64], ys: &[f64], (rt, ry): (&[f64], &[f64]), span: (f64, f64)) -> usize {
-    let width = 0.002 * (span.1 - span.0).max(span.0.abs());
-    let (lo, hi) = ry
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &y| {
-            (l.min(y), h.max(y))
-        });
-    let height = 0.002 * (hi - lo).max(lo.abs()).max(0.001);
-    times
-        .iter()
-        .zip(ys)
-        .filter(|&(&t, &y)| {
-            let first = rt.partition_point(|&x| x < t - width);
-            let last = rt.partition_point(|&x| x <= t + width);
-            let ends = [
-                interpolate(rt, ry, t - width),
-                interpolate(rt, ry, t + width),
-            ];
-            let (l, h) = ends
-                .iter()
-                .chain(&ry[first..last])
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
-                    (l.min(v), h.max(v))
-                });
-            !(l - height <= y && y <= h + height)
-        })
-        .count()
 }
 
 fn judge(shared: &Path, model: &str) -> Verdict {

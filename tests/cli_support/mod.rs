@@ -99,3 +99,56 @@ pub fn msl() -> Option<PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
     dir.join("Modelica/package.mo").is_file().then_some(dir)
 }
+
+/// The reference piecewise linear between its rows.
+pub fn interpolate(times: &[f64], values: &[f64], t: f64) -> f64 {
+    let i = times.partition_point(|&x| x <= t);
+    if i == 0 {
+        return values[0];
+    }
+    if i >= times.len() {
+        return values[values.len() - 1];
+    }
+    let (a, b) = (times[i - 1], times[i]);
+    if b == a {
+        return values[i - 1];
+    }
+    values[i - 1] + (values[i] - values[i - 1]) * (t - a) / (b - a)
+}
+
+/// How many of `(times, ys)` lie outside the csv-compare tube around the reference `(rt, ry)`
+/// of a run over `span` (the MSL's reference results are judged so): a point is inside when
+/// it is within the half-height of the reference's range over the half-width around its time.
+pub fn outside_tube(
+    times: &[f64],
+    ys: &[f64],
+    (rt, ry): (&[f64], &[f64]),
+    span: (f64, f64),
+) -> usize {
+    let width = 0.002 * (span.1 - span.0).max(span.0.abs());
+    let (lo, hi) = ry
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &y| {
+            (l.min(y), h.max(y))
+        });
+    let height = 0.002 * (hi - lo).max(lo.abs()).max(0.001);
+    times
+        .iter()
+        .zip(ys)
+        .filter(|&(&t, &y)| {
+            let first = rt.partition_point(|&x| x < t - width);
+            let last = rt.partition_point(|&x| x <= t + width);
+            let ends = [
+                interpolate(rt, ry, t - width),
+                interpolate(rt, ry, t + width),
+            ];
+            let (l, h) = ends
+                .iter()
+                .chain(&ry[first..last])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+            !(l - height <= y && y <= h + height)
+        })
+        .count()
+}
