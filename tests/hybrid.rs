@@ -296,10 +296,10 @@ fn json_counts_the_events_and_emit_refuses_what_it_cannot_run() {
     assert_eq!(events["first_times"][0], 0.1, "{value}");
     let out = cli_support::temp_path("counter_crate");
     let out_arg = out.to_str().expect("utf-8");
-    let (_, err, code) = mocca(&["emit", path, "--partition", "weak", "--out", out_arg]);
+    let (_, err, code) = mocca(&["emit", path, "--partition", "weak", "--fmu", out_arg]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("`emit --partition weak` does not handle events yet"),
+        err.contains("`emit --fmu DIR` (subsystem FMUs and an SSP) does not handle events yet"),
         "{err}"
     );
     assert!(!out.exists(), "nothing half-written");

@@ -72,10 +72,11 @@ pub struct EmitArgs {
 
 /// What the emitted runtime does not handle yet, where the model has it: a run without it
 /// would be a silent wrong answer. It handles the events (switches of relations, `when`
-/// clauses, `sample`) of the model as one system, stepped by the crate or an FMU; not those
-/// of weak subsystems stepped apart.
-fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnostic> {
-    if args.partition.partition != PartitionArg::Weak {
+/// clauses, `sample`) of the model as one system and of weak subsystems stepped together in
+/// one crate or FMU; not those of the subsystem FMUs of an SSP (`split`), each stepped by the
+/// master apart.
+fn unsupported_events(dae: &crate::dae::Dae, split: bool) -> Option<Diagnostic> {
+    if !split {
         return None;
     }
     let hybrid = &dae.hybrid;
@@ -89,9 +90,9 @@ fn unsupported_events(dae: &crate::dae::Dae, args: &EmitArgs) -> Option<Diagnost
     } else {
         (hybrid.samples.first()?.span, "a `sample` clock")
     };
-    let unsupported = "`emit --partition weak` does not handle events yet";
+    let unsupported = "`emit --fmu DIR` (subsystem FMUs and an SSP) does not handle events yet";
     let error = Diagnostic::error(unsupported).at(span, what);
-    Some(error.with_note("emit it as one system, or simulate it with `mocca simulate`"))
+    Some(error.with_note("emit it as one crate or FMU (`--partition weak` included), or simulate it with `mocca simulate`"))
 }
 
 pub(super) fn event_mode(events: EventsArg) -> EventMode {
@@ -157,7 +158,7 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
     };
-    if let Some(error) = unsupported_events(&dae, args) {
+    if let Some(error) = unsupported_events(&dae, system.is_some()) {
         super::report(&flat.sources, &[error]);
         return ExitCode::from(1);
     }

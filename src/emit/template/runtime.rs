@@ -1200,8 +1200,17 @@ impl Model {
         }
         let mut dx = vec![0.0; x.len()];
         self.rhs(t, x, &mut dx)?;
+        let r = std::mem::take(&mut self.regs.r);
+        let checked = self.check_registers(t, &r);
+        self.regs.r = r;
+        checked
+    }
+
+    /// Checks the model's `assert`s on the register file `r` at `t` (see
+    /// [`Model::check_assertions`]).
+    fn check_registers(&mut self, t: f64, r: &[f64]) -> Result<(), Failure> {
         for (k, &(error, message)) in model::ASSERTIONS.iter().enumerate() {
-            if model::assertion(k, &self.regs.r) {
+            if model::assertion(k, r) {
                 continue;
             }
             if error {
@@ -1917,6 +1926,35 @@ impl WeakStepper {
         }
     }
 
+    /// The weak values exchanged (their `last` registers).
+    fn exchanged(&self) -> Vec<f64> {
+        self.weak.exchanges.iter().map(|&(_, last)| self.regs.r[last]).collect()
+    }
+
+    /// Sets the weak values exchanged back to `saved` ([`WeakStepper::exchanged`]).
+    fn set_exchanged(&mut self, saved: &[f64]) {
+        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
+            for (&(_, last), &x) in self.weak.exchanges.iter().zip(saved) {
+                copy.r[last] = x;
+            }
+        }
+    }
+
+    /// After an event at `t`: takes every variable and derivative of `regs` (the model as one
+    /// system after the event) and publishes the weak values, so that the next step starts
+    /// from values consistent at `t`, as `simulate`'s `Partitioned::resume` does.
+    fn resume(&mut self, regs: &Registers, t: f64) {
+        let n = 2 * model::VARS;
+        let weak = self.weak;
+        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
+            copy.r[..n].copy_from_slice(&regs.r[..n]);
+            copy.set_time(t);
+            copy.rerun_setup();
+            copy.enter_interval_from(t);
+            Self::publish(copy, weak.exchanges);
+        }
+    }
+
     fn publish(regs: &mut Registers, list: &[(usize, usize)]) {
         for &(reg, last) in list {
             regs.r[last] = regs.r[reg];
@@ -2106,6 +2144,30 @@ impl Integrator {
         }
     }
 
+    /// What stepping again from a step's start needs besides its states: the weak values
+    /// exchanged (none for the model as one system, whose one-step methods need only them).
+    fn checkpoint(&self) -> Vec<f64> {
+        match self {
+            Integrator::Whole(..) => Vec::new(),
+            Integrator::Weak(w) => w.exchanged(),
+        }
+    }
+
+    /// Back to a [`Integrator::checkpoint`], to step again from where it was taken.
+    fn rewind(&mut self, saved: &[f64]) {
+        if let Integrator::Weak(w) = self {
+            w.set_exchanged(saved);
+        }
+    }
+
+    /// Continues from the event at `t` whose values `regs` holds (the model as one system
+    /// takes them in [`Model::take_event`]; weak subsystems here).
+    fn resume(&mut self, regs: &Registers, t: f64) {
+        if let Integrator::Weak(w) = self {
+            w.resume(regs, t);
+        }
+    }
+
     /// Advances `x` from `t` to `t + h`.
     pub fn step(&mut self, model: &mut Model, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
         match self {
@@ -2193,8 +2255,8 @@ pub enum Side {
     After,
 }
 
-/// Records `(t, x)` as `simulate` records a point: a model with `assert`s (stepped as one
-/// system) is evaluated there first and its asserts checked ([`Model::check_assertions`]).
+/// Records `(t, x)` as `simulate` records a point, its `assert`s checked first
+/// ([`check_point`]).
 fn record_point(
     model: &mut Model,
     integrator: &Integrator,
@@ -2202,11 +2264,25 @@ fn record_point(
     x: &[f64],
     record: &mut dyn FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
-    if matches!(integrator, Integrator::Whole(..)) {
-        model.check_assertions(t, x, side)?;
-    }
+    check_point(model, integrator, (t, side), x)?;
     record(t, x);
     Ok(())
+}
+
+/// Checks the model's `assert`s at the point `(t, x)` as `simulate` does where it records it:
+/// the model as one system evaluated there ([`Model::check_assertions`]); weak subsystems on
+/// their registers, which hold every value after a step (those of the step that ended,
+/// before any event there).
+fn check_point(
+    model: &mut Model,
+    integrator: &Integrator,
+    (t, side): (f64, Side),
+    x: &[f64],
+) -> Result<(), Failure> {
+    match integrator {
+        Integrator::Whole(..) => model.check_assertions(t, x, side),
+        Integrator::Weak(w) => model.check_registers(t, &w.regs.r),
+    }
 }
 
 /// Steps `x` from `t` by `h`, ending a step at each breakpoint on the way.
@@ -2249,22 +2325,30 @@ fn advance(
         let timed = events.next_time_event(from).min(next_after(&breakpoints, from));
         let end = timed.min(t_next);
         let step = if from == t && end == t_next { h } else { end - from };
-        let saved = x.to_vec();
+        let saved = (x.to_vec(), integrator.checkpoint());
         step_over(model, integrator, &breakpoints, (from, step), x)?;
         let crossed = events.crossed(end, x);
         let at = if crossed && model::EVENTS == EventMode::Locate {
             let mut state_at = |tau: f64| {
-                let mut y = saved.clone();
-                // A failure here leaves the start: no switch is seen there.
-                if tau > from
-                    && step_over(model, integrator, &breakpoints, (from, tau - from), &mut y).is_err()
-                {
-                    y.copy_from_slice(&saved);
+                let mut y = saved.0.clone();
+                if tau > from {
+                    integrator.rewind(&saved.1);
+                    // A failure here leaves the start: no switch is seen there.
+                    if step_over(model, integrator, &breakpoints, (from, tau - from), &mut y).is_err() {
+                        y.copy_from_slice(&saved.0);
+                    }
                 }
                 y
             };
             let (at, x_at) = events.locate((from, end), &mut state_at);
             x.copy_from_slice(&x_at);
+            if matches!(integrator, Integrator::Weak(_)) && at > from {
+                // Step to the event itself, so that the registers hold the values there (as
+                // `simulate` steps weak subsystems).
+                integrator.rewind(&saved.1);
+                x.copy_from_slice(&saved.0);
+                step_over(model, integrator, &breakpoints, (from, at - from), x)?;
+            }
             at
         } else if crossed || end == timed {
             end
@@ -2275,6 +2359,7 @@ fn advance(
         record_point(model, integrator, (at, Side::Before), x, record)?;
         events.at(at, x, !crossed)?;
         model.take_event(events.registers(), at);
+        integrator.resume(events.registers(), at);
         // An event on the grid: the grid's own row is the one after it.
         if at < t_next {
             record_point(model, integrator, (at, Side::After), x, record)?;
@@ -2335,10 +2420,7 @@ impl Simulation {
         };
         model.events = events;
         self.t = stepped?;
-        if matches!(self.integrator, Integrator::Whole(..)) {
-            self.model.check_assertions(self.t, &self.x, Side::After)?;
-        }
-        Ok(())
+        check_point(&mut self.model, &self.integrator, (self.t, Side::After), &self.x)
     }
 
     /// Whether `terminate` has ended the run (a step then advances nothing).
