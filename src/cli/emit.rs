@@ -50,7 +50,7 @@ pub struct EmitArgs {
     pub grid: GridArgs,
     #[command(flatten)]
     pub partition: PartitionArgs,
-    /// How the crate handles the state events of relations (`if x > 0.5 then …`, `floor`)
+    /// How the crate handles a crossing inside a step: of a relation of the equations (`if x > 0.5 then …`, `floor`) or of a `when` condition (`when h < 0`); time events (`sample`, breakpoints) always end a step at their instant
     #[arg(long, value_enum, default_value_t = EventsArg::Locate)]
     pub events: EventsArg,
     /// The directory to write the crate into (created; it must be empty or absent)
