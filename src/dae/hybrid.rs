@@ -55,6 +55,20 @@ pub enum Action {
 }
 
 impl Action {
+    /// The variables `actions` assign, in any branch of their `if`s, each once, in written
+    /// order.
+    pub fn assigned(actions: &[Action]) -> Vec<VarId> {
+        let mut vars = Vec::new();
+        Action::walk(actions, &mut |a| {
+            if let Action::Assign { var, .. } = a
+                && !vars.contains(var)
+            {
+                vars.push(*var);
+            }
+        });
+        vars
+    }
+
     /// Each action of `actions` and every action nested in them, in written order.
     pub fn walk<'a>(actions: &'a [Action], f: &mut impl FnMut(&'a Action)) {
         for action in actions {

@@ -577,7 +577,7 @@ fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
         .map(|w| {
             let branches: Vec<String> = (w.branches.iter())
                 .map(|b| {
-                    let vars = assigned_vars(&b.actions);
+                    let vars = Action::assigned(&b.actions);
                     discrete.extend((vars.iter()).filter(|&&v| dae.var(v).ty != ScalarType::Real));
                     let regs: Vec<String> = vars.iter().map(|v| v.0.to_string()).collect();
                     format!("&[{}]", regs.join(", "))
@@ -590,28 +590,29 @@ fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
     let discrete: Vec<u32> = discrete.into_iter().map(|v| v.0).collect();
     code.table("DISCRETE", "usize", &discrete);
     let mut effects = Effects { dae, asserts: 0 };
-    code.open("pub fn when_assign(c: usize, b: usize, r: &mut [f64])");
-    code.open("match (c, b)");
-    for (c, w) in whens.iter().enumerate() {
-        for (b, branch) in w.branches.iter().enumerate() {
-            code.open(format_args!("({c}, {b}) =>"));
-            effects.actions(code, &branch.actions, Pass::Assign);
-            code.close();
+    let functions = [
+        (
+            "when_assign(c: usize, b: usize, r: &mut [f64])",
+            Pass::Assign,
+        ),
+        (
+            "when_effects(c: usize, b: usize, r: &[f64], out: &mut Vec<Effect>)",
+            Pass::Effects,
+        ),
+    ];
+    for (signature, pass) in functions {
+        code.open(format_args!("pub fn {signature}"));
+        code.open("match (c, b)");
+        for (c, w) in whens.iter().enumerate() {
+            for (b, branch) in w.branches.iter().enumerate() {
+                code.open(format_args!("({c}, {b}) =>"));
+                effects.actions(code, &branch.actions, pass);
+                code.close();
+            }
         }
+        code.line("_ => {}");
+        code.close().close().blank();
     }
-    code.line("_ => {}");
-    code.close().close().blank();
-    code.open("pub fn when_effects(c: usize, b: usize, r: &[f64], out: &mut Vec<Effect>)");
-    code.open("match (c, b)");
-    for (c, w) in whens.iter().enumerate() {
-        for (b, branch) in w.branches.iter().enumerate() {
-            code.open(format_args!("({c}, {b}) =>"));
-            effects.actions(code, &branch.actions, Pass::Effects);
-            code.close();
-        }
-    }
-    code.line("_ => {}");
-    code.close().close().blank();
     code.open("pub fn initial_assignments(r: &mut [f64])");
     for eq in &dae.initial_equations {
         if let Some((v, value)) = dae.initial_assignment(eq) {
@@ -706,20 +707,6 @@ impl Effects<'_> {
             }
         }
     }
-}
-
-/// The variables `actions` assign, in any branch of their `if`s, each once, in written
-/// order.
-fn assigned_vars(actions: &[Action]) -> Vec<VarId> {
-    let mut vars = Vec::new();
-    Action::walk(actions, &mut |a| {
-        if let Action::Assign { var, .. } = a
-            && !vars.contains(var)
-        {
-            vars.push(*var);
-        }
-    });
-    vars
 }
 
 /// The number of event indicators of the model's watched relations (FMI 2.0): one per

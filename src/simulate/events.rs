@@ -598,7 +598,10 @@ impl Clauses for Events<'_> {
     }
 
     fn assigned(&self, c: usize, b: usize) -> Vec<usize> {
-        assigned_vars(&self.dae.hybrid.whens[c].branches[b].actions)
+        let actions = &self.dae.hybrid.whens[c].branches[b].actions;
+        (Action::assigned(actions).into_iter())
+            .map(|v| v.0 as usize)
+            .collect()
     }
 
     fn var(&self, v: usize) -> f64 {
@@ -742,19 +745,6 @@ fn stepwise(f: Func) -> Stepwise {
         Func::Ceil => Stepwise::Ceil,
         _ => Stepwise::TowardZero,
     }
-}
-
-/// The variables `actions` assign, in any branch of their `if`s, each once.
-fn assigned_vars(actions: &[Action]) -> Vec<usize> {
-    let mut vars = Vec::new();
-    Action::walk(actions, &mut |a| {
-        if let Action::Assign { var, .. } = a
-            && !vars.contains(&(var.0 as usize))
-        {
-            vars.push(var.0 as usize);
-        }
-    });
-    vars
 }
 
 /// Whether expression `node` is part of `root`.
