@@ -6,6 +6,7 @@
 mod cli_support;
 
 use cli_support::{mocca, mocca_json, model_file, temp_path};
+use serde_json::json;
 
 /// `x = time` exactly; the terms of `y = 3*x + 0.01*x^2 + 0.5*cos(time)` are functions of time.
 const KNOWN: &str = "model Known
@@ -149,22 +150,23 @@ fn the_written_model_simulates_to_the_verified_error() {
     let reported = applied.last().expect("one").as_object().expect("entry")["actual"]
         .as_f64()
         .expect("actual");
-    let run = |model: &str| {
+    // The full model's states, against the same variables of the reduced one (states or not).
+    let run = |model: &str, vars: &str| {
         let (csv, err, code) = cli_support::simulate_csv(
             "reduce_check",
             &[
                 "simulate", model, "--method", "bdf", "--stop", "3", "--step", "0.1", "--vars",
-                "all",
+                vars,
             ],
         );
         assert_eq!(code, 0, "{model}: {err}");
         cli_support::csv_columns(&csv)
     };
     let (full, reduced) = (
-        run("examples/quarter_car.mo"),
-        run(out.to_str().expect("path")),
+        run("examples/quarter_car.mo", "x_s,v_s,x_t,v_t,x_r"),
+        run(out.to_str().expect("path"), "all"),
     );
-    assert!(full.keys().eq(reduced.keys()));
+    assert!(full.keys().all(|k| reduced.contains_key(k)));
     let percent = cli_support::deviation_percent(&full, &reduced);
     assert!(
         (percent - reported).abs() <= 1e-6 * (1.0 + reported),
@@ -307,8 +309,17 @@ fn the_one_step_prediction_equals_a_direct_solve() {
     }
     assert!(checked > 20, "{checked} predictions checked");
     // The command's predictions for deletions: the largest step over the samples relative to
-    // each unknown's scale (its largest magnitude over the samples), in percent.
-    let scales = mocca::reduce::onestep::scales(&lin, &reference.points);
+    // each state's scale (its largest magnitude over the samples), in percent; the algebraic
+    // unknowns (the spring forces) are not measured by default.
+    let scales: Vec<f64> = (lin.unknowns.iter())
+        .map(|&v| match flat.var(v).kind {
+            mocca::dae::VarKind::State => (reference.points.iter())
+                .map(|p| p.vars[v.0 as usize].abs())
+                .fold(0.0, f64::max),
+            _ => f64::INFINITY,
+        })
+        .collect();
+    assert_eq!(scales.iter().filter(|s| s.is_finite()).count(), 5);
     let report = mocca_json(&[
         "reduce",
         "examples/quarter_car.mo",
@@ -399,17 +410,31 @@ fn the_component_quarter_car_reduces_by_both_metrics() {
             .expect("the tyre's linear term");
         assert_eq!(tyre["applied"], true, "{metric}: {tyre}");
         assert!(tyre["actual"].as_f64().expect("verified") < 1.0, "{tyre}");
-        assert_eq!(report["dropped_initial_equations"], serde_json::json!([]));
-        assert_eq!(report["steady_state_initial"], serde_json::json!([]));
+        // Initialisation is left as it was, unless the wheel's inertia went (verified): then
+        // its steady-state condition goes with its velocity's derivative, and its position,
+        // which lost its condition, starts in steady state instead.
+        let massless = ranking
+            .iter()
+            .any(|e| e["term"] == "m*der(v)" && e["component"] == "wheel" && e["applied"] == true);
+        let (dropped, steady) = match massless {
+            true => (json!(["der('wheel.v') = 0.0"]), json!(["wheel.s"])),
+            false => (json!([]), json!([])),
+        };
+        assert_eq!(report["dropped_initial_equations"], dropped, "{metric}");
+        assert_eq!(report["steady_state_initial"], steady, "{metric}");
         if metric == "onestep" {
             let dampers: Vec<&serde_json::Value> = ranking
                 .iter()
                 .filter(|e| e["term"] == "d*der(s_rel)")
                 .collect();
             assert_eq!(dampers.len(), 2);
-            for d in dampers {
-                assert!(d["predicted"].as_f64().expect("predicted") > 1.0, "{d}");
-            }
+            // As the flat car's: the tyre damper's deletion 0.1-0.3 %, the suspension's over 5 %.
+            let predicted = |c: &str| {
+                let d = dampers.iter().find(|d| d["component"] == c).expect(c);
+                d["predicted"].as_f64().expect("predicted")
+            };
+            assert!((0.1..0.3).contains(&predicted("tyreDamper")), "{dampers:?}");
+            assert!(predicted("suspensionDamper") > 5.0, "{dampers:?}");
         }
     }
 }
@@ -753,19 +778,8 @@ fn a_reduced_initial_system_is_made_square_again() {
 /// one-step metric predicts its error.
 #[test]
 fn constant_terms_are_candidates_for_deletion() {
-    let car = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quarter_car.mo");
     let run = |metric: &str, extra: &[&str]| {
-        let args = [
-            &[
-                "reduce", car, "--stop", "3", "--metric", metric, "--format", "json",
-            ][..],
-            extra,
-        ]
-        .concat();
-        mocca_json(&args)["ranking"]
-            .as_array()
-            .expect("ranking")
-            .clone()
+        quarter_car_ranking(&[&["--stop", "3", "--metric", metric][..], extra].concat())
     };
     let is_gravity = |e: &serde_json::Value| {
         let term = e["term"].as_str().unwrap_or("");
@@ -831,11 +845,12 @@ fn all_terms_rank_as_the_papers_table_3() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// Without `--step`, `onestep`'s h is one fifth of the fastest time constant over the samples:
-/// checked against the eigenvalues of the quarter car's ODE Jacobian, written out by hand
-/// here, at the 50 instants of a BDF run of 3 s.
+/// Without `--step`, `onestep`'s h is 5/ρ (its rate 1/h a fifth of the fastest rate ρ, the
+/// median over the samples of the spectral radius of ∂f/∂x): checked against the eigenvalues
+/// of the quarter car's ODE Jacobian, written out by hand here, at the 50 instants of a BDF
+/// run of 3 s.
 #[test]
-fn the_default_one_step_h_is_a_fifth_of_the_fastest_time_constant() {
+fn the_default_one_step_h_is_five_fastest_time_constants() {
     let report = mocca_json(&[
         "reduce",
         "examples/quarter_car.mo",
@@ -865,7 +880,7 @@ fn the_default_one_step_h_is_a_fifth_of_the_fastest_time_constant() {
     assert_eq!(c["time"].len(), 50);
     let (m_s, m_t, beta_t, beta_s) = (267.0, 36.6, 200.0, 700.0);
     let (k1_t, k3_t, k1_s, k3_s) = (193.915, 2.0e8, 18.742, 2.0e5);
-    let mut fastest = 0.0f64;
+    let mut radii = Vec::new();
     for ((x_s, x_t), x_r) in c["x_s"].iter().zip(&c["x_t"]).zip(&c["x_r"]) {
         let (d, e) = (x_s - x_t, x_t - x_r);
         let ks = k1_s + 3.0 * k3_s * d * d;
@@ -879,26 +894,23 @@ fn the_default_one_step_h_is_a_fifth_of_the_fastest_time_constant() {
             ks / m_t, beta_s / m_t, -(kt + ks) / m_t, -(beta_t + beta_s) / m_t, kt / m_t,
             0.0, 0.0, 0.0, 0.0, 0.0,
         ]);
-        let radius = (j.complex_eigenvalues().iter()).fold(0.0f64, |m, z| m.max(z.norm()));
-        fastest = fastest.max(radius);
+        radii.push((j.complex_eigenvalues().iter()).fold(0.0f64, |m, z| m.max(z.norm())));
     }
-    let rate = report["fastest_rate"]["rate"].as_f64().expect("rate");
-    assert!(
-        (rate - fastest).abs() < 1e-4 * fastest,
-        "{rate} vs {fastest}"
-    );
+    radii.sort_by(f64::total_cmp);
+    let median = 0.5 * (radii[24] + radii[25]);
+    let rate = report["fastest_rate"].as_f64().expect("rate");
+    assert!((rate - median).abs() < 1e-4 * median, "{rate} vs {median}");
+    // The wheel hop at rest, |-12.5 ± 103.2i|: the curb's stiffening does not set it.
+    assert!((rate - 103.9).abs() < 0.1, "{rate}");
     let h = report["h"].as_f64().expect("h");
     assert!(
-        (h - 0.2 / fastest).abs() < 1e-4 * h,
+        (h - 5.0 / median).abs() < 1e-4 * h,
         "{h} vs {}",
-        0.2 / fastest
+        5.0 / median
     );
     let (text, _, code) = mocca(&["reduce", "examples/quarter_car.mo", "--metric", "onestep"]);
     assert_eq!(code, 0);
-    assert!(
-        text.contains("a fifth of the fastest time constant"),
-        "{text}"
-    );
+    assert!(text.contains("1/h a fifth of the fastest rate"), "{text}");
     let given = mocca_json(&[
         "reduce",
         "examples/quarter_car.mo",
@@ -911,4 +923,77 @@ fn the_default_one_step_h_is_a_fifth_of_the_fastest_time_constant() {
     ]);
     assert_eq!(given["h"], 0.05);
     assert!(given["fastest_rate"].is_null());
+}
+
+/// The one-step ranking with the defaults, against Sodja and Žlajpah's Table 2: the first five
+/// are the paper's five — `k1_t*(x_t - x_r)`, `-beta_t*(v_t - der(x_r))`, `k1_s*(x_s - x_t)`,
+/// `m_t*der(v_t)` and `-m_t*g` — and each predicted error is within a factor of 2 of the
+/// paper's where the paper's is above rounding (0.046 %, 0.13 %, 1.81 %, 5.2 %: the linear
+/// suspension's 0.14 % is not matched, ours is 0.05 %); `--verify` applies them in turn (the
+/// massless wheel's initial system repaired by its steady state) and keeps the fifth, at
+/// an actual error under 5 % (the paper: 2.12 %), and undoes the body damper's deletion, over
+/// 50 % (the paper: 108.8 %).
+#[test]
+fn one_step_ranks_as_the_papers_table_2() {
+    let run = |extra: &[&str]| quarter_car_ranking(&[&["--metric", "onestep"][..], extra].concat());
+    let ranking = run(&[]);
+    let mut first: Vec<&str> = ranking[..5]
+        .iter()
+        .map(|e| e["term"].as_str().unwrap())
+        .collect();
+    first.sort_unstable();
+    assert_eq!(
+        first,
+        [
+            "-beta_t*(v_t - der(x_r))",
+            "k1_s*(x_s - x_t)",
+            "k1_t*(x_t - x_r)",
+            "m_t*der(v_t)",
+            "m_t*g"
+        ],
+        "{ranking:?}"
+    );
+    let predicted = |term: &str| {
+        let e = ranking.iter().find(|e| e["term"] == term).expect(term);
+        assert_eq!(e["operation"], "delete", "{e}");
+        e["predicted"].as_f64().expect("predicted")
+    };
+    for (term, paper) in [
+        ("k1_t*(x_t - x_r)", 0.046),
+        ("-beta_t*(v_t - der(x_r))", 0.13),
+        ("m_t*der(v_t)", 1.81),
+        ("m_t*g", 5.2),
+    ] {
+        let ours = predicted(term);
+        assert!(
+            ours / paper < 2.0 && paper / ours < 2.0,
+            "{term}: {ours} vs {paper}"
+        );
+    }
+    let verified = run(&["--verify"]);
+    let entry = |term: &str| verified.iter().find(|e| e["term"] == term).expect(term);
+    let gravity = entry("m_t*g");
+    assert_eq!(gravity["applied"], true, "{gravity}");
+    assert!(
+        gravity["actual"].as_f64().expect("actual") < 5.0,
+        "{gravity}"
+    );
+    let damper = entry("-beta_s*(v_s - v_t)");
+    assert_eq!(damper["applied"], false, "{damper}");
+    assert!(
+        damper["actual"].as_f64().expect("actual") > 50.0,
+        "{damper}"
+    );
+    let wheel = entry("m_t*der(v_t)");
+    assert_eq!(wheel["applied"], true, "{wheel}");
+}
+
+/// `mocca reduce examples/quarter_car.mo` with `args`: its ranking, as JSON.
+fn quarter_car_ranking(args: &[&str]) -> Vec<serde_json::Value> {
+    let car = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quarter_car.mo");
+    let all = [&["reduce", car, "--format", "json"][..], args].concat();
+    mocca_json(&all)["ranking"]
+        .as_array()
+        .expect("ranking")
+        .clone()
 }

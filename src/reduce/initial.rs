@@ -82,7 +82,8 @@ pub fn settle(original: &Dae, reduced: &mut Dae) -> InitialChanges {
             dropped.extend(extra);
             dropped.sort_unstable();
         } else if surplus < 0 {
-            changes.steady_state = unconditioned(original, reduced, &dropped, (-surplus) as usize);
+            let wanted = (-surplus) as usize;
+            changes.steady_state = unconditioned(original, reduced, &dropped, &removed, wanted);
         }
     }
     for &i in dropped.iter().rev() {
@@ -137,9 +138,17 @@ fn free(dae: &Dae) -> usize {
     free_states(dae).count()
 }
 
-/// Up to `wanted` free states of `reduced` that no kept initial equation reads, those a dropped
-/// one read first.
-fn unconditioned(original: &Dae, reduced: &Dae, dropped: &[usize], wanted: usize) -> Vec<VarId> {
+/// Up to `wanted` free states of `reduced` that no kept initial equation reads: those a dropped
+/// one read first, then those whose derivative an equation relates to a former state (the
+/// wheel's `der(x_t) = v_t` once `v_t` is no state: its steady state is the condition the
+/// former state's carried), then the rest.
+fn unconditioned(
+    original: &Dae,
+    reduced: &Dae,
+    dropped: &[usize],
+    removed: &BTreeSet<VarId>,
+    wanted: usize,
+) -> Vec<VarId> {
     let mut read_by_kept = BTreeSet::new();
     let mut read_by_dropped = BTreeSet::new();
     for (i, eq) in original.initial_equations.iter().enumerate() {
@@ -154,12 +163,31 @@ fn unconditioned(original: &Dae, reduced: &Dae, dropped: &[usize], wanted: usize
             }
         });
     }
-    let open: Vec<VarId> = free_states(reduced)
+    let beside_former = rates_beside(reduced, removed);
+    let mut open: Vec<VarId> = free_states(reduced)
         .filter(|v| !read_by_kept.contains(v))
         .collect();
-    let (first, rest): (Vec<VarId>, Vec<VarId>) =
-        open.into_iter().partition(|v| read_by_dropped.contains(v));
-    first.into_iter().chain(rest).take(wanted).collect()
+    open.sort_by_key(|v| (!read_by_dropped.contains(v), !beside_former.contains(v)));
+    open.truncate(wanted);
+    open
+}
+
+/// The variables whose derivative is read by an equation of `dae` that also reads one of
+/// `former`.
+fn rates_beside(dae: &Dae, former: &BTreeSet<VarId>) -> BTreeSet<VarId> {
+    let mut found = BTreeSet::new();
+    for eq in &dae.equations {
+        let (mut rates, mut reads_former) = (Vec::new(), false);
+        dae.pool.visit_leaves(eq.residual, |n| match n {
+            Node::Der(v) => rates.push(v),
+            Node::Var(v) => reads_former |= former.contains(&v),
+            _ => {}
+        });
+        if reads_former {
+            found.extend(rates);
+        }
+    }
+    found
 }
 
 /// `der(v) = 0`, placed where `v` is declared.

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::operation::Operation;
+use super::sample::scale;
 use super::terms::TermRef;
 use crate::causal::Point;
 use crate::dae::{Dae, VarKind};
@@ -135,23 +136,21 @@ pub fn reach(u: &[f64], scales: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Each unknown's scale: its root mean square over the samples, as Sodja and Žlajpah weight
-/// the error (1 where that is 0).
-pub fn scales(l: &Linearised, samples: &[Point]) -> Vec<f64> {
+/// Each unknown's scale ([`scale`], its largest magnitude over the samples), or infinity for
+/// an unknown that is not `measured` (per variable), so its steps count for nothing.
+pub fn scales(l: &Linearised, samples: &[Point], measured: &[bool]) -> Vec<f64> {
     (l.unknowns.iter())
-        .map(|&v| rms(samples.iter().map(|p| p.vars[v.0 as usize])))
+        .map(|&v| match measured[v.0 as usize] {
+            true => scale(samples.iter().map(|p| p.vars[v.0 as usize])),
+            false => f64::INFINITY,
+        })
         .collect()
 }
 
-/// The root mean square of `values` (1 where that is 0 or there are none).
-pub fn rms(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, count) = values.fold((0.0, 0usize), |(s, k), x| (s + x * x, k + 1));
-    let rms = (sum / count.max(1) as f64).sqrt();
-    if rms > 0.0 { rms } else { 1.0 }
-}
-
-/// The BDF1 step the prediction takes by default: one fifth of the fastest time constant,
-/// `1/ρ` with `ρ` the fastest rate over the samples ([`super::sample::Sampled::fastest_rate`]).
+/// The BDF1 step the prediction takes by default, by the paper's rule that the one-step rate
+/// `a₀/h` (`a₀ = 1` for BDF1) be a fifth of the model's fastest rate `ρ`
+/// ([`super::sample::Sampled::fastest_rate`]): `h = 5/ρ`, five of its fastest time constants,
+/// a step over which the fastest mode has settled as a stiff solver's step lets it.
 pub fn default_step(fastest_rate: f64) -> f64 {
-    0.2 / fastest_rate
+    5.0 / fastest_rate
 }

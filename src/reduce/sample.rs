@@ -4,6 +4,7 @@
 use crate::causal::{Causal, EvalFailure, Point, WeakCycle, causal_form, initial_point};
 use crate::dae::{Dae, VarKind};
 use crate::diagnostics::Diagnostic;
+use crate::expr::Node;
 use crate::jacobian::{OdeJacobian, WeakReadsAs, ode_jacobian_with};
 use crate::simulate::fixed_step::Method;
 use crate::simulate::run::{self, Exchange, Failure, Model, Options, Partition};
@@ -35,18 +36,88 @@ pub struct Sampled {
 }
 
 impl Sampled {
-    /// The fastest rate of the model over the samples: the largest modulus of an eigenvalue
-    /// of the ODE Jacobian `∂f/∂x` (see [`spectral_radius`]), and the time of the sample it
-    /// is largest at; `None` when every sample's is 0 (or none can be evaluated).
-    pub fn fastest_rate(&self) -> Option<(f64, f64)> {
+    /// The model's fastest rate over the run: at each sample the largest modulus of an
+    /// eigenvalue of the ODE Jacobian `∂f/∂x` (see [`spectral_radius`]), and its median over
+    /// the samples, so a short stiffening (a curb) does not set it; `None` when every sample's
+    /// is 0 (or none can be evaluated).
+    pub fn fastest_rate(&self) -> Option<f64> {
         let n = self.causal.states.len();
-        (self.points.iter())
+        let mut rates: Vec<f64> = (self.points.iter())
             .map(|p| {
                 let entries = self.jacobian.values(&self.prepared, &self.causal, p);
-                (spectral_radius(&entries, n), p.time)
+                spectral_radius(&entries, n)
             })
-            .filter(|(rate, _)| rate.is_finite() && *rate > 0.0)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|rate| rate.is_finite() && *rate > 0.0)
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let middle = rates.len() / 2;
+        match rates.len() {
+            0 => None,
+            k if k % 2 == 1 => Some(rates[middle]),
+            _ => Some(0.5 * (rates[middle - 1] + rates[middle])),
+        }
+    }
+}
+
+impl Sampled {
+    /// Per variable of the prepared model: whether its errors are `measured`.
+    pub fn measured(&self, measured: Measured) -> Vec<bool> {
+        let dae = &self.prepared;
+        let kind = |v: usize| dae.variables[v].kind;
+        let drives = match measured {
+            Measured::States => self.drive_derivatives(),
+            Measured::Unknowns => vec![false; dae.variables.len()],
+        };
+        let mut included: Vec<bool> = (0..dae.variables.len())
+            .map(|v| match kind(v) {
+                VarKind::State => true,
+                VarKind::Algebraic => !drives[v],
+                _ => false,
+            })
+            .collect();
+        // Nothing reads an alias (it was substituted), but the reduction may change its own
+        // equation: it counts as what it stands for does (a constant one, substituted where it
+        // was read, as a driver).
+        for v in dae.var_ids().filter(|&v| dae.var(v).kind == VarKind::Alias) {
+            let Some(binding) = dae.var(v).binding else {
+                continue;
+            };
+            let mut reads_included = false;
+            dae.pool.visit_leaves(binding, |leaf| {
+                if let Node::Var(w) = leaf {
+                    reads_included |= included[w.0 as usize];
+                }
+            });
+            included[v.0 as usize] = measured == Measured::Unknowns || reads_included;
+        }
+        included
+    }
+
+    /// Per variable: whether a state's derivative depends on it, through the causal form's
+    /// steps taken backwards from the derivatives.
+    fn drive_derivatives(&self) -> Vec<bool> {
+        let n = self.prepared.variables.len();
+        let (mut drives, mut rate_needed) = (vec![false; n], vec![false; n]);
+        for &x in &self.causal.states {
+            rate_needed[x.0 as usize] = true;
+        }
+        for step in self.causal.steps.iter().rev() {
+            let needed = step.targets().iter().any(|t| match *t {
+                Unknown::Derivative(v) => rate_needed[v.0 as usize],
+                Unknown::Algebraic(v) => drives[v.0 as usize],
+            });
+            if !needed {
+                continue;
+            }
+            for &e in step.exprs() {
+                self.prepared.pool.visit_leaves(e, |leaf| match leaf {
+                    Node::Var(v) => drives[v.0 as usize] = true,
+                    Node::Der(v) => rate_needed[v.0 as usize] = true,
+                    _ => {}
+                });
+            }
+        }
+        drives
     }
 }
 
@@ -159,23 +230,52 @@ fn sample_rows(times: &[f64], count: usize) -> Vec<usize> {
         .collect()
 }
 
-/// The largest deviation of `run` from `reference` over the unknowns (states, algebraic and
-/// alias variables) both have, paired by name, at the samples, in percent of each one's scale:
-/// its root mean square over the reference samples (1 where that is 0), as the one-step
-/// prediction's.
-pub fn error_percent(reference: &Sampled, run: &Sampled) -> f64 {
+/// The variables a reduction's errors are measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measured {
+    /// The states, as Sodja and Žlajpah measure (what drives them shows in them), and the
+    /// variables no state's derivative depends on (outputs, aliases: no state shows their
+    /// error).
+    States,
+    /// Every unknown: states, algebraic and alias variables.
+    Unknowns,
+}
+
+impl Measured {
+    /// The name `--error-on` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measured::States => "states",
+            Measured::Unknowns => "unknowns",
+        }
+    }
+}
+
+/// The scale of a variable's errors: its largest magnitude over the reference samples (1
+/// where that is 0 or there are none), so an error is relative to the variable's ∞-norm over
+/// the run, as the paper's are.
+pub fn scale(values: impl Iterator<Item = f64>) -> f64 {
+    let largest = values.fold(0.0f64, |m, x| m.max(x.abs()));
+    if largest > 0.0 { largest } else { 1.0 }
+}
+
+/// The largest deviation of `run` from `reference` over the variables both have, paired by
+/// name, that are `measured` in either, at the samples, in percent of each one's [`scale`]
+/// over the reference samples, as the one-step prediction's.
+pub fn error_percent(reference: &Sampled, run: &Sampled, measured: Measured) -> f64 {
     let (full, reduced) = (&reference.prepared, &run.prepared);
+    // What the reduction made an output counts too (a weight whose force nothing reads now).
+    let (in_full, in_reduced) = (reference.measured(measured), run.measured(measured));
     let mut worst = 0.0f64;
     for v in full.var_ids() {
-        let unknown = matches!(
-            full.var(v).kind,
-            VarKind::State | VarKind::Algebraic | VarKind::Alias
-        );
-        let Some(w) = reduced.lookup(&full.var(v).name).filter(|_| unknown) else {
+        let Some(w) = reduced.lookup(&full.var(v).name) else {
             continue;
         };
+        if !in_full[v.0 as usize] && !in_reduced[w.0 as usize] {
+            continue;
+        }
         let (i, j) = (v.0 as usize, w.0 as usize);
-        let scale = super::onestep::rms(reference.points.iter().map(|p| p.vars[i]));
+        let scale = scale(reference.points.iter().map(|p| p.vars[i]));
         for (r, p) in reference.points.iter().zip(&run.points) {
             let d = (p.vars[j] - r.vars[i]).abs() / scale;
             // A value that is no number is as far off as can be.

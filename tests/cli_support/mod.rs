@@ -75,7 +75,8 @@ pub fn csv_columns(csv: &str) -> std::collections::BTreeMap<String, Vec<f64>> {
 }
 
 /// `mocca reduce`'s error measure computed from two runs' columns: the largest deviation of
-/// any variable both have (time aside), in percent of its root mean square in `full`.
+/// each variable of `full` (time aside: record its states) that `reduced` has too, in percent
+/// of its largest magnitude in `full`.
 pub fn deviation_percent(
     full: &std::collections::BTreeMap<String, Vec<f64>>,
     reduced: &std::collections::BTreeMap<String, Vec<f64>>,
@@ -85,8 +86,8 @@ pub fn deviation_percent(
         let Some(b) = reduced.get(name) else {
             continue;
         };
-        let rms = (a.iter().map(|x| x * x).sum::<f64>() / a.len().max(1) as f64).sqrt();
-        let scale = if rms > 0.0 { rms } else { 1.0 };
+        let largest = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = if largest > 0.0 { largest } else { 1.0 };
         for (x, y) in a.iter().zip(b) {
             worst = worst.max((x - y).abs() / scale);
         }

@@ -152,7 +152,7 @@ fn try_removing(
         let why = "kept: the model without it does not simulate";
         return (Err(why.into()), None, None);
     };
-    let actual = error_percent(reference, &run);
+    let actual = error_percent(reference, &run, args.error_on.measured());
     if actual > args.tol {
         return (Err("kept: error above --tol".into()), Some(actual), None);
     }

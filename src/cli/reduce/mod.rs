@@ -26,7 +26,7 @@ use crate::reduce::onestep::{Linearised, change, reach, scales, step_factor};
 use crate::reduce::operation::{Reduced, apply};
 use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{
-    SampleError, Sampled, Settings, error_percent, sample, sample_observed,
+    Measured, SampleError, Sampled, Settings, error_percent, sample, sample_observed,
 };
 use crate::reduce::statistical::{Figures, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, is_constant, values};
@@ -39,6 +39,22 @@ pub enum MetricArg {
     Statistical,
     Onestep,
     Activity,
+}
+
+/// `--error-on`: the variables whose errors count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ErrorOnArg {
+    States,
+    Unknowns,
+}
+
+impl ErrorOnArg {
+    pub fn measured(self) -> Measured {
+        match self {
+            ErrorOnArg::States => Measured::States,
+            ErrorOnArg::Unknowns => Measured::Unknowns,
+        }
+    }
 }
 
 impl MetricArg {
@@ -68,10 +84,16 @@ pub struct ReduceArgs {
     /// mean, its relative mean |m_r|) is below this
     #[arg(long, default_value_t = 0.1, value_parser = super::cycles::positive)]
     pub threshold: f64,
-    /// The error bound, in percent of each variable's scale: the accumulated predicted error
-    /// of the operations applied (`onestep`), and each verified error (`--verify`)
+    /// The error bound, in percent of each variable's scale (its largest magnitude over the
+    /// reference run): the accumulated predicted error of the operations applied (`onestep`),
+    /// and each verified error (`--verify`)
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = super::cycles::positive)]
     pub tol: f64,
+    /// The variables the predicted and verified errors are measured on: `states`, as Sodja
+    /// and Žlajpah measure them (the rest follows from the states, but a term of an equation
+    /// nothing else reads changes no state), or every unknown, algebraic variables too
+    #[arg(long, value_enum, default_value_t = ErrorOnArg::States)]
+    pub error_on: ErrorOnArg,
     /// `activity`: remove the least active components, which together carry less than PCT
     /// percent of the activity, one by one under the guard and verified against `--tol`
     #[arg(long, value_name = "PCT", value_parser = super::cycles::positive)]
@@ -98,8 +120,9 @@ pub struct ReduceArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Bdf)]
     pub method: MethodArg,
     /// The fixed-step methods' step (default 0.001), and `onestep`'s BDF1 step h
-    /// (J_F = ∂F/∂z + ∂F/∂ẋ / h). Without it, h is one fifth of the model's fastest time
-    /// constant over the samples, 1/max|λ(∂f/∂x)| (the rule of Sodja and Žlajpah's paper)
+    /// (J_F = ∂F/∂z + ∂F/∂ẋ / h). Without it, h = 5/ρ: the one-step rate 1/h is a fifth of the
+    /// model's fastest rate ρ (the rule of Sodja and Žlajpah's paper), with ρ the largest
+    /// |λ(∂f/∂x)| at each sample, its median over the samples
     #[arg(long, value_parser = super::cycles::positive)]
     pub step: Option<f64>,
     /// The start time (default: the model's `experiment` annotation's, else 0)
@@ -227,7 +250,8 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "tol": args.tol,
             "ranking_time_s": ranking_seconds,
             "h": h.map(|h| h.step),
-            "fastest_rate": h.and_then(|h| h.fastest).map(|(rate, time)| json!({"rate": rate, "time": time})),
+            "fastest_rate": h.and_then(|h| h.fastest),
+            "error_on": args.error_on.measured().name(),
             "ranking": entries.iter().map(entry_json).collect::<Vec<_>>(),
             "dropped_initial_equations": initial.dropped,
             "steady_state_initial": initial.steady_state,
@@ -322,7 +346,8 @@ fn rank_onestep(
     let pool = &mut reference.prepared.pool;
     let lin = Linearised::new(flat, pool, h.step)
         .ok_or("the flat model has not as many equations as unknowns")?;
-    let scales = scales(&lin, &reference.points);
+    let measured = reference.measured(args.error_on.measured());
+    let scales = scales(&lin, &reference.points, &measured);
     let terms = candidates(flat, args.component.as_deref());
     // Per term: the change and its gradient for deleting it and for replacing it by its mean.
     let mut options: Vec<(TermRef, [Candidate; 2])> = Vec::with_capacity(terms.len());
@@ -409,25 +434,25 @@ fn rank_onestep(
 #[derive(Clone, Copy)]
 struct Step {
     step: f64,
-    /// Without `--step`: the fastest rate over the samples and the time it is reached.
-    fastest: Option<(f64, f64)>,
+    /// Without `--step`: the model's fastest rate (the median over the samples).
+    fastest: Option<f64>,
 }
 
 impl Step {
     fn describe(&self) -> String {
         match self.fastest {
             None => format!("h = {} (--step)", Number(self.step)),
-            Some((rate, time)) => format!(
-                "h = {} (a fifth of the fastest time constant, 1/{} s at t = {})",
+            Some(rate) => format!(
+                "h = {} (1/h a fifth of the fastest rate, {} /s: the median over the samples of \
+                 the largest |λ(∂f/∂x)|)",
                 Number(rounded(self.step)),
                 Number(rounded(rate)),
-                Number(rounded(time))
             ),
         }
     }
 }
 
-/// `--step`, or one fifth of the fastest time constant of the reference run.
+/// `--step`, or `h = 5/ρ` with `ρ` the fastest rate of the reference run.
 fn onestep_step(reference: &Sampled, args: &ReduceArgs) -> Result<Step, String> {
     if let Some(step) = args.step {
         return Ok(Step {
@@ -436,9 +461,9 @@ fn onestep_step(reference: &Sampled, args: &ReduceArgs) -> Result<Step, String> 
         });
     }
     match reference.fastest_rate() {
-        Some((rate, time)) => Ok(Step {
+        Some(rate) => Ok(Step {
             step: crate::reduce::onestep::default_step(rate),
-            fastest: Some((rate, time)),
+            fastest: Some(rate),
         }),
         None => Err(
             "the model's Jacobian ∂f/∂x is zero at every sample, so it has no time constant to \
@@ -486,8 +511,9 @@ impl Candidate {
     }
 }
 
-/// Applies the entries' operations one by one in rank order, each guarded and, with
-/// `--verify`, checked against the bound; records each outcome. The model they leave.
+/// Applies the entries' operations one by one in rank order, each guarded, until their
+/// accumulated predicted error reaches the bound or, with `--verify`, each kept while the
+/// verified error stays within it; records each outcome. The model they leave.
 fn apply_in_order(
     flat: &Dae,
     reference: &Sampled,
@@ -508,8 +534,10 @@ fn apply_in_order(
         ) {
             continue;
         }
+        // Verified, an operation is judged by its actual error: the prediction only orders.
         if let Some(p) = entry.predicted
             && accumulated + p > args.tol
+            && !args.verify
         {
             entry.outcome = Outcome::Bound;
             continue;
@@ -536,7 +564,7 @@ fn apply_in_order(
                 bar.update(k as u64, total, || "reduced models simulated".to_string());
                 entry.actual = sample(&trial.dae, settings)
                     .ok()
-                    .map(|run| error_percent(reference, &run));
+                    .map(|run| error_percent(reference, &run, args.error_on.measured()));
                 match entry.actual {
                     Some(e) if e <= args.tol => Outcome::Applied,
                     Some(_) => Outcome::Undone,
