@@ -68,10 +68,17 @@ pub fn settle(original: &Dae, reduced: &mut Dae) -> InitialChanges {
     };
     if had_initial_system(original) {
         // Relative to the original's balance: the flat model's states include those index
-        // reduction turns into dummy derivatives, which need no condition.
+        // reduction turns into dummy derivatives, which need no condition. A former state
+        // that was free and that no initial equation read was such a one (a damper's
+        // `s_rel`): it leaves the count of free states without freeing a condition.
+        let dummies = free_states(original)
+            .filter(|v| removed.contains(v))
+            .filter(|&v| (0..count).all(|i| !reads(i, &|n| n == Node::Var(v) || n == Node::Der(v))))
+            .count();
         let balance =
             |dae: &Dae, equations: usize| residuals(dae, equations) as isize - free(dae) as isize;
-        let surplus = balance(reduced, count - dropped.len()) - balance(original, count);
+        let surplus =
+            balance(reduced, count - dropped.len()) - (balance(original, count) + dummies as isize);
         if surplus > 0 {
             // Conditions on former states, last first, until the system is square.
             let extra: Vec<usize> = (0..count)
