@@ -1003,3 +1003,56 @@ fn quarter_car_ranking(args: &[&str]) -> Vec<serde_json::Value> {
         .expect("ranking")
         .clone()
 }
+
+/// `--relative-to sum` gives Sodja and Žlajpah's Table 3 figures themselves: relative to the
+/// sum of the equation's terms, not their mean, they are the default figures divided by the
+/// equation's N terms, and within 20 % of the paper's (`-m_t*g` |m_r| 0.06, `-m_s*g` 0.50,
+/// `k1_t*(x_t - x_r)` 7.9e-4 and σ_r 2.9e-4, `k1_s*(x_s - x_t)` 8.3e-4 and 3.2e-4,
+/// `-beta_t*(v_t - der(x_r))` σ_r 2.8e-3, `-beta_s*(v_s - v_t)` 0.10).
+#[test]
+fn figures_relative_to_the_sum_are_the_papers_table_3() {
+    let by_term = |args: &[&str]| {
+        let ranking = quarter_car_ranking(&[&["--all"][..], args].concat());
+        (ranking.iter())
+            .map(|e| {
+                let key = (
+                    e["term"].as_str().unwrap().to_string(),
+                    e["line"].as_u64().unwrap(),
+                );
+                (
+                    key,
+                    (e["m_r"].as_f64().unwrap(), e["sigma_r"].as_f64().unwrap()),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (mean, sum) = (by_term(&[]), by_term(&["--relative-to", "sum"]));
+    // Terms per equation, by line: der(x_s) = v_s (2), the body (4), der(x_t) = v_t (2), the
+    // wheel (6), the tyre and suspension springs (3 each), the road (2).
+    let terms_of_line = |line: u64| match line {
+        23 | 25 | 29 => 2.0,
+        24 => 4.0,
+        26 => 6.0,
+        _ => 3.0,
+    };
+    assert_eq!(mean.len(), sum.len());
+    for (key, &(m, s)) in &mean {
+        let n = terms_of_line(key.1);
+        let (ms, ss) = sum[key];
+        assert!((m / n - ms).abs() <= 1e-12 * m.abs().max(1e-300), "{key:?}");
+        assert!((s / n - ss).abs() <= 1e-12 * s.abs().max(1e-300), "{key:?}");
+    }
+    let close = |x: f64, paper: f64| (x.abs() / paper - 1.0).abs() < 0.2;
+    for (term, line, m_r, sigma_r) in [
+        ("m_t*g", 26, Some(0.06), None),
+        ("m_s*g", 24, Some(0.50), None),
+        ("k1_t*(x_t - x_r)", 27, Some(7.9e-4), Some(2.9e-4)),
+        ("k1_s*(x_s - x_t)", 28, Some(8.3e-4), Some(3.2e-4)),
+        ("-beta_t*(v_t - der(x_r))", 26, None, Some(2.8e-3)),
+        ("-beta_s*(v_s - v_t)", 24, None, Some(0.10)),
+    ] {
+        let (m, s) = sum[&(term.to_string(), line)];
+        assert!(m_r.is_none_or(|p| close(m, p)), "{term}: m_r {m}");
+        assert!(sigma_r.is_none_or(|p| close(s, p)), "{term}: σ_r {s}");
+    }
+}

@@ -9,16 +9,29 @@ pub struct Figures {
     pub mean: f64,
     /// The standard deviation over the samples (divided by their count).
     pub std: f64,
-    /// `m_r = m_j / ((1/N) Σ_i |m_i|)`, 0 when the denominator is.
+    /// `m_r = m_j / ((1/N) Σ_i |m_i|)` (or `/ Σ_i |m_i|`, see [`RelativeTo`]), 0 when the
+    /// denominator is.
     pub m_r: f64,
-    /// `σ_r = σ_j / ((1/N) Σ_i σ_i)`, 0 when the denominator is.
+    /// `σ_r = σ_j / ((1/N) Σ_i σ_i)` (or `/ Σ_i σ_i`), 0 when the denominator is.
     pub sigma_r: f64,
 }
 
+/// What a term's mean and spread are relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelativeTo {
+    /// The mean over the equation's N terms, `(1/N) Σ_i` (SPEC §11).
+    Mean,
+    /// Their sum, `Σ_i`, as Sodja and Žlajpah's tables give the figures (N times smaller).
+    Sum,
+}
+
 /// The figures of the N terms of one equation, from each term's values at the samples.
-pub fn figures(values: &[Vec<f64>]) -> Vec<Figures> {
+pub fn figures(values: &[Vec<f64>], relative_to: RelativeTo) -> Vec<Figures> {
     let moments: Vec<(f64, f64)> = values.iter().map(|v| mean_and_std(v)).collect();
-    let n = moments.len() as f64;
+    let n = match relative_to {
+        RelativeTo::Mean => moments.len() as f64,
+        RelativeTo::Sum => 1.0,
+    };
     let mean_scale = moments.iter().map(|(m, _)| m.abs()).sum::<f64>() / n;
     let std_scale = moments.iter().map(|(_, s)| s).sum::<f64>() / n;
     moments
@@ -82,7 +95,7 @@ mod tests {
             vec![0.0, 1.0, 2.0, 3.0, 4.0],
             vec![0.0; 5],
         ];
-        let f = figures(&v);
+        let f = figures(&v, RelativeTo::Mean);
         let s = 2f64.sqrt();
         assert_eq!(f[0].mean, 2.0);
         assert!((f[1].std - s).abs() < 1e-15);
@@ -95,7 +108,11 @@ mod tests {
         assert_eq!(verdict(&f[0], 0.1, true), None);
         assert_eq!(verdict(&f[1], 0.1, false), None);
         // 0/0 counts as 0: an equation whose terms never vary.
-        let flat = figures(&[vec![1.0, 1.0], vec![3.0, 3.0]]);
+        let flat = figures(&[vec![1.0, 1.0], vec![3.0, 3.0]], RelativeTo::Mean);
         assert_eq!(flat[0].sigma_r, 0.0);
+        // Relative to the sum: N = 3 times smaller.
+        let summed = figures(&v, RelativeTo::Sum);
+        assert!((summed[0].m_r - 2.0 / 4.0).abs() < 1e-15);
+        assert!((summed[1].sigma_r - 1.0).abs() < 1e-12);
     }
 }

@@ -28,7 +28,7 @@ use crate::reduce::plot::{Response, write as write_plot};
 use crate::reduce::sample::{
     Measured, SampleError, Sampled, Settings, error_percent, sample, sample_observed,
 };
-use crate::reduce::statistical::{Figures, figures, verdict};
+use crate::reduce::statistical::{Figures, RelativeTo, figures, verdict};
 use crate::reduce::terms::{Described, candidates, describe, has_component, is_constant, values};
 use crate::reduce::{Operation, TermRef};
 use crate::simulate::linear::PivotingLu;
@@ -39,6 +39,29 @@ pub enum MetricArg {
     Statistical,
     Onestep,
     Activity,
+}
+
+/// `--relative-to`: what `statistical`'s figures are relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RelativeToArg {
+    Mean,
+    Sum,
+}
+
+impl RelativeToArg {
+    fn relative_to(self) -> RelativeTo {
+        match self {
+            RelativeToArg::Mean => RelativeTo::Mean,
+            RelativeToArg::Sum => RelativeTo::Sum,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            RelativeToArg::Mean => "mean",
+            RelativeToArg::Sum => "sum",
+        }
+    }
 }
 
 /// `--error-on`: the variables whose errors count.
@@ -80,6 +103,11 @@ pub struct ReduceArgs {
     /// Instants of the reference run the terms are evaluated at
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..1_000_000))]
     pub samples: u64,
+    /// `statistical`: a term's mean and spread relative to the mean of its equation's N terms'
+    /// (`(1/N) Σ`, SPEC §11), or to their sum (`Σ`, N times smaller: the figures of Sodja and
+    /// Žlajpah's tables)
+    #[arg(long, value_enum, default_value_t = RelativeToArg::Mean)]
+    pub relative_to: RelativeToArg,
     /// A term goes when its relative spread σ_r (and, to be deleted rather than frozen to its
     /// mean, its relative mean |m_r|) is below this
     #[arg(long, default_value_t = 0.1, value_parser = super::cycles::positive)]
@@ -252,6 +280,7 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
             "h": h.map(|h| h.step),
             "fastest_rate": h.and_then(|h| h.fastest),
             "error_on": args.error_on.measured().name(),
+            "relative_to": args.relative_to.name(),
             "ranking": entries.iter().map(entry_json).collect::<Vec<_>>(),
             "dropped_initial_equations": initial.dropped,
             "steady_state_initial": initial.steady_state,
@@ -308,7 +337,7 @@ fn rank(flat: &Dae, sources: &SourceMap, reference: &Sampled, args: &ReduceArgs)
                 values(flat, &reference.prepared, t, &reference.points)
             })
             .collect();
-        let figures = figures(&sampled);
+        let figures = figures(&sampled, args.relative_to.relative_to());
         for &t in group {
             let f = figures[t.term];
             let verdict = verdict(&f, args.threshold, is_constant(flat, t));
