@@ -103,7 +103,7 @@ pub struct ReduceArgs {
     /// Instants of the reference run the terms are evaluated at
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..1_000_000))]
     pub samples: u64,
-    /// `statistical`: a term's mean and spread relative to the mean of its equation's N terms'
+    /// `statistical`: a term's mean and spread relative to the mean of its equation's N terms
     /// (`(1/N) Σ`, SPEC §11), or to their sum (`Σ`, N times smaller: the figures of Sodja and
     /// Žlajpah's tables)
     #[arg(long, value_enum, default_value_t = RelativeToArg::Mean)]
@@ -117,9 +117,9 @@ pub struct ReduceArgs {
     /// and each verified error (`--verify`)
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = super::cycles::positive)]
     pub tol: f64,
-    /// The variables the predicted and verified errors are measured on: `states`, as Sodja
-    /// and Žlajpah measure them (the rest follows from the states, but a term of an equation
-    /// nothing else reads changes no state), or every unknown, algebraic variables too
+    /// The variables the predicted and verified errors are measured on: `states`, the states
+    /// as Sodja and Žlajpah measure them and the variables no state depends on (outputs, whose
+    /// error no state would show); `unknowns`, every unknown, the algebraic variables too
     #[arg(long, value_enum, default_value_t = ErrorOnArg::States)]
     pub error_on: ErrorOnArg,
     /// `activity`: remove the least active components, which together carry less than PCT
