@@ -104,8 +104,8 @@ pub struct ReduceArgs {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(2..1_000_000))]
     pub samples: u64,
     /// `statistical`: a term's mean and spread relative to the mean of its equation's N terms
-    /// (`(1/N) Σ`, SPEC §11), or to their sum (`Σ`, N times smaller: the figures of Sodja and
-    /// Žlajpah's tables)
+    /// (`(1/N) Σ`), or to their sum (`Σ`, N times smaller: the figures of Sodja and Žlajpah's
+    /// tables)
     #[arg(long, value_enum, default_value_t = RelativeToArg::Mean)]
     pub relative_to: RelativeToArg,
     /// A term goes when its relative spread σ_r (and, to be deleted rather than frozen to its
