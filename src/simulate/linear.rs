@@ -105,16 +105,22 @@ impl PivotingLu {
     /// Solves for `columns` right-hand sides at once, stored one after the other in `b`
     /// (column-major); many columns share each pass over the factors.
     pub fn solve_columns(&mut self, b: &mut [f64], columns: usize) {
-        if columns > 1 {
-            let needed = StackReq::any_of(&[
-                self.analysis
-                    .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
-                self.analysis
-                    .solve_in_place_scratch::<f64>(columns, Par::Seq),
-            ]);
-            if self.scratch.len() < needed.unaligned_bytes_required() {
-                self.scratch = MemBuffer::new(needed);
-            }
+        let mut scratch = std::mem::replace(&mut self.scratch, MemBuffer::new(StackReq::EMPTY));
+        self.solve_columns_in(b, columns, &mut scratch);
+        self.scratch = scratch;
+    }
+
+    /// [`PivotingLu::solve_columns`] with the caller's scratch memory (grown as needed), so
+    /// that threads share one factorization.
+    pub fn solve_columns_in(&self, b: &mut [f64], columns: usize, scratch: &mut MemBuffer) {
+        let needed = StackReq::any_of(&[
+            self.analysis
+                .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+            self.analysis
+                .solve_in_place_scratch::<f64>(columns, Par::Seq),
+        ]);
+        if scratch.len() < needed.unaligned_bytes_required() {
+            *scratch = MemBuffer::new(needed);
         }
         if self.factored {
             let n = b.len() / columns;
@@ -124,7 +130,7 @@ impl PivotingLu {
                 Conj::No,
                 rhs,
                 Par::Seq,
-                MemStack::new(&mut self.scratch),
+                MemStack::new(scratch),
             );
         }
     }

@@ -5,8 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::{Args, ValueEnum};
+use faer::dyn_stack::{MemBuffer, StackReq};
 use serde_json::{Value, json};
 
 mod activity;
@@ -379,7 +381,7 @@ fn rank_onestep(
     let scales = scales(&lin, &reference.points, &measured);
     let terms = candidates(flat, args.component.as_deref());
     // Per term: the change and its gradient for deleting it and for replacing it by its mean.
-    let mut options: Vec<(TermRef, [Candidate; 2])> = Vec::with_capacity(terms.len());
+    let mut options: Vec<Operations> = Vec::with_capacity(terms.len());
     for &t in &terms {
         let sampled = values(flat, &reference.prepared, t, &reference.points);
         let mean = sampled.iter().sum::<f64>() / sampled.len() as f64;
@@ -404,6 +406,7 @@ fn rank_onestep(
     let pool = &reference.prepared.pool;
     let n = lin.unknowns.len();
     let mut lu = PivotingLu::new(n, lin.pattern());
+    let threads = std::thread::available_parallelism().map_or(1, |c| c.get());
     for point in &reference.points {
         let values = lin.values_at(pool, point);
         if !lu.factor(|k| values[k]) {
@@ -413,27 +416,28 @@ fn rank_onestep(
             ));
         }
         // Per equation: `u = J_F⁻¹ e_l` and how far it reaches relative to the scales, solved
-        // for a batch of equations at once.
-        for batch in options
+        // for a batch of equations at once, the batches shared out among the processors.
+        let mut groups: Vec<&mut [Operations]> = options
             .chunk_by_mut(|a, b| a.0.equation == b.0.equation)
-            .collect::<Vec<_>>()
-            .chunks_mut(SOLVE_BATCH)
-        {
-            let mut u = vec![0.0; n * batch.len()];
-            for (k, group) in batch.iter().enumerate() {
-                u[k * n + group[0].0.equation] = 1.0;
+            .collect();
+        let queue = Mutex::new(groups.chunks_mut(SOLVE_BATCH));
+        let work = || {
+            let mut scratch = MemBuffer::new(StackReq::EMPTY);
+            loop {
+                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some(batch) = next else { break };
+                predict_batch(&lu, batch, &scales, (pool, point), &mut scratch);
             }
-            lu.solve_columns(&mut u, batch.len());
-            for (k, group) in batch.iter_mut().enumerate() {
-                let column = &u[k * n..(k + 1) * n];
-                let r = reach(column, &scales);
-                for (_, pair) in group.iter_mut() {
-                    for c in pair.iter_mut() {
-                        c.observe(pool, point, (column, r));
-                    }
-                }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                // A thread that cannot start leaves its share to the others.
+                let _ = std::thread::Builder::new()
+                    .stack_size(super::STACK_BYTES)
+                    .spawn_scoped(scope, work);
             }
-        }
+            work();
+        });
     }
     let mut entries: Vec<Entry> = options
         .into_iter()
@@ -499,6 +503,35 @@ fn onestep_step(reference: &Sampled, args: &ReduceArgs) -> Result<Step, String> 
              take the one-step h from: give `--step`"
                 .to_string(),
         ),
+    }
+}
+
+/// One term's two operations, deleting it and replacing it by its mean.
+type Operations = (TermRef, [Candidate; 2]);
+
+/// Takes in one sample for a batch of equations' operations: solves `u = J_F⁻¹ e_l` for each
+/// equation `l` with `lu`'s factors at the sample, and lets each operation observe it.
+fn predict_batch(
+    lu: &PivotingLu,
+    batch: &mut [&mut [Operations]],
+    scales: &[f64],
+    (pool, point): (&ExprPool, &Point),
+    scratch: &mut MemBuffer,
+) {
+    let n = scales.len();
+    let mut u = vec![0.0; n * batch.len()];
+    for (k, group) in batch.iter().enumerate() {
+        u[k * n + group[0].0.equation] = 1.0;
+    }
+    lu.solve_columns_in(&mut u, batch.len(), scratch);
+    for (k, group) in batch.iter_mut().enumerate() {
+        let column = &u[k * n..(k + 1) * n];
+        let r = reach(column, scales);
+        for (_, pair) in group.iter_mut() {
+            for c in pair.iter_mut() {
+                c.observe(pool, point, (column, r));
+            }
+        }
     }
 }
 
