@@ -57,9 +57,7 @@ impl Sampled {
             _ => Some(0.5 * (rates[middle - 1] + rates[middle])),
         }
     }
-}
 
-impl Sampled {
     /// Per variable of the prepared model: whether its errors are `measured`.
     pub fn measured(&self, measured: Measured) -> Vec<bool> {
         let dae = &self.prepared;

@@ -105,34 +105,52 @@ impl PivotingLu {
     /// Solves for `columns` right-hand sides at once, stored one after the other in `b`
     /// (column-major); many columns share each pass over the factors.
     pub fn solve_columns(&mut self, b: &mut [f64], columns: usize) {
-        let mut scratch = std::mem::replace(&mut self.scratch, MemBuffer::new(StackReq::EMPTY));
-        self.solve_columns_in(b, columns, &mut scratch);
-        self.scratch = scratch;
+        // The scratch made at construction serves one column.
+        if columns > 1 {
+            grow_scratch(&self.analysis, &mut self.scratch, columns);
+        }
+        let factors = self.factored.then_some((&self.analysis, &self.numeric));
+        solve_with(factors, b, columns, &mut self.scratch);
     }
 
     /// [`PivotingLu::solve_columns`] with the caller's scratch memory (grown as needed), so
     /// that threads share one factorization.
     pub fn solve_columns_in(&self, b: &mut [f64], columns: usize, scratch: &mut MemBuffer) {
-        let needed = StackReq::any_of(&[
-            self.analysis
-                .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
-            self.analysis
-                .solve_in_place_scratch::<f64>(columns, Par::Seq),
-        ]);
-        if scratch.len() < needed.unaligned_bytes_required() {
-            *scratch = MemBuffer::new(needed);
-        }
-        if self.factored {
-            let n = b.len() / columns;
-            let rhs = faer::MatMut::from_column_major_slice_mut(b, n, columns);
-            // `factored`: `numeric` holds factors computed from `analysis`.
-            LuRef::new_unchecked(&self.analysis, &self.numeric).solve_in_place_with_conj(
-                Conj::No,
-                rhs,
-                Par::Seq,
-                MemStack::new(scratch),
-            );
-        }
+        grow_scratch(&self.analysis, scratch, columns);
+        let factors = self.factored.then_some((&self.analysis, &self.numeric));
+        solve_with(factors, b, columns, scratch);
+    }
+}
+
+/// Solves in place with `factors`, an analysis and the factors computed from it (nothing
+/// without them, after a failed factorization), in `scratch` grown for `columns`.
+fn solve_with(
+    factors: Option<(&SymbolicLu<usize>, &NumericLu<usize, f64>)>,
+    b: &mut [f64],
+    columns: usize,
+    scratch: &mut MemBuffer,
+) {
+    if let Some((analysis, numeric)) = factors {
+        let n = b.len() / columns;
+        let rhs = faer::MatMut::from_column_major_slice_mut(b, n, columns);
+        // `numeric` holds factors computed from `analysis`.
+        LuRef::new_unchecked(analysis, numeric).solve_in_place_with_conj(
+            Conj::No,
+            rhs,
+            Par::Seq,
+            MemStack::new(scratch),
+        );
+    }
+}
+
+/// Grows `scratch` to what factoring and solving `columns` right-hand sides need.
+fn grow_scratch(analysis: &SymbolicLu<usize>, scratch: &mut MemBuffer, columns: usize) {
+    let needed = StackReq::any_of(&[
+        analysis.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+        analysis.solve_in_place_scratch::<f64>(columns, Par::Seq),
+    ]);
+    if scratch.len() < needed.unaligned_bytes_required() {
+        *scratch = MemBuffer::new(needed);
     }
 }
 

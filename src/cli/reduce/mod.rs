@@ -420,6 +420,7 @@ fn rank_onestep(
         let mut groups: Vec<&mut [Operations]> = options
             .chunk_by_mut(|a, b| a.0.equation == b.0.equation)
             .collect();
+        let batches = groups.len().div_ceil(SOLVE_BATCH);
         let queue = Mutex::new(groups.chunks_mut(SOLVE_BATCH));
         let work = || {
             let mut scratch = MemBuffer::new(StackReq::EMPTY);
@@ -430,7 +431,7 @@ fn rank_onestep(
             }
         };
         std::thread::scope(|scope| {
-            for _ in 1..threads {
+            for _ in 1..threads.min(batches) {
                 // A thread that cannot start leaves its share to the others.
                 let _ = std::thread::Builder::new()
                     .stack_size(super::STACK_BYTES)
