@@ -27,15 +27,7 @@ use crate::simulate::run::{Exchange, level_rows};
 use crate::structure::Structure;
 
 const RUNTIME: &str = include_str!("template/runtime.rs");
-// Written into the crate as they are: the emitted code solves as `simulate` does.
-const CLAUSES: &str = include_str!("../clauses.rs");
-const EVENT_DRIVER: &str = include_str!("../event_driver.rs");
-const DENSE_LU: &str = include_str!("../simulate/dense_lu.rs");
-const NEWTON: &str = include_str!("../newton.rs");
-const NUMFMT: &str = include_str!("../numfmt.rs");
-const SWITCHING: &str = include_str!("../switching.rs");
 const EVENTS: &str = include_str!("template/events.rs");
-const PAIR: &str = include_str!("../simulate/pair.rs");
 const LIB: &str = include_str!("template/lib.rs");
 const MAIN: &str = include_str!("template/main.rs");
 const CARGO: &str = include_str!("template/Cargo.toml");
@@ -110,26 +102,27 @@ pub fn crate_files(
     // directory (a sweep over parameters, tests) must not share a name, or one's build is
     // taken for the other's.
     let package = format!("{binary}-{:016x}", fnv1a(model.as_bytes()));
-    vec![
+    let mut files = vec![
         (
             "Cargo.toml".to_string(),
             CARGO
                 .replace("{BIN}", &binary)
                 .replace("{PACKAGE}", &package),
         ),
-        ("src/clauses.rs".to_string(), CLAUSES.to_string()),
-        ("src/dense_lu.rs".to_string(), DENSE_LU.to_string()),
-        ("src/event_driver.rs".to_string(), EVENT_DRIVER.to_string()),
         ("src/events.rs".to_string(), EVENTS.to_string()),
         ("src/lib.rs".to_string(), LIB.to_string()),
         ("src/main.rs".to_string(), MAIN.to_string()),
         ("src/model.rs".to_string(), model),
-        ("src/newton.rs".to_string(), NEWTON.to_string()),
-        ("src/numfmt.rs".to_string(), NUMFMT.to_string()),
-        ("src/pair.rs".to_string(), PAIR.to_string()),
         ("src/runtime.rs".to_string(), RUNTIME.to_string()),
-        ("src/switching.rs".to_string(), SWITCHING.to_string()),
-    ]
+    ];
+    // The shared runtime, as it is: the emitted code solves as `simulate` does.
+    files.extend(
+        mocca_runtime::SOURCES
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.to_string())),
+    );
+    files.sort();
+    files
 }
 
 /// The binary's name: the model's, lower case, other characters than letters and digits as

@@ -14,7 +14,6 @@
 pub mod assertions;
 pub mod batch;
 pub mod bdf;
-pub mod dense_lu;
 pub mod dissection;
 pub mod events;
 pub mod fixed_step;
@@ -22,7 +21,6 @@ pub mod init;
 pub mod linear;
 pub mod mixed;
 pub mod model;
-pub mod pair;
 pub mod partition;
 pub mod results;
 pub mod rows;
@@ -33,4 +31,5 @@ pub mod step_checks;
 pub mod system;
 pub mod tape;
 
+pub use mocca_runtime::{dense_lu, pair};
 pub use system::{OdeSystem, Stats};

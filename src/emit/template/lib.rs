@@ -15,6 +15,8 @@ pub mod clauses;
 pub mod dense_lu;
 pub mod event_driver;
 pub mod events;
+pub mod fixed_step;
+pub mod mixed;
 pub mod model;
 pub mod newton;
 pub mod numfmt;

@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use crate::dense_lu::DenseLu;
+use crate::fixed_step::{self, Count, Factored, StageModel, StageNewton};
+use crate::mixed::{self, LevelPlan};
 use crate::events::{EventMode, EventStats, Events};
+pub use crate::fixed_step::Method;
 use crate::model;
 use crate::newton;
 use crate::numfmt::decimal;
@@ -502,6 +505,8 @@ fn kept_apart(t: &SparseTables, [a, b]: [usize; 2]) -> Option<[usize; 2]> {
 /// unknowns, the static sparse LU above (a dense LU where its diagonal pivots are refused).
 pub struct NewtonMatrix {
     n: usize,
+    /// The Jacobian's pattern, for the dense LU a refused static one falls back to.
+    pattern: &'static [(usize, usize)],
     kind: Kind,
     contraction: Option<f64>,
 }
@@ -515,7 +520,7 @@ impl NewtonMatrix {
     /// For `n` unknowns and the Jacobian pattern; `sparse` when the tables were written.
     pub fn new(
         n: usize,
-        pattern: &[(usize, usize)],
+        pattern: &'static [(usize, usize)],
         sparse: Option<&'static SparseTables>,
     ) -> NewtonMatrix {
         let kind = match sparse {
@@ -527,14 +532,15 @@ impl NewtonMatrix {
         };
         NewtonMatrix {
             n,
+            pattern,
             kind,
             contraction: None,
         }
     }
 
-    pub fn factor(&mut self, gamma: f64, jac: &[f64], pattern: &[(usize, usize)], pair: Option<&Pair>) -> bool {
+    pub fn factor(&mut self, gamma: f64, jac: &[f64], pair: Option<&Pair>) -> bool {
         self.contraction = None;
-        let n = self.n;
+        let (n, pattern) = (self.n, self.pattern);
         match &mut self.kind {
             Kind::Dense(lu, slots) => {
                 lu.clear();
@@ -568,19 +574,21 @@ impl NewtonMatrix {
         }
     }
 
-    pub fn contraction(&mut self, observed: Option<f64>) -> Option<f64> {
-        if let Some(rate) = observed.filter(|&r| r < 1.0) {
-            self.contraction = Some(rate);
-        }
-        observed.or(self.contraction)
-    }
-
     pub fn solve(&mut self, b: &mut [f64], pair: Option<&Pair>) {
         match &mut self.kind {
             Kind::Dense(lu, _) => lu.solve(b),
             Kind::Sparse(lu, None) => lu.solve(b, pair),
             Kind::Sparse(_, Some(dense)) => dense.solve(b),
         }
+    }
+}
+
+impl Factored for NewtonMatrix {
+    fn contraction(&mut self, observed: Option<f64>) -> Option<f64> {
+        if let Some(rate) = observed.filter(|&r| r < 1.0) {
+            self.contraction = Some(rate);
+        }
+        observed.or(self.contraction)
     }
 }
 
@@ -867,12 +875,6 @@ impl System<'_> {
             }
         }
         Ok(())
-    }
-
-    /// [`System::evaluate`], counted.
-    fn eval(&mut self, rows: Option<usize>, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
-        self.stats.f_evals += 1;
-        self.evaluate(rows, t, x, dx)
     }
 
     /// Every Jacobian entry at the point last evaluated: the symbolic ones, then those through
@@ -1350,156 +1352,67 @@ impl Model {
 }
 
 // ---------------------------------------------------------------------------------------
-// Fixed-step methods.
+// Fixed-step methods: the runtime's steppers over the generated code.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    ExplicitEuler,
-    ExplicitMidpoint,
-    Heun,
-    ImplicitEuler,
-    ImplicitMidpoint,
-    Trapezoidal,
-}
+impl StageModel<NewtonMatrix> for System<'_> {
+    type Failure = Failure;
 
-impl Method {
-    pub fn is_implicit(self) -> bool {
-        matches!(
-            self,
-            Method::ImplicitEuler | Method::ImplicitMidpoint | Method::Trapezoidal
-        )
-    }
-}
-
-const STAGE_NEWTON_MAX: u64 = 25;
-
-/// Simplified Newton on an implicit stage `Y_B = base_B + γ f_B(τ, Y)` over a block B of the
-/// states (every state, or a partition's fast level), the others held.
-struct BlockNewton {
-    block: Vec<usize>,
-    entries: &'static [usize],
-    pattern: &'static [(usize, usize)],
-    /// Every state: the whole Jacobian serves.
-    whole: bool,
-    rows: Option<usize>,
-    jac: Vec<f64>,
-    delta: Vec<f64>,
-    matrix: NewtonMatrix,
-    constant_factored: Option<f64>,
-}
-
-impl BlockNewton {
-    fn new(
-        (block, whole): (Vec<usize>, bool),
-        (entries, pattern): (&'static [usize], &'static [(usize, usize)]),
-        sparse: Option<&'static SparseTables>,
-        rows: Option<usize>,
-    ) -> BlockNewton {
-        let n = block.len();
-        BlockNewton {
-            whole,
-            matrix: NewtonMatrix::new(n, pattern, sparse),
-            delta: vec![0.0; n],
-            jac: vec![0.0; pattern.len()],
-            entries,
-            pattern,
-            rows,
-            block,
-            constant_factored: None,
-        }
+    fn count(&mut self, what: Count) {
+        let counter = match what {
+            Count::Evaluation => &mut self.stats.f_evals,
+            Count::Jacobian => &mut self.stats.jac_evals,
+            Count::Factorization => &mut self.stats.factorizations,
+            Count::NewtonIteration => &mut self.stats.newton_iters,
+            Count::Step => &mut self.stats.steps,
+        };
+        *counter += 1;
     }
 
-    /// Solves for the block's entries of `stage` from their values; `fx` receives `f`.
-    fn solve(
+    fn evaluations(&self) -> u64 {
+        self.stats.f_evals
+    }
+
+    fn level_evaluations(&mut self) -> &mut Vec<u64> {
+        &mut self.stats.level_f_evals
+    }
+
+    fn eval(&mut self, rows: Option<usize>, t: f64, x: &[f64], dx: &mut [f64]) -> Result<(), Failure> {
+        self.evaluate(rows, t, x, dx)
+    }
+
+    fn jacobian(
         &mut self,
-        sys: &mut System<'_>,
-        tol: f64,
-        (base, tau, gamma): (&[f64], f64, f64),
-        stage: &mut [f64],
-        fx: &mut [f64],
+        rows: Option<usize>,
+        entries: Option<&[usize]>,
+        _at: (f64, &[f64]),
+        values: &mut [f64],
     ) -> Result<(), Failure> {
-        let mut previous_size = None;
-        for iteration in 0..STAGE_NEWTON_MAX {
-            sys.stats.newton_iters += 1;
-            sys.eval(self.rows, tau, stage, fx)?;
-            if iteration == 0 && self.constant_factored != Some(gamma) {
-                sys.stats.jac_evals += 1;
-                if self.whole {
-                    sys.jacobian(&mut self.jac);
-                } else {
-                    sys.jacobian_block(self.rows, self.entries, &mut self.jac);
-                }
-                sys.stats.factorizations += 1;
-                if self.matrix.factor(gamma, &self.jac, self.pattern, sys.pair) {
-                    self.constant_factored = sys.code.jacobian_constant.then_some(gamma);
-                } else {
-                    self.constant_factored = None;
-                    return Err(Failure::Singular { t: tau });
-                }
-            }
-            if self.whole {
-                for (((d, &b), &f), &y) in self.delta.iter_mut().zip(base).zip(&*fx).zip(&*stage) {
-                    *d = b + gamma * f - y;
-                }
-            } else {
-                for (d, &i) in self.delta.iter_mut().zip(&self.block) {
-                    *d = base[i] + gamma * fx[i] - stage[i];
-                }
-            }
-            self.matrix.solve(&mut self.delta, sys.pair);
-            let size = match self.whole {
-                true => correct_whole(stage, &self.delta, tol),
-                false => correct(stage, &self.delta, &self.block, tol),
-            };
-            let left = match self.matrix.contraction(previous_size.map(|p| size / p)) {
-                Some(rate) if rate < 1.0 => size * rate / (1.0 - rate),
-                _ => size,
-            };
-            if size <= 1.0 || left <= 1.0 {
-                return Ok(());
-            }
-            previous_size = Some(size);
+        match entries {
+            None => System::jacobian(self, values),
+            Some(entries) => self.jacobian_block(rows, entries, values),
         }
-        Err(Failure::Stage { t: tau })
+        Ok(())
     }
-}
 
-/// Adds the corrections `delta` to the block's entries of `stage`; the largest correction in
-/// units of its tolerance `tol · (1 + |Y_i|)`, NaN (and the entries after it left) at the first
-/// that is not a number.
-fn correct(stage: &mut [f64], delta: &[f64], block: &[usize], tol: f64) -> f64 {
-    let mut size = 0.0f64;
-    for (&d, &i) in delta.iter().zip(block) {
-        stage[i] += d;
-        let scaled = d.abs() / (tol * (1.0 + stage[i].abs()));
-        if scaled.is_nan() {
-            return f64::NAN;
-        }
-        size = size.max(scaled);
+    fn jacobian_is_constant(&self) -> bool {
+        self.code.jacobian_constant
     }
-    size
-}
 
-/// [`correct`] over every state: without a correction that is no number (checked first, in a
-/// pass the processor vectorises) the same values in one vectorised pass.
-fn correct_whole(stage: &mut [f64], delta: &[f64], tol: f64) -> f64 {
-    let scaled = |d: f64, y: f64| d.abs() / (tol * (1.0 + (y + d).abs()));
-    let nan = delta
-        .iter()
-        .zip(&*stage)
-        .fold(false, |nan, (&d, &y)| nan | scaled(d, y).is_nan());
-    if nan {
-        let block: Vec<usize> = (0..stage.len()).collect();
-        return correct(stage, delta, &block, tol);
+    fn factor(&mut self, matrix: &mut NewtonMatrix, gamma: f64, jac: &[f64]) -> bool {
+        matrix.factor(gamma, jac, self.pair)
     }
-    let mut size = 0.0f64;
-    for (y, &d) in stage.iter_mut().zip(delta) {
-        *y += d;
-        // Both finite here: the plain comparison is `max`'s.
-        let s = d.abs() / (tol * (1.0 + y.abs()));
-        size = if s > size { s } else { size };
+
+    fn solve(&mut self, matrix: &mut NewtonMatrix, b: &mut [f64]) {
+        matrix.solve(b, self.pair);
     }
-    size
+
+    fn stage_failure(&self, t: f64, _worst: Vec<usize>) -> Failure {
+        Failure::Stage { t }
+    }
+
+    fn singular(&self, t: f64) -> Failure {
+        Failure::Singular { t }
+    }
 }
 
 /// A fixed-step integrator of one system: one method over every state, or a partition's
@@ -1512,344 +1425,69 @@ pub trait FixedStep: Send {
     fn forget_factorization(&mut self);
 }
 
-/// The stage vectors and the Newton of a stepper.
-struct StageWork {
-    tol: f64,
-    k1: Vec<f64>,
-    k2: Vec<f64>,
-    stage: Vec<f64>,
-    base: Vec<f64>,
-    newton: Option<BlockNewton>,
-}
-
-impl StageWork {
-    fn new(n: usize, tol: f64, newton: Option<BlockNewton>) -> StageWork {
-        StageWork {
-            tol,
-            k1: vec![0.0; n],
-            k2: vec![0.0; n],
-            stage: vec![0.0; n],
-            base: vec![0.0; n],
-            newton,
-        }
-    }
-
-    fn forget_factorization(&mut self) {
-        if let Some(newton) = &mut self.newton {
-            newton.constant_factored = None;
-        }
-    }
-
-    /// Solves `Y_B = base_B + γ f_B(τ, Y)` into `stage` from its current value.
-    fn solve(&mut self, sys: &mut System<'_>, tau: f64, gamma: f64) -> Result<(), Failure> {
-        let Some(newton) = self.newton.as_mut() else {
-            return Ok(());
-        };
-        newton.solve(
-            sys,
-            self.tol,
-            (&self.base, tau, gamma),
-            &mut self.stage,
-            &mut self.k2,
-        )
-    }
-}
-
 /// One method over every state of a system.
-pub struct Stepper {
-    method: Method,
-    work: StageWork,
-}
+pub struct Stepper(fixed_step::Stepper<NewtonMatrix>);
 
 impl Stepper {
     pub fn new(code: &'static SystemCode, method: Method, tol: f64) -> Stepper {
         let n = code.states.len();
         let newton = method.is_implicit().then(|| {
-            let entries: &'static [usize] = &[];
-            BlockNewton::new(((0..n).collect(), true), (entries, code.pattern), code.sparse, None)
+            let matrix = NewtonMatrix::new(n, code.pattern, code.sparse);
+            StageNewton::whole(n, code.pattern.len(), matrix)
         });
-        Stepper {
-            method,
-            work: StageWork::new(n, tol, newton),
-        }
-    }
-
-    fn f(&mut self, sys: &mut System<'_>, t: f64, x: &[f64], second: bool) -> Result<(), Failure> {
-        let dx = if second { &mut self.work.k2 } else { &mut self.work.k1 };
-        sys.eval(None, t, x, dx)
+        Stepper(fixed_step::Stepper::new(method, n, tol, newton))
     }
 }
 
 impl FixedStep for Stepper {
     fn forget_factorization(&mut self) {
-        self.work.forget_factorization();
+        self.0.work.forget_factorization();
     }
 
     fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
-        match self.method {
-            Method::ExplicitEuler => {
-                self.f(sys, t, x, false)?;
-                axpy(x, h, &self.work.k1);
-            }
-            Method::ExplicitMidpoint => {
-                self.f(sys, t, x, false)?;
-                self.work.stage.copy_from_slice(x);
-                axpy(&mut self.work.stage, h / 2.0, &self.work.k1);
-                let stage = std::mem::take(&mut self.work.stage);
-                let r = self.f(sys, t + h / 2.0, &stage, true);
-                self.work.stage = stage;
-                r?;
-                axpy(x, h, &self.work.k2);
-            }
-            Method::Heun => {
-                self.f(sys, t, x, false)?;
-                self.work.stage.copy_from_slice(x);
-                axpy(&mut self.work.stage, h, &self.work.k1);
-                let stage = std::mem::take(&mut self.work.stage);
-                let r = self.f(sys, t + h, &stage, true);
-                self.work.stage = stage;
-                r?;
-                axpy(x, h / 2.0, &self.work.k1);
-                axpy(x, h / 2.0, &self.work.k2);
-            }
-            Method::ImplicitEuler => {
-                self.work.base.copy_from_slice(x);
-                self.work.stage.copy_from_slice(x);
-                self.work.solve(sys, t + h, h)?;
-                x.copy_from_slice(&self.work.stage);
-            }
-            Method::ImplicitMidpoint => {
-                self.work.base.copy_from_slice(x);
-                self.work.stage.copy_from_slice(x);
-                self.work.solve(sys, t + h / 2.0, h / 2.0)?;
-                for (xi, &yi) in x.iter_mut().zip(&self.work.stage) {
-                    *xi = 2.0 * yi - *xi;
-                }
-            }
-            Method::Trapezoidal => {
-                self.f(sys, t, x, false)?;
-                self.work.base.copy_from_slice(x);
-                axpy(&mut self.work.base, h / 2.0, &self.work.k1);
-                self.work.stage.copy_from_slice(x);
-                self.work.solve(sys, t + h, h / 2.0)?;
-                x.copy_from_slice(&self.work.stage);
-            }
-        }
-        sys.stats.steps += 1;
-        Ok(())
+        self.0.step(sys, t, h, x)
     }
-}
-
-/// A level with states, as the mixed stepper walks them.
-struct Active {
-    level: usize,
-    states: &'static [usize],
-    method: Method,
-    substeps: u64,
-    rows: Option<usize>,
 }
 
 /// A partition's levels (SPEC §10), slowest first: each steps its own states, then the faster
 /// levels take their substeps over the same interval, reading the slower ones through the
 /// interpolation; Newton on the fast level only.
-pub struct MixedStepper {
-    levels: usize,
-    active: Vec<Active>,
-    work: StageWork,
-    old: Vec<Vec<f64>>,
-    position: Vec<u64>,
-    k1_at_start: bool,
-    linear: bool,
-}
+pub struct MixedStepper(mixed::MixedStepper<NewtonMatrix>);
 
 impl MixedStepper {
     pub fn new(code: &'static SystemCode, tol: f64) -> MixedStepper {
         let n = code.states.len();
-        let mut active = Vec::new();
-        let mut parent_rate = 1;
-        for (k, level) in code.levels.iter().enumerate() {
-            if level.states.is_empty() {
-                continue;
-            }
-            let whole = level.states.len() == n;
-            active.push(Active {
-                level: k,
-                states: level.states,
+        let levels: Vec<LevelPlan> = code
+            .levels
+            .iter()
+            .map(|level| LevelPlan {
+                states: level.states.to_vec(),
                 method: level.method,
-                substeps: level.rate / parent_rate,
-                rows: level.rows.filter(|_| !whole),
-            });
-            parent_rate = level.rate;
-        }
+                rate: level.rate,
+                rows: level.rows,
+            })
+            .collect();
         let fast = code.levels.last().expect("a fast level");
         let newton = (!fast.states.is_empty()).then(|| {
-            let whole = fast.states.len() == n;
-            let rows = fast.rows.filter(|_| !whole);
-            BlockNewton::new(
-                (fast.states.to_vec(), whole),
-                (code.fast_entries, code.fast_pattern),
-                code.fast_sparse,
-                rows,
-            )
-        });
-        MixedStepper {
-            levels: code.levels.len(),
-            old: active.iter().map(|a| vec![0.0; a.states.len()]).collect(),
-            position: vec![0; active.len()],
-            active,
-            work: StageWork::new(n, tol, newton),
-            k1_at_start: false,
-            linear: code.linear,
-        }
-    }
-
-    fn advance(&mut self, sys: &mut System<'_>, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
-        let Some(level) = self.active.get(a) else {
-            return Ok(());
-        };
-        let substeps = level.substeps;
-        let step = h / substeps as f64;
-        for j in 0..substeps {
-            let start = t + j as f64 * step;
-            self.position[a] = j;
-            for (o, &i) in self.old[a].iter_mut().zip(self.active[a].states) {
-                *o = x[i];
-            }
-            let before = sys.stats.f_evals;
-            self.own_step(sys, a, (start, step), x)?;
-            let level = self.active[a].level;
-            let spent = sys.stats.f_evals - before;
-            sys.stats.level_f_evals[level] += spent;
-            self.advance(sys, a + 1, (start, step), x)?;
-        }
-        Ok(())
-    }
-
-    fn own_step(&mut self, sys: &mut System<'_>, a: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
-        let reuse_k1 = std::mem::take(&mut self.k1_at_start) && self.position[a] == 0;
-        let method = self.active[a].method;
-        let needs_k1 = !matches!(method, Method::ImplicitEuler | Method::ImplicitMidpoint);
-        let rows = self.active[a].rows;
-        if needs_k1 && !reuse_k1 {
-            if a == 0 || !self.linear {
-                sys.eval(rows, t, x, &mut self.work.k1)?;
+            let matrix = NewtonMatrix::new(fast.states.len(), code.fast_pattern, code.fast_sparse);
+            if fast.states.len() == n {
+                StageNewton::whole(n, code.fast_pattern.len(), matrix)
             } else {
-                self.view(a, 0.0, x);
-                let work = &mut self.work;
-                sys.eval(rows, t, &work.stage, &mut work.k1)?;
+                let entries = code.fast_entries.to_vec();
+                StageNewton::block(fast.states.to_vec(), entries, fast.rows, matrix)
             }
-        }
-        let own = self.active[a].states;
-        self.own_stage(sys, a, own, (t, h), x)?;
-        self.k1_at_start = !method.is_implicit() && rows.is_none() && self.linear;
-        Ok(())
-    }
-
-    fn own_stage(
-        &mut self,
-        sys: &mut System<'_>,
-        a: usize,
-        own: &[usize],
-        (t, h): (f64, f64),
-        x: &mut [f64],
-    ) -> Result<(), Failure> {
-        match self.active[a].method {
-            Method::ExplicitEuler => axpy_on(x, h, &self.work.k1, own),
-            Method::ExplicitMidpoint | Method::Heun => {
-                let midpoint = self.active[a].method == Method::ExplicitMidpoint;
-                let c = if midpoint { 0.5 } else { 1.0 };
-                self.view(a, c, x);
-                let (rows, work) = (self.active[a].rows, &mut self.work);
-                axpy_on(&mut work.stage, c * h, &work.k1, own);
-                sys.eval(rows, t + c * h, &work.stage, &mut work.k2)?;
-                if midpoint {
-                    axpy_on(x, h, &work.k2, own);
-                } else {
-                    axpy_on(x, h / 2.0, &work.k1, own);
-                    axpy_on(x, h / 2.0, &work.k2, own);
-                }
-            }
-            Method::ImplicitEuler => {
-                self.view(a, 1.0, x);
-                self.base_from(own, x, 0.0);
-                self.work.solve(sys, t + h, h)?;
-                copy_on(x, &self.work.stage, own);
-            }
-            Method::ImplicitMidpoint => {
-                self.view(a, 0.5, x);
-                self.base_from(own, x, 0.0);
-                self.work.solve(sys, t + h / 2.0, h / 2.0)?;
-                for &i in own {
-                    x[i] = 2.0 * self.work.stage[i] - x[i];
-                }
-            }
-            Method::Trapezoidal => {
-                self.view(a, 1.0, x);
-                self.base_from(own, x, h / 2.0);
-                self.work.solve(sys, t + h, h / 2.0)?;
-                copy_on(x, &self.work.stage, own);
-            }
-        }
-        Ok(())
-    }
-
-    fn base_from(&mut self, own: &[usize], x: &[f64], c: f64) {
-        for &i in own {
-            self.work.base[i] = x[i];
-        }
-        if c != 0.0 {
-            axpy_on(&mut self.work.base, c, &self.work.k1, own);
-        }
-    }
-
-    /// The point level `a` evaluates at the fraction `c` of its substep, into `stage`.
-    fn view(&mut self, a: usize, c: f64, x: &[f64]) {
-        self.work.stage.copy_from_slice(x);
-        if !self.linear {
-            return;
-        }
-        let mut theta = c;
-        for b in (0..a).rev() {
-            let child = b + 1;
-            theta = (self.position[child] as f64 + theta) / self.active[child].substeps as f64;
-            for (&old, &i) in self.old[b].iter().zip(self.active[b].states) {
-                self.work.stage[i] = (1.0 - theta) * old + theta * x[i];
-            }
-        }
+        });
+        MixedStepper(mixed::MixedStepper::new(n, &levels, code.linear, tol, newton))
     }
 }
 
 impl FixedStep for MixedStepper {
     fn forget_factorization(&mut self) {
-        self.work.forget_factorization();
+        self.0.work.forget_factorization();
     }
 
     fn step(&mut self, sys: &mut System<'_>, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
-        if sys.stats.level_f_evals.is_empty() {
-            sys.stats.level_f_evals = vec![0; self.levels];
-        }
-        self.k1_at_start = false;
-        self.advance(sys, 0, (t, h), x)?;
-        sys.stats.steps += 1;
-        Ok(())
-    }
-}
-
-fn axpy_on(y: &mut [f64], a: f64, x: &[f64], indices: &[usize]) {
-    for &i in indices {
-        y[i] += a * x[i];
-    }
-}
-
-fn copy_on(y: &mut [f64], x: &[f64], indices: &[usize]) {
-    for &i in indices {
-        y[i] = x[i];
-    }
-}
-
-fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    for (yi, &xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
+        self.0.step(sys, t, h, x)
     }
 }
 
