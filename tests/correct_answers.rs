@@ -853,15 +853,7 @@ end Alias;
 
 /// `sqrt(x) = 2` from a start where `sqrt` is not defined, with and without a simplified
 /// model `0.5·x = 2` to start from.
-const HOMOTOPY_START: &str = "
-model HomotopyStart
-  Real x(start = -1);
-initial equation
-  homotopy(actual = sqrt(x), simplified = 0.5*x) = 2;
-equation
-  der(x) = -x;
-end HomotopyStart;
-";
+const HOMOTOPY_START: &str = include_str!("data/homotopy_start.mo");
 
 #[test]
 fn an_initial_system_that_fails_from_its_start_values_is_solved_along_its_homotopy() {
@@ -899,18 +891,7 @@ fn an_initial_system_that_fails_from_its_start_values_is_solved_along_its_homoto
 /// A mass hanging on a purely cubic spring, started at rest in steady state from `s = 0`,
 /// where the spring's stiffness `3·k3·s²` and so Newton's Jacobian vanish: the fixed-point
 /// homotopy from the start finds `s = −(m·g/k3)^(1/3)`.
-const CUBIC_AT_REST: &str = "
-model CubicAtRest
-  parameter Real m = 2, g = 9.81, k3 = 500, d = 3;
-  Real s(start = 0);
-  Real v(start = 0, fixed = true);
-initial equation
-  der(v) = 0;
-equation
-  der(s) = v;
-  m*der(v) = -k3*s^3 - d*v - m*g;
-end CubicAtRest;
-";
+const CUBIC_AT_REST: &str = include_str!("data/cubic_at_rest.mo");
 
 #[test]
 fn an_initial_system_whose_jacobian_vanishes_at_the_start_is_solved_from_the_start() {

@@ -912,3 +912,29 @@ fn an_initial_system_short_of_conditions_is_completed_as_simulate_completes_it()
     );
     assert_eq!(emitted, simulated);
 }
+
+/// Initial systems that Newton from the start values cannot solve: `sqrt(x) = 2` from x = −1
+/// along the model's `homotopy()` (its simplified `0.5·x = 2` first), and a cubic spring at
+/// rest, whose Jacobian vanishes at the start, by the fixed-point homotopy. The crate solves
+/// them with the runtime's `init`, as `simulate` does: the same CSV, bit for bit, from the
+/// exact initial states.
+#[test]
+fn initial_systems_past_newton_are_solved_as_simulate_solves_them() {
+    // The models `tests/correct_answers.rs` simulates.
+    let homotopy = include_str!("data/homotopy_start.mo");
+    let cubic = include_str!("data/cubic_at_rest.mo");
+    let args = IMPLICIT_EULER_TO_1;
+    let (emitted, simulated) = text_emitted_and_simulated("homotopy_start", homotopy, &args);
+    assert!(
+        (csv_columns(&emitted)["x"][0] - 4.0).abs() < 1e-9,
+        "{emitted}"
+    );
+    assert_eq!(emitted, simulated);
+    let (emitted, simulated) = text_emitted_and_simulated("cubic_at_rest", cubic, &args);
+    let rest = -(2.0f64 * 9.81 / 500.0).cbrt();
+    assert!(
+        (csv_columns(&emitted)["s"][0] - rest).abs() < 1e-9,
+        "{emitted}"
+    );
+    assert_eq!(emitted, simulated);
+}

@@ -54,7 +54,12 @@ pub fn model_rs(input: &Input<'_>) -> String {
     about(&mut code, input);
     parameters(&mut code, input.dae);
     starts(&mut code, input.dae);
-    initial(&mut code, input.dae, input.causal);
+    initial(
+        &mut code,
+        input.dae,
+        input.causal,
+        input.compiled.tape.homotopy,
+    );
     events(&mut code, input.dae);
     assertions(&mut code, input.dae);
     program(&mut code, &input.compiled.tape);
@@ -229,6 +234,8 @@ fn weak_program(code: &mut Code, input: &Input<'_>, weak: &WeakLayout, exchange:
 /// Leaves read from the register file `r`, as the tape lays it out.
 struct Registers<'a> {
     dae: &'a Dae,
+    /// The register of the homotopy parameter `λ`, where the expressions read it.
+    homotopy: Option<u32>,
 }
 
 impl Leaves for Registers<'_> {
@@ -240,6 +247,10 @@ impl Leaves for Registers<'_> {
             _ => format!("r[{}]", 2 * vars),
         }
     }
+
+    fn homotopy(&self) -> Option<String> {
+        self.homotopy.map(|l| format!("r[{l}]"))
+    }
 }
 
 /// Leaves as the parameters' evaluation sees them: derivatives and time are 0.
@@ -250,7 +261,11 @@ struct AtStart<'a> {
 impl Leaves for AtStart<'_> {
     fn leaf(&self, n: Node) -> String {
         match n {
-            Node::Var(v) | Node::Last(v) => Registers { dae: self.dae }.leaf(Node::Var(v)),
+            Node::Var(v) | Node::Last(v) => Registers {
+                dae: self.dae,
+                homotopy: None,
+            }
+            .leaf(Node::Var(v)),
             _ => "0.0_f64".to_string(),
         }
     }
@@ -389,16 +404,24 @@ fn starts(code: &mut Code, dae: &Dae) {
 
 /// The initial system: its residuals (the initial equations, then `v − start` of the fixed
 /// algebraic variables), and the equations that fix one free state from parameters alone.
-fn initial(code: &mut Code, dae: &Dae, causal: &Causal) {
+fn initial(code: &mut Code, dae: &Dae, causal: &Causal, homotopy: u32) {
     // The system `simulate` solves: the same residuals, the same states left free.
     let residuals = crate::simulate::init::residuals(dae);
     code.line(format_args!(
         "pub const INIT_RESIDUALS: usize = {};",
         residuals.len()
     ));
+    code.line(format_args!(
+        "pub const WRITES_HOMOTOPY: bool = {};",
+        crate::simulate::init::writes_homotopy(dae)
+    ));
     code.open("pub fn initial_residual(k: usize, r: &[f64]) -> f64");
     code.open("match k");
-    let leaves = Registers { dae };
+    // The initial equations read `λ` as the model does while initialisation follows it.
+    let leaves = Registers {
+        dae,
+        homotopy: Some(homotopy),
+    };
     let x =
         |e: Option<ExprId>| e.map_or("0.0_f64".to_string(), |e| expression(&dae.pool, e, &leaves));
     for (k, &(what, e)) in residuals.iter().enumerate() {
@@ -451,9 +474,17 @@ impl Leaves for WithAliases<'_> {
         match n {
             Node::Var(v) => match (self.dae.var(v).kind, self.dae.var(v).binding) {
                 (VarKind::Alias, Some(b)) => expression(&self.dae.pool, b, self),
-                _ => Registers { dae: self.dae }.leaf(n),
+                _ => Registers {
+                    dae: self.dae,
+                    homotopy: None,
+                }
+                .leaf(n),
             },
-            _ => Registers { dae: self.dae }.leaf(n),
+            _ => Registers {
+                dae: self.dae,
+                homotopy: None,
+            }
+            .leaf(n),
         }
     }
 }
@@ -493,7 +524,10 @@ fn events(code: &mut Code, dae: &Dae) {
 /// parts at a register file; `CONDITION_RELATIONS`: per `when` condition, the relations it
 /// reads).
 fn watched(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
-    let leaves = Registers { dae };
+    let leaves = Registers {
+        dae,
+        homotopy: None,
+    };
     let watched = crate::simulate::events::watched(dae, conditions);
     let switches: Vec<String> = (watched.iter())
         .map(|w| format!("{:?}", w.var.map(|v| v.0 as usize)))
@@ -549,7 +583,10 @@ fn watched(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
 /// assignments, and its other actions as [`Effect`]s), and `initial_assignments` (the
 /// initial equations of `when`-assigned variables, in order).
 fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
-    let leaves = Registers { dae };
+    let leaves = Registers {
+        dae,
+        homotopy: None,
+    };
     let x = |e| expression(&dae.pool, e, &leaves);
     code.line(format_args!(
         "pub const CONDITIONS: usize = {};",
@@ -625,7 +662,10 @@ fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
 /// The `sample(start, interval)` clocks: `SAMPLES` (the register of each one's Boolean) and
 /// `sample_timing(k, r)` (its start and interval, from the parameters).
 fn clocks(code: &mut Code, dae: &Dae) {
-    let leaves = Registers { dae };
+    let leaves = Registers {
+        dae,
+        homotopy: None,
+    };
     let x = |e| expression(&dae.pool, e, &leaves);
     let samples = &dae.hybrid.samples;
     let registers: Vec<u32> = samples.iter().map(|s| s.var.0).collect();
@@ -657,7 +697,10 @@ struct Effects<'a> {
 impl Effects<'_> {
     fn actions(&mut self, code: &mut Code, actions: &[Action], pass: Pass) {
         let dae = self.dae;
-        let leaves = Registers { dae };
+        let leaves = Registers {
+            dae,
+            homotopy: None,
+        };
         let x = |e| expression(&dae.pool, e, &leaves);
         for action in actions {
             match action {
@@ -729,7 +772,10 @@ pub fn event_indicators(dae: &Dae) -> usize {
 /// time: its residual number and the non-parameter variables it reads). One that reads one free state
 /// besides what is known takes a secant step in it.
 fn seeding(code: &mut Code, dae: &Dae, causal: &Causal, residuals: &[Residual]) {
-    let leaves = Registers { dae };
+    let leaves = Registers {
+        dae,
+        homotopy: None,
+    };
     // The non-parameter variables `e` reads, or `None` where it reads a derivative (or, unless
     // `time_known`, time), as `simulate` tells them.
     let reads = |e: ExprId, time_known: bool| -> Option<String> {

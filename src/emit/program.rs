@@ -35,6 +35,7 @@ pub fn program(code: &mut Code, tape: &Tape) {
     code.line("registers: REGISTERS,");
     code.line(format_args!("time: {},", tape.time_reg()));
     code.line(format_args!("switch_time: {},", tape.switch_time));
+    code.line(format_args!("homotopy: {},", tape.homotopy));
     code.line("breakpoints: BREAKPOINTS,");
     code.line("constants: CONSTANTS,");
     code.line("setup,");

@@ -184,6 +184,11 @@ pub fn tangent(i: &Instr) -> String {
 pub trait Leaves {
     /// The text of a leaf (`Var`, `Der`, `Last`, `Time`).
     fn leaf(&self, n: Node) -> String;
+    /// The text of the homotopy parameter `λ`, where the expression reads it (else
+    /// `homotopy(a, b)` is the actual model, `a`).
+    fn homotopy(&self) -> Option<String> {
+        None
+    }
 }
 
 /// `e` as a Rust expression of type `f64`, evaluated as [`ExprPool::eval`] evaluates it. Its
@@ -200,6 +205,10 @@ pub fn expression(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
         Node::Div(a, b) => format!("({} / {})", x(a), x(b)),
         Node::Pow(a, b) => format!("{}.powf({})", x(a), x(b)),
         Node::Call(f, a) => call(f, &x(a)),
+        Node::Call2(Func2::Homotopy, a, b) => match leaves.homotopy() {
+            Some(l) => homotopy(&l, &x(a), &x(b)),
+            None => x(a),
+        },
         Node::Call2(f, a, b) => call2(f, &x(a), &x(b)),
         Node::If(c, a, b) => format!("(if {} != 0.0 {{ {} }} else {{ {} }})", x(c), x(a), x(b)),
         Node::Cmp(op, a, b) => compare(op, &x(a), &x(b)),

@@ -6,15 +6,17 @@
 //! Modelica tools do with a warning; here it is simply the default). Once there is one, a state
 //! is fixed only if it says `fixed = true`, and the counts must match.
 //!
-//! The reduced system `g(s) = 0` is solved by Newton with a finite-difference Jacobian (it is
-//! small: one column per free state) and a backtracking line search, so steady-state equations
-//! of stiff nonlinear springs converge from rest; where Newton stalls (a Jacobian singular at
-//! the start, as a purely cubic spring's at rest), by a fixed-point homotopy from the start.
+//! The reduced system `g(s) = 0` is solved by the runtime's `mocca_runtime::init` (the one
+//! emitted crates run): Newton with a finite-difference Jacobian and a backtracking line
+//! search, then along `homotopy()` where the model writes it, then by a fixed-point homotopy
+//! from the start where Newton stalls.
 
 use crate::causal::{Causal, EvalFailure, Point, Step};
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func2, Node, Values, VarId};
 use crate::structure::Unknown;
+
+use mocca_runtime::init::{self, InitialSystem};
 
 use super::model::CompiledModel;
 use super::system::OdeSystem;
@@ -43,220 +45,110 @@ pub enum InitFailure {
     Eval(EvalFailure),
 }
 
-const MAX_ITERATIONS: usize = 100;
-const TOL: f64 = 1e-10;
-
 /// Solves the initial system and leaves the model evaluated at the initial state; returns it
-/// (in `Causal::states` order) and the Newton iterations spent.
-///
-/// The actual model is solved first, from the start values. When that fails and the model
-/// writes `homotopy(actual, simplified)`, it is solved along the homotopy (Modelica
-/// 3.7.4.4), as OpenModelica and Dymola do: the simplified model, then `λ` stepped to 1,
-/// each solve starting from the last. When Newton stalls and that does not help, the
-/// fixed-point homotopy from the start values is tried ([`from_start`]).
+/// (in `Causal::states` order) and the Newton iterations spent: `mocca_runtime::init`'s
+/// Newton, homotopy and fixed-point homotopy over [`Initial`].
 pub fn initialise(
     dae: &Dae,
     causal: &Causal,
     model: &mut CompiledModel,
     t0: f64,
 ) -> Result<(Vec<f64>, u64), InitFailure> {
-    let start = model.state_values();
-    let before = model.point();
-    let mut x = start.clone();
-    let direct = solve(dae, causal, model, t0, &mut x, None);
-    let iterations = match direct {
-        Ok(iterations) => iterations,
-        Err(failure) => {
-            let stalled = matches!(failure, InitFailure::NoConvergence { .. });
-            if !stalled && !writes_homotopy(dae) {
-                return Err(failure);
-            }
-            model.load(&before);
-            x.clone_from(&start);
-            let written = if writes_homotopy(dae) {
-                along_homotopy(dae, causal, model, t0, &mut x).ok()
-            } else {
-                None
-            };
-            match written {
-                Some(iterations) => iterations,
-                None if stalled => {
-                    model.load(&before);
-                    x.clone_from(&start);
-                    from_start(dae, causal, model, t0, &mut x).map_err(|_| failure)?
-                }
-                None => return Err(failure),
-            }
-        }
+    let mut x = model.state_values();
+    let mut system = Initial {
+        dae,
+        causal,
+        model,
+        t0,
+        residuals: residuals(dae),
+        defaulted: fixed_by_default(dae, causal),
     };
-    check_released(dae, model)?;
+    let iterations = init::initialise(&mut system, &mut x)?;
+    check_released(dae, system.model)?;
     Ok((x, iterations))
 }
 
-fn writes_homotopy(dae: &Dae) -> bool {
+/// Whether the model writes `homotopy(actual, simplified)`.
+pub fn writes_homotopy(dae: &Dae) -> bool {
     (dae.pool).any_node(|n| matches!(n, Node::Call2(Func2::Homotopy, ..)))
 }
 
-/// The smallest step of `λ` before the homotopy is given up.
-const MIN_HOMOTOPY_STEP: f64 = 1.0 / 1024.0;
-
-/// Solves the initial system at `λ` = 0, then at `λ` stepped to 1; leaves `λ` at 1.
-fn along_homotopy(
-    dae: &Dae,
-    causal: &Causal,
-    model: &mut CompiledModel,
+/// The initial system of a compiled model at `t0`.
+struct Initial<'a> {
+    dae: &'a Dae,
+    causal: &'a Causal,
+    model: &'a mut CompiledModel,
     t0: f64,
-    x: &mut Vec<f64>,
-) -> Result<u64, InitFailure> {
-    model.set_homotopy(0.0);
-    let first = solve(dae, causal, model, t0, x, None)?;
-    let stepped = step_to_one((0.25, MIN_HOMOTOPY_STEP), |lambda| {
-        let (saved_x, saved) = (x.clone(), model.point());
-        model.set_homotopy(lambda);
-        solve(dae, causal, model, t0, x, None).inspect_err(|_| {
-            *x = saved_x;
-            model.load(&saved);
-        })
-    });
-    if stepped.is_err() {
-        model.set_homotopy(1.0);
-    }
-    Ok(first + stepped?)
+    residuals: Vec<Residual>,
+    /// The states taken as fixed by default ([`fixed_by_default`]).
+    defaulted: Vec<VarId>,
 }
 
-/// The smallest step of the fixed-point homotopy's `μ` before it is given up.
-const MIN_BLEND_STEP: f64 = 1e-4;
+impl InitialSystem for Initial<'_> {
+    type Failure = InitFailure;
+    type Saved = Point;
 
-/// The fixed-point homotopy (a globalised Newton for initial systems that do not write
-/// `homotopy`): `H(x, μ) = μ·g(x) + (1 − μ)·(x − x₀)`, solved from `μ = 0` (where `x₀`, the
-/// start values, is the solution) with `μ` stepped to 1, each solve starting from the last,
-/// then `g(x) = 0` itself from there. Newton on `g` alone stalls where its Jacobian is
-/// singular at the start: a cubic spring `k3·s³` at rest (`s = 0`), which the blend's
-/// identity term makes regular along the way.
-fn from_start(
-    dae: &Dae,
-    causal: &Causal,
-    model: &mut CompiledModel,
-    t0: f64,
-    x: &mut Vec<f64>,
-) -> Result<u64, InitFailure> {
-    let start = x.clone();
-    let stepped = step_to_one((0.125, MIN_BLEND_STEP), |mu| {
-        let saved = x.clone();
-        let blend = Blend { mu, start: &start };
-        solve(dae, causal, model, t0, x, Some(&blend)).inspect_err(|_| *x = saved)
-    })?;
-    Ok(stepped + solve(dae, causal, model, t0, x, None)?)
-}
-
-/// Steps a continuation parameter from 0 to 1 from `first`: `attempt(p)` solves at `p` from
-/// the last solution (and leaves it as it was on failure); the step is doubled after a
-/// success and halved after a failure, given up below `min_step`. The iterations spent.
-fn step_to_one(
-    (first, min_step): (f64, f64),
-    mut attempt: impl FnMut(f64) -> Result<u64, InitFailure>,
-) -> Result<u64, InitFailure> {
-    let (mut at, mut step, mut iterations) = (0.0, first, 0);
-    while at < 1.0 {
-        let next = f64::min(at + step, 1.0);
-        match attempt(next) {
-            Ok(spent) => {
-                iterations += spent;
-                at = next;
-                step *= 2.0;
-            }
-            Err(failure) => {
-                step /= 2.0;
-                if step < min_step {
-                    return Err(failure);
-                }
-            }
+    fn free_states(
+        &mut self,
+        x: &mut [f64],
+        seed: bool,
+    ) -> Result<Option<Vec<usize>>, InitFailure> {
+        let (dae, causal) = (self.dae, self.causal);
+        if self.residuals.is_empty() {
+            return Ok(None);
         }
-    }
-    Ok(iterations)
-}
-
-/// The fixed-point homotopy at `μ` from the states `start`: residual `k` of the initial
-/// system blended with the distance of the `k`-th free state from its start.
-struct Blend<'a> {
-    mu: f64,
-    start: &'a [f64],
-}
-
-impl Blend<'_> {
-    fn apply(&self, r: &mut [f64], free: &[usize], x: &[f64]) {
-        for (r, &i) in r.iter_mut().zip(free) {
-            *r = self.mu * *r + (1.0 - self.mu) * (x[i] - self.start[i]);
+        let free: Vec<usize> = (causal.states.iter().enumerate())
+            .filter(|&(_, &v)| dae.var(v).fixed != Some(true) && !self.defaulted.contains(&v))
+            .map(|(i, _)| i)
+            .collect();
+        if free.len() > self.residuals.len() {
+            return Err(InitFailure::Underdetermined {
+                free: free.iter().map(|&i| causal.states[i]).collect(),
+                residuals: self.residuals.len(),
+            });
         }
-    }
-}
-
-/// The initial system solved from the states `x` (updated), the model left evaluated there;
-/// with `blend`, the fixed-point homotopy's system at its `μ`.
-fn solve(
-    dae: &Dae,
-    causal: &Causal,
-    model: &mut CompiledModel,
-    t0: f64,
-    x: &mut [f64],
-    blend: Option<&Blend<'_>>,
-) -> Result<u64, InitFailure> {
-    let residuals = residuals(dae);
-    if residuals.is_empty() {
-        evaluate(model, t0, x)?;
-        return Ok(0);
-    }
-    let defaulted = fixed_by_default(dae, causal);
-    let free: Vec<usize> = causal
-        .states
-        .iter()
-        .enumerate()
-        .filter(|&(_, &v)| dae.var(v).fixed != Some(true) && !defaulted.contains(&v))
-        .map(|(i, _)| i)
-        .collect();
-    if free.len() > residuals.len() {
-        return Err(InitFailure::Underdetermined {
-            free: free.iter().map(|&i| causal.states[i]).collect(),
-            residuals: residuals.len(),
-        });
-    }
-    if free.len() < residuals.len() {
-        return Err(InitFailure::Overdetermined {
-            surplus: residuals[free.len()..].iter().map(|r| r.0).collect(),
-            free: free.len(),
-        });
-    }
-    if blend.is_none() {
-        seed_explicit_states(dae, causal, model, (&free, t0), x);
-    }
-    let system = System {
-        residuals: &residuals,
-        free: &free,
-        blend,
-    };
-    newton(dae, model, &system, t0, x)
-}
-
-/// The system Newton solves: the initial system's residuals in the free states, blended.
-struct System<'a> {
-    residuals: &'a [Residual],
-    free: &'a [usize],
-    blend: Option<&'a Blend<'a>>,
-}
-
-impl System<'_> {
-    fn values(
-        &self,
-        dae: &Dae,
-        model: &mut CompiledModel,
-        t: f64,
-        x: &[f64],
-    ) -> Result<Vec<f64>, InitFailure> {
-        let mut r = values(dae, model, self.residuals, t, x)?;
-        if let Some(blend) = self.blend {
-            blend.apply(&mut r, self.free, x);
+        if free.len() < self.residuals.len() {
+            return Err(InitFailure::Overdetermined {
+                surplus: self.residuals[free.len()..].iter().map(|r| r.0).collect(),
+                free: free.len(),
+            });
         }
-        Ok(r)
+        if seed {
+            seed_explicit_states(dae, causal, self.model, (&free, self.t0), x);
+        }
+        Ok(Some(free))
+    }
+
+    fn residuals(&mut self, x: &[f64]) -> Result<Vec<f64>, InitFailure> {
+        values(self.dae, self.model, &self.residuals, self.t0, x)
+    }
+
+    fn evaluate(&mut self, x: &[f64]) -> Result<(), InitFailure> {
+        evaluate(self.model, self.t0, x)
+    }
+
+    fn no_convergence(&self, r: &[f64]) -> InitFailure {
+        no_convergence(&self.residuals, r)
+    }
+
+    fn stalled(failure: &InitFailure) -> bool {
+        matches!(failure, InitFailure::NoConvergence { .. })
+    }
+
+    fn writes_homotopy(&self) -> bool {
+        writes_homotopy(self.dae)
+    }
+
+    fn set_homotopy(&mut self, lambda: f64) {
+        self.model.set_homotopy(lambda);
+    }
+
+    fn save(&self) -> Point {
+        self.model.point()
+    }
+
+    fn restore(&mut self, saved: &Point) {
+        self.model.load(saved);
     }
 }
 
@@ -586,67 +478,6 @@ fn current(dae: &Dae, point: &Point, v: VarId) -> f64 {
         (VarKind::Alias, Some(b)) => dae.pool.eval(b, point).unwrap_or(f64::NAN),
         _ => point.vars[v.0 as usize],
     }
-}
-
-fn norm(r: &[f64]) -> f64 {
-    r.iter().map(|x| x * x).sum::<f64>().sqrt()
-}
-
-fn newton(
-    dae: &Dae,
-    model: &mut CompiledModel,
-    system: &System,
-    t0: f64,
-    x: &mut [f64],
-) -> Result<u64, InitFailure> {
-    let (residuals, free) = (system.residuals, system.free);
-    let m = free.len();
-    let mut r = system.values(dae, model, t0, x)?;
-    for iteration in 0..MAX_ITERATIONS {
-        let scale = 1.0 + free.iter().map(|&i| x[i].abs()).fold(0.0, f64::max);
-        if r.iter().all(|v| v.abs() <= TOL * scale) {
-            // Leave the model evaluated at the solution.
-            evaluate(model, t0, x)?;
-            return Ok(iteration as u64);
-        }
-        let mut lu = super::linear::DenseLu::new(m);
-        for (c, &i) in free.iter().enumerate() {
-            let h = 1e-7 * (1.0 + x[i].abs());
-            let saved = x[i];
-            x[i] = saved + h;
-            let shifted = system.values(dae, model, t0, x)?;
-            x[i] = saved;
-            for row in 0..m {
-                lu.set(row, c, (shifted[row] - r[row]) / h);
-            }
-        }
-        if !lu.factor() {
-            break;
-        }
-        let mut step = r.clone();
-        lu.solve(&mut step);
-        // Backtracking: halve the step until the residual norm decreases.
-        let start = x.to_vec();
-        let mut lambda = 1.0;
-        loop {
-            for (k, &i) in free.iter().enumerate() {
-                x[i] = start[i] - lambda * step[k];
-            }
-            let trial = system.values(dae, model, t0, x);
-            if let Ok(trial) = trial
-                && (norm(&trial) < norm(&r) || lambda < 1e-4)
-            {
-                r = trial;
-                break;
-            }
-            lambda /= 2.0;
-            if lambda < 1e-6 {
-                x.copy_from_slice(&start);
-                return Err(no_convergence(residuals, &r));
-            }
-        }
-    }
-    Err(no_convergence(residuals, &r))
 }
 
 fn no_convergence(residuals: &[Residual], r: &[f64]) -> InitFailure {

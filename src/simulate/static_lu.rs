@@ -11,11 +11,8 @@
 //! says so ([`StaticLu::factor`] returns [`Refactor::Unstable`]) and the caller falls back to a
 //! pivoting LU.
 //!
-//! Stability test (row-wise growth): while row `i` is eliminated, every value it takes stays
-//! within [`MAX_GROWTH`] times the largest entry of row `i` of the matrix. Rounding errors are
-//! then at most that many times the unit roundoff relative to each row (the backward error of
-//! Gaussian elimination is bounded by its intermediate quantities), whatever the multipliers:
-//! a row-dominant matrix may have large multipliers and still no growth.
+//! The numeric factorization and its stability test (row-wise growth) are the runtime's
+//! (`mocca_runtime::sparse_factor`), the same code that emitted crates factor with.
 
 use std::ops::Range;
 
@@ -24,20 +21,11 @@ use faer::sparse::SymbolicSparseColMat;
 use faer::sparse::linalg::amd;
 
 use super::dissection;
+use mocca_runtime::sparse_factor::{Fill, factor_rows};
+
 use super::pair::{Pair, SharedF64, both, share};
 
-/// Growth beyond this rejects the diagonal pivots: three digits of the sixteen.
-pub const MAX_GROWTH: f64 = 1e3;
-
-/// Why a factorization was not completed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refactor {
-    /// A pivot is zero or a value is not finite: the matrix is singular (or not a number), or
-    /// nearly so.
-    Singular,
-    /// A row grew beyond [`MAX_GROWTH`]: the diagonal pivots are not safe here.
-    Unstable,
-}
+pub use mocca_runtime::sparse_factor::{MAX_GROWTH, Refactor};
 
 /// The ordering, the fill pattern and the factors. Rows and columns below are in the permuted
 /// order; `L` is stored by rows (strictly lower, unit diagonal implied), `U` by rows (strictly
@@ -179,72 +167,15 @@ impl StaticLu {
         if self.values.iter().any(|v| !v.is_finite()) {
             return Err(Refactor::Singular);
         }
-        let u_start = self.l_col.len();
-        let diag_start = u_start + self.u_col.len();
-        let values = &mut self.values;
-        let mut targets = self.update_slots.as_slice();
-        for i in 0..self.perm.len() {
-            let lr = self.l_ptr[i]..self.l_ptr[i + 1];
-            let ur = u_start + self.u_ptr[i]..u_start + self.u_ptr[i + 1];
-            let pivot = diag_start + i;
-            // Finite (checked above): the plain comparison, not `f64::max`'s NaN handling.
-            let row_max = (values[lr.clone()].iter().chain(&values[ur.clone()])).fold(
-                values[pivot].abs(),
-                |m, v| if v.abs() > m { v.abs() } else { m },
-            );
-            let limit = MAX_GROWTH * row_max;
-            // Whether an update left a value past the limit (a NaN is caught below, with the
-            // row's other non-finite values). A flag rather than the running maximum: each
-            // update's comparison then waits on no other.
-            let mut exceeded = false;
-            // Ascending columns: every update to column j comes from a row above j.
-            for p in lr.clone() {
-                let j = self.l_col[p];
-                let xj = values[p];
-                let l = xj * values[diag_start + j];
-                if !l.is_finite() {
-                    return Err(Refactor::Singular);
-                }
-                values[p] = l;
-                let sources = u_start + self.u_ptr[j]..u_start + self.u_ptr[j + 1];
-                let (row_targets, rest) = targets.split_at(sources.len());
-                targets = rest;
-                if xj != 0.0 {
-                    // U's rows are stored divided by their pivot: l·U(j, k) = x_j·Û(j, k).
-                    for (source, &target) in sources.zip(row_targets) {
-                        values[target] -= xj * values[source];
-                        exceeded |= values[target].abs() > limit;
-                    }
-                }
-            }
-            if exceeded {
-                let mut row = values[lr]
-                    .iter()
-                    .chain(&values[ur.clone()])
-                    .chain([&values[pivot]]);
-                let finite = row.all(|v| v.is_finite());
-                return Err(if finite {
-                    Refactor::Unstable
-                } else {
-                    Refactor::Singular
-                });
-            }
-            let x = values[pivot];
-            if x == 0.0 || !x.is_finite() {
-                return Err(Refactor::Singular);
-            }
-            // The reciprocal: the solves multiply by it (a division's latency would chain
-            // from row to row).
-            let inverse = 1.0 / x;
-            values[pivot] = inverse;
-            for u in &mut values[ur] {
-                *u *= inverse;
-                if !u.is_finite() {
-                    return Err(Refactor::Singular);
-                }
-            }
-        }
-        Ok(())
+        let fill = Fill {
+            l_ptr: &self.l_ptr,
+            l_col: &self.l_col,
+            u_ptr: &self.u_ptr,
+            u_col: &self.u_col,
+        };
+        let rows = 0..self.perm.len();
+        // SAFETY: one thread, the values borrowed exclusively here.
+        unsafe { factor_rows(fill, share(&mut self.values), rows, &self.update_slots) }
     }
 
     /// Solves `A x = b` in place with the last successful factorization.

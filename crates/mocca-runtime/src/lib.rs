@@ -1,5 +1,5 @@
 //! The runtime that `mocca simulate` and the crates `mocca emit` writes share: Newton on
-//! algebraic blocks, the fixed-step and mixed-mode methods, the dense LU, the watched relations and the event driver, `when`
+//! algebraic blocks, the fixed-step and mixed-mode methods, the initial system's solve, the dense LU and the static sparse LU's factorization, the watched relations and the event driver, `when`
 //! clauses, the two-thread pair and number formatting. It depends on `std` only, and each
 //! module names the others by `crate::…`, so that `mocca emit` copies these files, as they
 //! are, to the root of every crate it writes (`src/newton.rs`, …): the emitted code solves
@@ -9,21 +9,25 @@ pub mod clauses;
 pub mod dense_lu;
 pub mod event_driver;
 pub mod fixed_step;
+pub mod init;
 pub mod mixed;
 pub mod newton;
 pub mod numfmt;
 pub mod pair;
+pub mod sparse_factor;
 pub mod switching;
 
 /// Every file of this crate that an emitted crate holds, by its path there, and its text.
-pub const SOURCES: [(&str, &str); 9] = [
+pub const SOURCES: [(&str, &str); 11] = [
     ("src/clauses.rs", include_str!("clauses.rs")),
     ("src/dense_lu.rs", include_str!("dense_lu.rs")),
     ("src/event_driver.rs", include_str!("event_driver.rs")),
     ("src/fixed_step.rs", include_str!("fixed_step.rs")),
+    ("src/init.rs", include_str!("init.rs")),
     ("src/mixed.rs", include_str!("mixed.rs")),
     ("src/newton.rs", include_str!("newton.rs")),
     ("src/numfmt.rs", include_str!("numfmt.rs")),
     ("src/pair.rs", include_str!("pair.rs")),
+    ("src/sparse_factor.rs", include_str!("sparse_factor.rs")),
     ("src/switching.rs", include_str!("switching.rs")),
 ];

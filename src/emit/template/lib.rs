@@ -16,11 +16,13 @@ pub mod dense_lu;
 pub mod event_driver;
 pub mod events;
 pub mod fixed_step;
+pub mod init;
 pub mod mixed;
 pub mod model;
 pub mod newton;
 pub mod numfmt;
 pub mod pair;
+pub mod sparse_factor;
 pub mod runtime;
 pub mod switching;
 

@@ -5,6 +5,7 @@
 
 use crate::dense_lu::DenseLu;
 use crate::fixed_step::{self, Count, Factored, StageModel, StageNewton};
+use crate::init::{self, InitialSystem};
 use crate::mixed::{self, LevelPlan};
 use crate::events::{EventMode, EventStats, Events};
 pub use crate::fixed_step::Method;
@@ -12,7 +13,8 @@ use crate::model;
 use crate::newton;
 use crate::numfmt::decimal;
 use crate::switching;
-use crate::pair::{HeldPair, Pair, SharedF64, both, share};
+use crate::pair::{HeldPair, Pair, both, share};
+use crate::sparse_factor::{Fill, Refactor, factor_rows};
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq)]
@@ -287,14 +289,6 @@ pub struct Pieces {
     pub backward: [fn(&[f64], &[f64], &mut [f64]); 2],
 }
 
-const MAX_GROWTH: f64 = 1e3;
-
-/// Why a sparse factorization stopped.
-enum Refactor {
-    Singular,
-    Unstable,
-}
-
 /// LU without row exchanges on the fixed fill of [`SparseTables`].
 struct StaticLu {
     t: &'static SparseTables,
@@ -334,21 +328,27 @@ impl StaticLu {
         }
         let n = t.perm.len();
         let values = share(&mut self.values);
+        let fill = Fill {
+            l_ptr: t.l_ptr,
+            l_col: t.l_col,
+            u_ptr: t.u_ptr,
+            u_col: t.u_col,
+        };
         let (Some([ua, ub]), Solve::Pieces(p)) = (self.update_starts, &t.solve) else {
             // SAFETY: one thread.
-            return unsafe { factor_rows(t, values, 0..n, t.update_slots) };
+            return unsafe { factor_rows(fill, values, 0..n, t.update_slots) };
         };
         let [a, b] = p.starts;
         let (first, second) = both(
             pair,
             // SAFETY: each piece's rows read and write only their own slots (`kept_apart`).
-            || unsafe { factor_rows(t, values, 0..a, &t.update_slots[..ua]) },
-            || unsafe { factor_rows(t, values, a..b, &t.update_slots[ua..ub]) },
+            || unsafe { factor_rows(fill, values, 0..a, &t.update_slots[..ua]) },
+            || unsafe { factor_rows(fill, values, a..b, &t.update_slots[ua..ub]) },
         );
         // The first failure in row order, as one pass reports.
         first.and(second)?;
         // SAFETY: one thread again.
-        unsafe { factor_rows(t, values, b..n, &t.update_slots[ub..]) }
+        unsafe { factor_rows(fill, values, b..n, &t.update_slots[ub..]) }
     }
 
     /// Solves in place; with pieces, the two pieces at once on `pair`'s two threads (safe
@@ -379,78 +379,6 @@ impl StaticLu {
             rhs[old] = yi;
         }
     }
-}
-
-/// Factors `rows` (in order) of the values laid out as [`SparseTables`] says, each `L` entry's
-/// updates landing in the next of `targets`; the pivots' reciprocals and `U` divided by them.
-///
-/// # Safety
-/// No other thread touches the slots of `rows`, nor writes those of the rows they read (the
-/// earlier rows their `L` names) meanwhile.
-unsafe fn factor_rows(
-    t: &SparseTables,
-    values: &[SharedF64],
-    rows: std::ops::Range<usize>,
-    mut targets: &[usize],
-) -> Result<(), Refactor> {
-    let u_start = t.l_col.len();
-    let diag_start = u_start + t.u_col.len();
-    // SAFETY (every `get` and `set` below): the slots of `rows` and of the rows they read,
-    // by the caller's promise.
-    let get = |k: usize| unsafe { values[k].get() };
-    let set = |k: usize, x: f64| unsafe { values[k].set(x) };
-    for i in rows {
-        let lr = t.l_ptr[i]..t.l_ptr[i + 1];
-        let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
-        let pivot = diag_start + i;
-        let row_max = (lr.clone().chain(ur.clone())).fold(get(pivot).abs(), |m, k| {
-            let v = get(k).abs();
-            if v > m { v } else { m }
-        });
-        let limit = MAX_GROWTH * row_max;
-        let mut exceeded = false;
-        for p in lr.clone() {
-            let j = t.l_col[p];
-            let xj = get(p);
-            let l = xj * get(diag_start + j);
-            if !l.is_finite() {
-                return Err(Refactor::Singular);
-            }
-            set(p, l);
-            let sources = u_start + t.u_ptr[j]..u_start + t.u_ptr[j + 1];
-            let (row_targets, rest) = targets.split_at(sources.len());
-            targets = rest;
-            if xj != 0.0 {
-                for (source, &target) in sources.zip(row_targets) {
-                    let updated = get(target) - xj * get(source);
-                    set(target, updated);
-                    exceeded |= updated.abs() > limit;
-                }
-            }
-        }
-        if exceeded {
-            let finite = lr.chain(ur.clone()).chain([pivot]).all(|k| get(k).is_finite());
-            return Err(if finite {
-                Refactor::Unstable
-            } else {
-                Refactor::Singular
-            });
-        }
-        let x = get(pivot);
-        if x == 0.0 || !x.is_finite() {
-            return Err(Refactor::Singular);
-        }
-        let inverse = 1.0 / x;
-        set(pivot, inverse);
-        for k in ur {
-            let u = get(k) * inverse;
-            set(k, u);
-            if !u.is_finite() {
-                return Err(Refactor::Singular);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Where the second piece's and the separator's updates start in `t.update_slots`, when the
@@ -606,6 +534,8 @@ pub struct Program {
     pub registers: usize,
     pub time: usize,
     pub switch_time: usize,
+    /// The homotopy parameter `λ` (1 but while initialisation follows `homotopy()`).
+    pub homotopy: usize,
     pub breakpoints: &'static [usize],
     pub constants: &'static [(usize, f64)],
     pub setup: fn(&mut [f64]),
@@ -1123,22 +1053,9 @@ impl Model {
         acted
     }
 
-    fn solve_initial_system(&mut self, t0: f64, x: &mut [f64]) -> Result<(), Failure> {
-        let n = x.len();
-        let mut dx = vec![0.0; n];
-        let m = model::INIT_RESIDUALS;
-        if m == 0 {
-            return self.rhs(t0, x, &mut dx);
-        }
-        let free: Vec<usize> = (0..n).filter(|&i| !model::FIXED[i]).collect();
-        if free.len() != m {
-            return Err(Failure::InitCount {
-                free: free.len(),
-                residuals: m,
-            });
-        }
-        self.seed(&free, x);
-        self.init_newton(&free, t0, x)
+    /// The runtime's `init::initialise` over the generated initial system.
+    fn solve_initial_system(&mut self, t0: f64, x: &mut Vec<f64>) -> Result<(), Failure> {
+        init::initialise(&mut Initial { model: self, t0 }, x).map(|_| ())
     }
 
     /// Takes the values an event at `t` left in `regs` (held ones among them), from `t` on.
@@ -1302,52 +1219,69 @@ impl Model {
             .collect())
     }
 
-    fn init_newton(&mut self, free: &[usize], t0: f64, x: &mut [f64]) -> Result<(), Failure> {
-        let m = free.len();
-        let norm = |r: &[f64]| r.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let mut r = self.init_residuals(t0, x)?;
-        for _ in 0..100 {
-            let scale = 1.0 + free.iter().map(|&i| x[i].abs()).fold(0.0, f64::max);
-            if r.iter().all(|v| v.abs() <= 1e-10 * scale) {
-                let mut dx = vec![0.0; x.len()];
-                return self.rhs(t0, x, &mut dx);
-            }
-            let mut lu = DenseLu::new(m);
-            for (c, &i) in free.iter().enumerate() {
-                let h = 1e-7 * (1.0 + x[i].abs());
-                let saved = x[i];
-                x[i] = saved + h;
-                let shifted = self.init_residuals(t0, x)?;
-                x[i] = saved;
-                for row in 0..m {
-                    lu.set(row, c, (shifted[row] - r[row]) / h);
-                }
-            }
-            if !lu.factor() {
-                break;
-            }
-            let mut step = r.clone();
-            lu.solve(&mut step);
-            let start = x.to_vec();
-            let mut lambda = 1.0;
-            loop {
-                for (k, &i) in free.iter().enumerate() {
-                    x[i] = start[i] - lambda * step[k];
-                }
-                if let Ok(trial) = self.init_residuals(t0, x)
-                    && (norm(&trial) < norm(&r) || lambda < 1e-4)
-                {
-                    r = trial;
-                    break;
-                }
-                lambda /= 2.0;
-                if lambda < 1e-6 {
-                    x.copy_from_slice(&start);
-                    return Err(Failure::InitNoConvergence);
-                }
-            }
+}
+
+/// The model's initial system at `t0`, as the runtime's `init` solves it.
+struct Initial<'a> {
+    model: &'a mut Model,
+    t0: f64,
+}
+
+impl InitialSystem for Initial<'_> {
+    type Failure = Failure;
+    type Saved = Vec<f64>;
+
+    fn free_states(&mut self, x: &mut [f64], seed: bool) -> Result<Option<Vec<usize>>, Failure> {
+        let m = model::INIT_RESIDUALS;
+        if m == 0 {
+            return Ok(None);
         }
-        Err(Failure::InitNoConvergence)
+        let free: Vec<usize> = (0..x.len()).filter(|&i| !model::FIXED[i]).collect();
+        if free.len() != m {
+            return Err(Failure::InitCount {
+                free: free.len(),
+                residuals: m,
+            });
+        }
+        if seed {
+            self.model.seed(&free, x);
+        }
+        Ok(Some(free))
+    }
+
+    fn residuals(&mut self, x: &[f64]) -> Result<Vec<f64>, Failure> {
+        self.model.init_residuals(self.t0, x)
+    }
+
+    fn evaluate(&mut self, x: &[f64]) -> Result<(), Failure> {
+        let mut dx = vec![0.0; x.len()];
+        self.model.rhs(self.t0, x, &mut dx)
+    }
+
+    fn no_convergence(&self, _: &[f64]) -> Failure {
+        Failure::InitNoConvergence
+    }
+
+    fn stalled(failure: &Failure) -> bool {
+        *failure == Failure::InitNoConvergence
+    }
+
+    fn writes_homotopy(&self) -> bool {
+        model::WRITES_HOMOTOPY
+    }
+
+    fn set_homotopy(&mut self, lambda: f64) {
+        let regs = &mut self.model.regs;
+        regs.r[regs.program.homotopy] = lambda;
+        regs.rerun_setup();
+    }
+
+    fn save(&self) -> Vec<f64> {
+        self.model.regs.r.clone()
+    }
+
+    fn restore(&mut self, saved: &Vec<f64>) {
+        self.model.regs.r.copy_from_slice(saved);
     }
 }
 
