@@ -1341,3 +1341,28 @@ end OutOfRange;
     let (_, err, code) = mocca(&["simulate", file, "--stop", "0.5"]);
     assert_eq!(code, 0, "in range until 0.6: {err}");
 }
+
+/// `x³ + y³ = 8`, `x = y`, written with a simplified `x³ + y³ + 7 = 8`: Newton stalls at the
+/// start x = y = 0 on both (their Jacobian is singular there), so the homotopy fails at
+/// `λ = 0` and the fixed-point homotopy takes over. It solves the actual model (x = 4^⅓), not
+/// the simplified one (x = ½^⅓, what mocca gave when the failed homotopy left `λ` at 0).
+#[test]
+fn a_homotopy_that_stalls_at_its_start_leaves_the_actual_model() {
+    let path = model_file("homotopy_stall", include_str!("data/homotopy_stall.mo"));
+    let file = path.to_str().unwrap();
+    let (csv, err, code) = simulate_csv(
+        "homotopy_stall",
+        &[
+            "simulate", file, "--method", "bdf", "--stop", "1", "--tol", "1e-9",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let c = csv_columns(&csv);
+    let start = 4.0f64.cbrt();
+    for (k, &t) in c["time"].iter().enumerate() {
+        let exact = start * (-t).exp();
+        for v in ["x", "y"] {
+            assert!((c[v][k] - exact).abs() < 1e-6, "{v} at {t}: {}", c[v][k]);
+        }
+    }
+}
