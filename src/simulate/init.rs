@@ -16,6 +16,7 @@ use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func2, Node, Values, VarId};
 use crate::structure::Unknown;
 
+use mocca_runtime::fixed_step::largest;
 use mocca_runtime::init::{self, InitialSystem};
 
 use super::model::CompiledModel;
@@ -481,17 +482,9 @@ fn current(dae: &Dae, point: &Point, v: VarId) -> f64 {
 }
 
 fn no_convergence(residuals: &[Residual], r: &[f64]) -> InitFailure {
-    let mut order: Vec<usize> = (0..r.len()).collect();
-    let key = |i: usize| {
-        if r[i].is_nan() {
-            f64::INFINITY
-        } else {
-            r[i].abs()
-        }
-    };
-    order.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
-    order.truncate(3);
     InitFailure::NoConvergence {
-        worst: order.into_iter().map(|i| residuals[i].0).collect(),
+        worst: (largest(r, 3).into_iter())
+            .map(|i| residuals[i].0)
+            .collect(),
     }
 }

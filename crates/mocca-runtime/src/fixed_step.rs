@@ -310,7 +310,7 @@ fn correct_whole(stage: &mut [f64], delta: &[f64], tol: f64) -> f64 {
 }
 
 /// Indices of the `k` largest magnitudes, largest first (NaN counts as largest).
-fn largest(v: &[f64], k: usize) -> Vec<usize> {
+pub fn largest(v: &[f64], k: usize) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..v.len()).collect();
     let key = |i: usize| {
         if v[i].is_nan() {
