@@ -434,7 +434,7 @@ impl EventSystem for WeakSystem<'_> {
     const RECORDS_REGISTERS: bool = true;
 
     fn breakpoints(&self) -> Vec<f64> {
-        self.split.model.breakpoints().to_vec()
+        self.split.model().breakpoints().to_vec()
     }
 
     fn step_over(
@@ -462,7 +462,7 @@ impl EventSystem for WeakSystem<'_> {
     ) -> Result<(), Failure> {
         // After each step the partitioned model holds every value, states included: those
         // of the step that ended, before any event there.
-        match recorder.at_registers(&self.split.model, t, self.causal) {
+        match recorder.at_registers(self.split.model(), t, self.causal) {
             ControlFlow::Continue(()) => Ok(()),
             ControlFlow::Break(()) => recorder.violation(),
         }

@@ -25,6 +25,7 @@ pub mod pair;
 pub mod sparse_factor;
 pub mod runtime;
 pub mod switching;
+pub mod weak;
 
 pub use runtime::{
     Failure, FixedStep, Integrator, Method, MixedStepper, Model, Simulation, Stats, Stepper,

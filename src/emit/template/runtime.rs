@@ -13,6 +13,7 @@ use crate::model;
 use crate::newton;
 use crate::numfmt::decimal;
 use crate::switching;
+use crate::weak;
 use crate::pair::{HeldPair, Pair, both, share};
 use crate::sparse_factor::{Fill, Refactor, factor_rows};
 
@@ -1429,44 +1430,89 @@ impl FixedStep for MixedStepper {
 // Weak subsystems stepped apart.
 
 /// Each weak subsystem stepped with its own stepper and Newton on its own states, reading the
-/// others' weak variables from exchange registers: Gauss–Seidel publishes a subsystem's
-/// values as soon as it has stepped, Jacobi after every one has. Jacobi's subsystems are then
-/// independent within a step, and in a model of [`THREADED_STATES`] states or more the later
-/// ones step on a second thread, on their own copy of the registers: the results are the same
-/// bit for bit.
+/// others' weak variables from exchange registers, by the runtime's [`weak::WeakStepper`]:
+/// Gauss–Seidel publishes a subsystem's values as soon as it has stepped, Jacobi after every
+/// one has. In a Jacobi model of [`THREADED_STATES`] states or more the later subsystems step
+/// on a second thread, on their own copy of the registers: the results are the same bit for
+/// bit.
 pub struct WeakStepper {
-    weak: &'static Weak,
-    regs: Registers,
-    steppers: Vec<MixedStepper>,
-    helper: Option<Helper>,
+    split: weak::WeakStepper<Subsystems>,
+    pair: Option<HeldPair>,
 }
 
-/// A Jacobi model this large steps its subsystems on two threads (a thread's start costs tens
-/// of microseconds, a small model's whole step less).
+/// A Jacobi model this large steps its subsystems on two threads (the helper spins while it
+/// waits: for a small model's step it would only burn the second processor).
 pub const THREADED_STATES: usize = 256;
 
-/// The second thread's share of a Jacobi step: the subsystems from `first` on, on a copy of the
-/// registers.
-struct Helper {
-    first: usize,
+/// The registers of weak subsystems stepped apart, as [`weak::WeakStepper`] steps them, and
+/// the counters of their steps.
+#[derive(Clone)]
+struct Subsystems {
+    weak: &'static Weak,
     regs: Registers,
     stats: Stats,
 }
 
-impl WeakStepper {
-    /// Takes every parameter's and input's value from `model` (their registers are their
-    /// variables', the same in every program) and runs the setup code again, in every copy.
-    fn take_parameters_and_inputs(&mut self, model: &Model) {
-        let inputs = model::INPUTS.iter().map(|&(_, reg)| reg);
-        let known: Vec<usize> = model::PARAMETER_REGISTERS.iter().copied().chain(inputs).collect();
-        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
-            for &reg in &known {
-                copy.r[reg] = model.regs.r[reg];
-            }
-            copy.rerun_setup();
+impl weak::WeakModel for Subsystems {
+    type Stepper = MixedStepper;
+    type Failure = Failure;
+
+    fn subsystems(&self) -> usize {
+        self.weak.subsystems.len()
+    }
+
+    fn states(&self, s: usize) -> &[usize] {
+        self.weak.subsystems[s].states
+    }
+
+    fn advance(&mut self, stepper: &mut MixedStepper, s: usize, (t, h): (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+        let sub = &self.weak.subsystems[s];
+        let mut xs: Vec<f64> = sub.states.iter().map(|&i| x[i]).collect();
+        let mut sys = System {
+            regs: &mut self.regs,
+            code: sub.system,
+            stats: &mut self.stats,
+            pair: None,
+        };
+        stepper.step(&mut sys, t, h, &mut xs)?;
+        let mut dx = vec![0.0; xs.len()];
+        sys.evaluate(None, t + h, &xs, &mut dx)?;
+        for (&i, &xi) in sub.states.iter().zip(&xs) {
+            x[i] = xi;
+        }
+        Ok(())
+    }
+
+    fn publish(&mut self, list: usize) {
+        let weak = self.weak;
+        let exchanges = weak.subsystems.get(list).map_or(weak.output_exchanges, |sub| sub.exchanges);
+        for &(reg, last) in exchanges {
+            self.regs.r[last] = self.regs.r[reg];
         }
     }
 
+    fn outputs(&mut self, t: f64) -> Result<(), Failure> {
+        let regs = &mut self.regs;
+        (self.weak.outputs)(&mut regs.r, &mut regs.work).map_err(|step| Failure::Eval { step, t })
+    }
+
+    fn take_computed(&mut self, copy: &mut Subsystems, first: usize) {
+        for sub in &self.weak.subsystems[first..] {
+            for &reg in sub.computed {
+                self.regs.r[reg] = copy.regs.r[reg];
+            }
+        }
+        add_stats(&mut self.stats, &mut copy.stats);
+    }
+
+    fn take_exchanged(&mut self, main: &Subsystems) {
+        for &(_, last) in self.weak.exchanges {
+            self.regs.r[last] = main.regs.r[last];
+        }
+    }
+}
+
+impl WeakStepper {
     /// From the initialised `model`'s values (its variables, derivatives and time).
     pub fn new(weak: &'static Weak, model: &Model) -> WeakStepper {
         let mut regs = Registers::new(weak.program);
@@ -1481,33 +1527,49 @@ impl WeakStepper {
             .iter()
             .map(|s| MixedStepper::new(s.system, model::TOL))
             .collect();
-        let states: usize = weak.subsystems.iter().map(|s| s.states.len()).sum();
-        let two = model.threads >= 2
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-        let threaded = weak.jacobi && weak.subsystems.len() > 1 && states >= THREADED_STATES && two;
-        let helper = threaded.then(|| Helper {
-            first: halfway(weak.subsystems),
-            regs: regs.clone(),
-            stats: Stats::default(),
-        });
-        WeakStepper {
+        let main = Subsystems {
             weak,
             regs,
-            steppers,
-            helper,
+            stats: Stats::default(),
+        };
+        let states: usize = weak.subsystems.iter().map(|s| s.states.len()).sum();
+        let threaded = weak.jacobi && weak.subsystems.len() > 1 && states >= THREADED_STATES && model.threads >= 2;
+        let pair = threaded.then(HeldPair::start).flatten();
+        let helper = pair.is_some().then(|| (weak::second_share(&main), main.clone()));
+        WeakStepper {
+            split: weak::WeakStepper::new(main, steppers, weak.jacobi, helper),
+            pair,
         }
+    }
+
+    /// Takes every parameter's and input's value from `model` (their registers are their
+    /// variables', the same in every program) and runs the setup code again, in every copy.
+    fn take_parameters_and_inputs(&mut self, model: &Model) {
+        let inputs = model::INPUTS.iter().map(|&(_, reg)| reg);
+        let known: Vec<usize> = model::PARAMETER_REGISTERS.iter().copied().chain(inputs).collect();
+        for copy in self.split.each_copy() {
+            for &reg in &known {
+                copy.regs.r[reg] = model.regs.r[reg];
+            }
+            copy.regs.rerun_setup();
+        }
+    }
+
+    fn regs(&self) -> &Registers {
+        &self.split.model.regs
     }
 
     /// The weak values exchanged (their `last` registers).
     fn exchanged(&self) -> Vec<f64> {
-        self.weak.exchanges.iter().map(|&(_, last)| self.regs.r[last]).collect()
+        let main = &self.split.model;
+        main.weak.exchanges.iter().map(|&(_, last)| main.regs.r[last]).collect()
     }
 
     /// Sets the weak values exchanged back to `saved` ([`WeakStepper::exchanged`]).
     fn set_exchanged(&mut self, saved: &[f64]) {
-        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
-            for (&(_, last), &x) in self.weak.exchanges.iter().zip(saved) {
-                copy.r[last] = x;
+        for copy in self.split.each_copy() {
+            for (&(_, last), &x) in copy.weak.exchanges.iter().zip(saved) {
+                copy.regs.r[last] = x;
             }
         }
     }
@@ -1517,124 +1579,40 @@ impl WeakStepper {
     /// from values consistent at `t`, as `simulate`'s `Partitioned::resume` does.
     fn resume(&mut self, regs: &Registers, t: f64) {
         let n = 2 * model::VARS;
-        let weak = self.weak;
-        for copy in std::iter::once(&mut self.regs).chain(self.helper.as_mut().map(|h| &mut h.regs)) {
-            copy.r[..n].copy_from_slice(&regs.r[..n]);
-            copy.set_time(t);
-            copy.rerun_setup();
-            copy.enter_interval_from(t);
-            Self::publish(copy, weak.exchanges);
-        }
-    }
-
-    fn publish(regs: &mut Registers, list: &[(usize, usize)]) {
-        for &(reg, last) in list {
-            regs.r[last] = regs.r[reg];
-        }
-    }
-
-    /// Steps subsystem `sub` over `(t, h)`, then evaluates it at its new state so that the
-    /// registers hold the weak values it publishes; updates its states in `x`.
-    fn advance(
-        regs: &mut Registers,
-        stats: &mut Stats,
-        (stepper, sub): (&mut MixedStepper, &'static Subsystem),
-        (t, h): (f64, f64),
-        x: &mut [f64],
-    ) -> Result<(), Failure> {
-        let mut xs: Vec<f64> = sub.states.iter().map(|&i| x[i]).collect();
-        let mut sys = System {
-            regs,
-            code: sub.system,
-            stats,
-            pair: None,
-        };
-        stepper.step(&mut sys, t, h, &mut xs)?;
-        let mut dx = vec![0.0; xs.len()];
-        sys.evaluate(None, t + h, &xs, &mut dx)?;
-        for (&i, &xi) in sub.states.iter().zip(&xs) {
-            x[i] = xi;
-        }
-        Ok(())
-    }
-
-    /// Steps `steppers` (the subsystems from `first` on) one after the other.
-    fn advance_all(
-        regs: &mut Registers,
-        stats: &mut Stats,
-        (steppers, first): (&mut [MixedStepper], usize),
-        (weak, span): (&'static Weak, (f64, f64)),
-        x: &mut [f64],
-    ) -> Result<(), Failure> {
-        for (stepper, sub) in steppers.iter_mut().zip(&weak.subsystems[first..]) {
-            Self::advance(regs, stats, (stepper, sub), span, x)?;
-            if !weak.jacobi {
-                Self::publish(regs, sub.exchanges);
+        for copy in self.split.each_copy() {
+            copy.regs.r[..n].copy_from_slice(&regs.r[..n]);
+            copy.regs.set_time(t);
+            copy.regs.rerun_setup();
+            copy.regs.enter_interval_from(t);
+            for &(reg, last) in copy.weak.exchanges {
+                copy.regs.r[last] = copy.regs.r[reg];
             }
         }
-        Ok(())
     }
 
     fn enter_interval(&mut self, from: f64, to: f64) {
-        self.regs.enter_interval(from, to);
-        if let Some(helper) = &mut self.helper {
-            helper.regs.enter_interval(from, to);
+        for copy in self.split.each_copy() {
+            copy.regs.enter_interval(from, to);
         }
     }
 
+    fn forget_factorizations(&mut self) {
+        self.split.steppers.iter_mut().for_each(|s| s.forget_factorization());
+    }
+
+    /// One step of every subsystem, its counters added to `stats`.
     fn step(&mut self, stats: &mut Stats, t: f64, h: f64, x: &mut [f64]) -> Result<(), Failure> {
-        let steps = stats.steps;
-        let weak = self.weak;
-        match &mut self.helper {
-            None => Self::advance_all(&mut self.regs, stats, (&mut self.steppers, 0), (weak, (t, h)), x)?,
-            Some(helper) => {
-                let (mine, theirs) = self.steppers.split_at_mut(helper.first);
-                let mut their_x = x.to_vec();
-                let first = helper.first;
-                let (a, b) = std::thread::scope(|scope| {
-                    let (their_regs, their_stats) = (&mut helper.regs, &mut helper.stats);
-                    let their = scope.spawn(|| {
-                        let share = (theirs, first);
-                        Self::advance_all(their_regs, their_stats, share, (weak, (t, h)), &mut their_x)
-                    });
-                    let a = Self::advance_all(&mut self.regs, stats, (mine, 0), (weak, (t, h)), x);
-                    (a, their.join().expect("the second thread's step"))
-                });
-                // The first failure in subsystem order, as stepping one after the other reports.
-                a.and(b)?;
-                for sub in &weak.subsystems[first..] {
-                    for &reg in sub.computed {
-                        self.regs.r[reg] = helper.regs.r[reg];
-                    }
-                    for &i in sub.states {
-                        x[i] = their_x[i];
-                    }
-                }
-                add_stats(stats, &mut helper.stats);
-            }
-        }
-        stats.f_evals += weak.subsystems.len() as u64;
-        let regs = &mut self.regs;
-        // Jacobi: the outputs too read the previous step's values, then every subsystem
-        // publishes (no subsystem may read another's values of this step).
-        (weak.outputs)(&mut regs.r, &mut regs.work).map_err(|step| Failure::Eval { step, t: t + h })?;
-        if weak.jacobi {
-            for sub in weak.subsystems {
-                Self::publish(regs, sub.exchanges);
-            }
-        }
-        Self::publish(regs, weak.output_exchanges);
-        if let Some(helper) = &mut self.helper {
-            for &(_, last) in weak.exchanges {
-                helper.regs.r[last] = self.regs.r[last];
-            }
-        }
-        stats.steps = steps + 1;
+        let pair = self.pair.as_ref().map(HeldPair::pair);
+        let result = self.split.step((t, h), x, pair);
+        add_stats(stats, &mut self.split.model.stats);
+        result?;
+        stats.f_evals += self.split.model.weak.subsystems.len() as u64;
+        stats.steps += 1;
         Ok(())
     }
 }
 
-/// Adds `from`'s counters to `to` and zeroes them.
+/// Adds `from`'s counters to `to` and zeroes them (its steps are each subsystem's).
 fn add_stats(to: &mut Stats, from: &mut Stats) {
     to.f_evals += from.f_evals;
     to.jac_evals += from.jac_evals;
@@ -1647,18 +1625,6 @@ fn add_stats(to: &mut Stats, from: &mut Stats) {
         *sum += x;
     }
     *from = Stats::default();
-}
-
-/// Where the second thread's share starts: about half of the states on each thread, at least
-/// one subsystem on each.
-fn halfway(subsystems: &[Subsystem]) -> usize {
-    let total: usize = subsystems.iter().map(|s| s.states.len()).sum();
-    let mut before = 0;
-    let half = subsystems.iter().position(|s| {
-        before += s.states.len();
-        2 * before >= total
-    });
-    half.map_or(1, |k| k + 1).clamp(1, subsystems.len() - 1)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1698,14 +1664,14 @@ impl Integrator {
     fn forget_factorizations(&mut self) {
         match self {
             Integrator::Whole(stepper, _) => stepper.forget_factorization(),
-            Integrator::Weak(w) => w.steppers.iter_mut().for_each(|s| s.forget_factorization()),
+            Integrator::Weak(w) => w.forget_factorizations(),
         }
     }
 
     fn breakpoints(&self, model: &Model) -> Vec<f64> {
         match self {
             Integrator::Whole(..) => model.regs.breakpoints.clone(),
-            Integrator::Weak(w) => w.regs.breakpoints.clone(),
+            Integrator::Weak(w) => w.regs().breakpoints.clone(),
         }
     }
 
@@ -1853,7 +1819,7 @@ fn check_point(
 ) -> Result<(), Failure> {
     match integrator {
         Integrator::Whole(..) => model.check_assertions(t, x, side),
-        Integrator::Weak(w) => model.check_registers(t, &w.regs.r),
+        Integrator::Weak(w) => model.check_registers(t, &w.regs().r),
     }
 }
 
@@ -2053,7 +2019,7 @@ impl Simulation {
                 &self.model.regs.r
             }
             // After a step every subsystem was evaluated at its new state, then the outputs.
-            Integrator::Weak(w) => &w.regs.r,
+            Integrator::Weak(w) => &w.regs().r,
         };
         Ok(regs.iter().map(|&reg| file[reg]).collect())
     }
