@@ -165,6 +165,45 @@ fn a_large_model_uses_the_written_sparse_factorization() {
     assert_eq!(emitted, simulated);
 }
 
+/// Oscillators far too fast for the step (`tests/data/stiff_rotations.mo`, 70 states): implicit
+/// Euler's Newton matrix has 1 on its diagonal and 2000 beside it, so the static LU's diagonal
+/// pivots grow a row past their limit and are refused; the crate then solves with the
+/// runtime's pivoting sparse LU, as `simulate` does: the same CSV, bit for bit, and each
+/// oscillator's `z = x + i·y` steps as implicit Euler's closed form `z ← (z + i·h·w)/(1 + h +
+/// i·h·w)` says.
+#[test]
+fn a_newton_matrix_the_static_lu_refuses_is_solved_by_the_pivoting_lu_as_in_simulate() {
+    let args: Vec<&str> = IMPLICIT_EULER_TO_1[..5]
+        .iter()
+        .chain(&["0.05"])
+        .copied()
+        .collect();
+    let model = "tests/data/stiff_rotations.mo";
+    let (emitted, simulated) = emitted_and_simulated("stiff_rotations", model, &args);
+    assert_eq!(emitted, simulated);
+    let run = csv_columns(&simulated);
+    let (h, w) = (0.01, 2e5);
+    let mut expected = vec![(0.0f64, 0.0f64)];
+    for _ in 0..5 {
+        // (x + i·y + i·h·w) / (1 + h + i·h·w), by its real and imaginary parts.
+        let (x, y) = *expected.last().expect("a point");
+        let (a, b) = (x, y + h * w);
+        let (c, d) = (1.0 + h, h * w);
+        let norm = c * c + d * d;
+        expected.push(((a * c + b * d) / norm, (b * c - a * d) / norm));
+    }
+    assert_eq!(run["time"].len(), expected.len());
+    for i in [1, 35] {
+        let got = run[&format!("x[{i}]")].iter().zip(&run[&format!("y[{i}]")]);
+        for (k, ((xi, yi), (x, y))) in got.zip(&expected).enumerate() {
+            assert!(
+                (xi - x).abs() < 1e-12 && (yi - y).abs() <= 1e-9 * y.abs(),
+                "step {k}: {xi}, {yi} against {x}, {y}"
+            );
+        }
+    }
+}
+
 /// 4 200 states in a Newton matrix factored every step: its ordering has two pieces and a
 /// separator (SPEC §9's set of shared nodes), written as the pieces' own solves, which the
 /// binary factors and solves at once on two threads. One thread or two, it writes what

@@ -2,8 +2,9 @@
 //! step's Newton iterations (simplified Newton). Small systems use a dense LU with partial
 //! pivoting (no allocation after construction); systems above [`DENSE_LIMIT`] states use a
 //! sparse LU on the fixed pattern of `M`: [`StaticLu`]'s diagonal pivots, ordered and analysed
-//! once, and from the first time those are refused (a row grows too much) faer's sparse LU with
-//! partial pivoting, whose symbolic analysis is also done once.
+//! once, and from the first time those are refused (a row grows too much) the runtime's sparse
+//! LU with threshold partial pivoting in the same column order (the one fallback emitted
+//! crates have too).
 //!
 //! Why 64: a dense LU costs `n³/3` flops per factorization (about 87 000 at n = 64, well under a
 //! millisecond) and needs no symbolic analysis, while model Jacobians are sparse (a few entries
@@ -20,6 +21,7 @@ use faer::{Conj, Par};
 pub use super::dense_lu::DenseLu;
 use super::pair::{Pair, share};
 use super::static_lu::{InPlace, Refactor, SolveEnds, StaticLu};
+use mocca_runtime::pivoting_lu::PivotingLu as FallbackLu;
 
 /// Above this many unknowns, the sparse LU.
 pub const DENSE_LIMIT: usize = 64;
@@ -29,8 +31,8 @@ pub fn is_sparse(n: usize) -> bool {
     n > DENSE_LIMIT
 }
 
-/// faer's sparse LU with partial pivoting on a fixed pattern, for matrices whose diagonal
-/// pivots [`StaticLu`] refuses (and for any square sparse matrix, such as a reduction's `J_F`).
+/// faer's sparse LU with partial pivoting on a fixed pattern, for any square sparse matrix,
+/// such as a reduction's `J_F`, solved for many columns.
 /// The numeric factors and the scratch space are kept and refilled.
 pub struct PivotingLu {
     symbolic: SymbolicSparseColMat<usize>,
@@ -154,15 +156,15 @@ fn grow_scratch(analysis: &SymbolicLu<usize>, scratch: &mut MemBuffer, columns: 
     }
 }
 
-/// The sparse path: diagonal pivots on the fixed fill pattern, and faer's pivoting LU from the
-/// first time they are refused.
+/// The sparse path: diagonal pivots on the fixed fill pattern, and the runtime's pivoting LU
+/// from the first time they are refused.
 struct SparseLu {
     /// `M`'s entries: the Jacobian's, then the diagonal.
     entries: Vec<(usize, usize)>,
     fixed: StaticLu,
     /// Per entry, its slot in `fixed`'s values.
     slots: Vec<usize>,
-    pivoting: Option<PivotingLu>,
+    pivoting: Option<FallbackLu>,
 }
 
 impl SparseLu {
@@ -177,8 +179,8 @@ impl SparseLu {
                 Ok(()) => return true,
                 Err(Refactor::Singular) => return false,
                 Err(Refactor::Unstable) => {
-                    let n = self.fixed.n();
-                    self.pivoting = Some(PivotingLu::new(n, &self.entries));
+                    let (n, order) = (self.fixed.n(), self.fixed.tables()[0]);
+                    self.pivoting = Some(FallbackLu::new(n, &self.entries, order));
                 }
             }
         }

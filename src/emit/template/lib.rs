@@ -22,6 +22,7 @@ pub mod model;
 pub mod newton;
 pub mod numfmt;
 pub mod pair;
+pub mod pivoting_lu;
 pub mod sparse_factor;
 pub mod runtime;
 pub mod switching;

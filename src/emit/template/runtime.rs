@@ -15,6 +15,7 @@ use crate::numfmt::decimal;
 use crate::switching;
 use crate::weak;
 use crate::pair::{HeldPair, Pair, both, share};
+use crate::pivoting_lu::PivotingLu;
 use crate::sparse_factor::{Fill, Refactor, factor_rows};
 
 /// Why a run stopped.
@@ -431,10 +432,11 @@ fn kept_apart(t: &SparseTables, [a, b]: [usize; 2]) -> Option<[usize; 2]> {
 }
 
 /// `M = I − γJ` on a fixed pattern, factored for Newton: dense with partial pivoting up to 64
-/// unknowns, the static sparse LU above (a dense LU where its diagonal pivots are refused).
+/// unknowns, the static sparse LU above (the pivoting sparse LU where its diagonal pivots are
+/// refused, as in `simulate`).
 pub struct NewtonMatrix {
     n: usize,
-    /// The Jacobian's pattern, for the dense LU a refused static one falls back to.
+    /// The Jacobian's pattern, for the pivoting LU a refused static one falls back to.
     pattern: &'static [(usize, usize)],
     kind: Kind,
     contraction: Option<f64>,
@@ -442,7 +444,7 @@ pub struct NewtonMatrix {
 
 enum Kind {
     Dense(DenseLu, Vec<usize>),
-    Sparse(StaticLu, Option<DenseLu>),
+    Sparse(StaticLu, Option<PivotingLu>),
 }
 
 impl NewtonMatrix {
@@ -482,23 +484,19 @@ impl NewtonMatrix {
                 lu.factor()
             }
             Kind::Sparse(lu, fallback) => {
+                // The Jacobian's entries, then the diagonal's.
                 let value = |k: usize| jac.get(k).map_or(1.0, |&x| -gamma * x);
                 if fallback.is_none() {
                     match lu.factor(value, pair) {
                         Ok(()) => return true,
                         Err(Refactor::Singular) => return false,
-                        Err(Refactor::Unstable) => *fallback = Some(DenseLu::new(n)),
+                        Err(Refactor::Unstable) => {
+                            let entries: Vec<(usize, usize)> = pattern.iter().copied().chain((0..n).map(|i| (i, i))).collect();
+                            *fallback = Some(PivotingLu::new(n, &entries, lu.t.perm));
+                        }
                     }
                 }
-                let dense = fallback.as_mut().expect("set above");
-                dense.clear();
-                for (k, &(r, c)) in pattern.iter().enumerate() {
-                    dense.add(r, c, value(k));
-                }
-                for i in 0..n {
-                    dense.add(i, i, 1.0);
-                }
-                dense.factor()
+                fallback.as_mut().is_some_and(|pivoting| pivoting.factor(value))
             }
         }
     }
@@ -507,7 +505,7 @@ impl NewtonMatrix {
         match &mut self.kind {
             Kind::Dense(lu, _) => lu.solve(b),
             Kind::Sparse(lu, None) => lu.solve(b, pair),
-            Kind::Sparse(_, Some(dense)) => dense.solve(b),
+            Kind::Sparse(_, Some(pivoting)) => pivoting.solve(b),
         }
     }
 }
