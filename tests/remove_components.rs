@@ -151,6 +151,77 @@ fn a_component_read_outside_it_is_not_removed() {
     assert!(error.contains("`R` is read outside it"), "{error}");
 }
 
+/// The flat model of `text` without `components`, or why not.
+fn flat_without(name: &str, text: &str, components: &[&str]) -> Result<String, String> {
+    let mut sources = SourceMap::new();
+    let mut warnings = Vec::new();
+    let path = model_file(name, text);
+    let user =
+        mocca::load::load_paths_warning(&mut sources, &[path], &mut warnings).expect("loads");
+    let flat = flatten_sources(sources, &user, None, &[])
+        .map_err(|_| "flattens")
+        .expect("flattens");
+    remove_components(&flat.dae, components).map(|r| r.reduced.dae.modelica().to_string())
+}
+
+const RECHARGED: &str = "model Recharged
+  Mocca.Electrical.Resistor R1(R = 1);
+  Mocca.Electrical.Resistor Rbig(R = 1e9);
+  Mocca.Electrical.Capacitor C1(C = 1, v(start = 1, fixed = true));
+  Mocca.Electrical.Ground ground;
+  Integer n(start = 0);
+equation
+  connect(C1.p, R1.p);
+  connect(C1.p, Rbig.p);
+  connect(C1.n, ground.p);
+  connect(R1.n, ground.p);
+  connect(Rbig.n, ground.p);
+  when time > 0.5 then
+    reinit(C1.v, 1);
+    n = pre(n) + 1;
+  end when;
+end Recharged;";
+
+/// The model without a component keeps its `when` clauses (they were dropped, so that the
+/// capacitor recharged at 0.5 s no longer did): the reduced model's run is the one written
+/// by hand without `Rbig`. A component a `when` clause reads stays.
+#[test]
+fn a_when_clause_survives_the_removal_of_a_component() {
+    let reduced = flat_without("recharged", RECHARGED, &["Rbig"]).expect("removable");
+    assert!(reduced.contains("reinit('C1.v', 1.0);"), "{reduced}");
+    let reduced = model_file("recharged_without_rbig", &reduced);
+    let by_hand: String = RECHARGED
+        .lines()
+        .filter(|l| !l.contains("Rbig"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let by_hand = model_file("recharged_by_hand", &by_hand);
+    let vars = Some("C1.v,n");
+    let path = |p: &PathBuf| p.to_str().expect("utf-8").to_string();
+    let (a, b) = (
+        run(&path(&reduced), "1", "0.1", vars),
+        run(&path(&by_hand), "1", "0.1", vars),
+    );
+    for name in ["C1.v", "n"] {
+        for (x, y) in a[name].iter().zip(&b[name]) {
+            assert!(
+                (x - y).abs() <= 1e-9 * (1.0 + y.abs()),
+                "{name}: {x} vs {y}"
+            );
+        }
+    }
+    // Recharged to 1 at 0.5 s: e^(−0.5) before it, and again at 1 s.
+    let before = a["C1.v"][5];
+    let after = *a["C1.v"].last().expect("rows");
+    assert!(
+        (before - (-0.5f64).exp()).abs() < 1e-6 && (after - before).abs() < 1e-6,
+        "{before}, {after}"
+    );
+    assert_eq!(a["n"].last(), Some(&1.0));
+    let error = flat_without("recharged_c1", RECHARGED, &["C1"]).expect_err("refused");
+    assert!(error.contains("`C1` is read outside it"), "{error}");
+}
+
 /// The least active component of the quarter car is the tyre's damper (0.01 % of the
 /// activity); without it the model written simulates to the error reported.
 #[test]

@@ -149,6 +149,23 @@ impl Hybrid {
         }
     }
 
+    /// Every variable the hybrid part names outside its expressions, to rewrite in place: the
+    /// variables `when` actions assign and re-initialise, the held variables (of `pre`, the
+    /// samples, `initial()`, `terminal()`, the switches) and those `pre` reads.
+    pub fn vars_mut(&mut self, f: &mut impl FnMut(&mut VarId)) {
+        for branch in self.whens.iter_mut().flat_map(|w| &mut w.branches) {
+            actions_vars_mut(&mut branch.actions, f);
+        }
+        for (held, of) in &mut self.pre {
+            f(held);
+            f(of);
+        }
+        self.samples.iter_mut().for_each(|s| f(&mut s.var));
+        self.initial.iter_mut().for_each(&mut *f);
+        self.terminal.iter_mut().for_each(&mut *f);
+        self.switches.iter_mut().for_each(|s| f(&mut s.var));
+    }
+
     /// Whether the model has anything that happens at events.
     pub fn is_empty(&self) -> bool {
         self.whens.is_empty() && self.samples.is_empty() && self.switches.is_empty()
@@ -174,6 +191,24 @@ impl Hybrid {
     /// The variable `pre(v)` reads, if the model reads it.
     pub fn pre_of(&self, v: VarId) -> Option<VarId> {
         self.pre.iter().find(|&&(_, of)| of == v).map(|&(p, _)| p)
+    }
+}
+
+fn actions_vars_mut(actions: &mut [Action], f: &mut impl FnMut(&mut VarId)) {
+    for action in actions {
+        match action {
+            Action::Assign { var, .. } | Action::Reinit { var, .. } => f(var),
+            Action::If {
+                branches,
+                otherwise,
+            } => {
+                for (_, body) in branches {
+                    actions_vars_mut(body, f);
+                }
+                actions_vars_mut(otherwise, f);
+            }
+            Action::Assert(_) | Action::Terminate { .. } => {}
+        }
     }
 }
 

@@ -538,8 +538,8 @@ fn name_hash(name: &str) -> u32 {
     FxBuild::default().hash_one(name) as u32
 }
 
-/// `dae` without the variables `removed` (which nothing reads any more), the others
-/// renumbered in order.
+/// `dae` without the variables `removed` (which nothing reads any more, the hybrid part
+/// included), the others renumbered in order, in the hybrid part too.
 pub fn without_variables(dae: Dae, removed: &std::collections::BTreeSet<VarId>) -> Dae {
     let mut renumbered = vec![None; dae.variables.len()];
     let mut out = Dae {
@@ -588,8 +588,14 @@ pub fn without_variables(dae: Dae, removed: &std::collections::BTreeSet<VarId>) 
     for a in &mut assertions {
         each(&mut a.condition);
     }
+    let mut hybrid = dae.hybrid;
+    hybrid.exprs_mut(&mut each);
+    hybrid.vars_mut(&mut |v| {
+        *v = renumbered[v.0 as usize].expect("no removed variable in the hybrid part")
+    });
     out.equations = equations;
     out.initial_equations = initial;
     out.assertions = assertions;
+    out.hybrid = hybrid;
     out
 }

@@ -23,7 +23,7 @@ fn inside(name: &str, component: &str) -> bool {
 }
 
 /// `flat` without `components`; an error naming what still reads one of them (an equation
-/// of another component, a binding, a weak connection).
+/// of another component, a binding, a weak connection, a `when` clause).
 pub fn remove_components(flat: &Dae, components: &[&str]) -> Result<Removed, String> {
     let owner = |name: &str| components.iter().copied().find(|c| inside(name, c));
     let removed: BTreeSet<VarId> = flat
@@ -101,6 +101,12 @@ pub fn remove_components(flat: &Dae, components: &[&str]) -> Result<Removed, Str
                 ));
             }
         }
+    }
+    if let Some(read) = read_at_events(flat, &removed) {
+        return Err(format!(
+            "`{}` is read outside it, by a `when` clause",
+            owner(&flat.var(read).name).unwrap_or("")
+        ));
     }
     let joined = potentials.rejoin(flat, &removed);
     let mut equations = Vec::new();
@@ -234,4 +240,25 @@ fn equality(dae: &mut Dae, a: VarId, b: VarId, like: &Equation) -> Equation {
     let component = dae.var(a).component.clone();
     let origin = EquationOrigin::ConnectPotential;
     Equation::assignment(&mut dae.pool, a, rhs, origin, (like.span, component))
+}
+
+/// A variable of `removed` that the hybrid part reads, assigns or re-initialises.
+fn read_at_events(flat: &Dae, removed: &BTreeSet<VarId>) -> Option<VarId> {
+    let mut hybrid = flat.hybrid.clone();
+    let mut found = None;
+    hybrid.exprs_mut(&mut |e| {
+        flat.pool.visit_leaves(*e, |n| {
+            if let Node::Var(v) | Node::Der(v) | Node::Last(v) = n
+                && removed.contains(&v)
+            {
+                found = Some(v);
+            }
+        });
+    });
+    hybrid.vars_mut(&mut |v| {
+        if removed.contains(v) {
+            found = Some(*v);
+        }
+    });
+    found
 }
