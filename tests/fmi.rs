@@ -607,6 +607,66 @@ fn the_weak_rc_ladder_and_power_shaft_as_ssps_run_in_fmpy_as_simulate_partition_
     }
 }
 
+/// Events in subsystem FMUs: the weak relay model (`tests/data/relay_weak.mo`) as an SSP. The
+/// first subsystem's FMU holds the relay (its two relations as event indicators) and the
+/// sampled counter, and handles them inside `fmi2DoStep`: the first capacitor's voltage,
+/// `C1.v = R2·R2.i + C2.v` with the `C2.v` the master held over the step, swings between the
+/// relay's thresholds 0.6 and 0.8 (without its events it would settle at 0.95). FMPy's run
+/// stays within 2e-3 of `simulate --partition weak --exchange jacobi` (not to rounding: where
+/// `simulate` locates an event it steps both subsystems to it and publishes the weak values
+/// there, where a master steps the other FMU over its whole step).
+#[test]
+fn the_weak_relays_subsystem_fmus_handle_their_events_in_fmpy() {
+    if !fmpy_available() {
+        return;
+    }
+    let model = "tests/data/relay_weak.mo";
+    let grid = (1.0, 0.01);
+    let args = ["--partition", "weak", "--method", "implicit-euler"];
+    let args = [&args[..], &["--stop", "1", "--step", "0.01"]].concat();
+    let dir = emit_system("relay_weak_ssp", model, &args).expect("emits");
+    let fmpy = fmpy_ssp_run(&dir, "relayweak.ssp", grid, "{}");
+    for problems in fmpy["problems"].as_object().expect("per FMU").values() {
+        assert_eq!(problems, &serde_json::json!([]));
+    }
+    let column = |name: &str| -> Vec<f64> {
+        (fmpy["columns"][name].as_array().expect(name).iter())
+            .map(|x| x.as_f64().expect("a number"))
+            .collect()
+    };
+    let (r2_i, c2_v) = (column("subsystem1.R2.i"), column("subsystem2.C2.v"));
+    let held = std::iter::once(0.0).chain(c2_v.iter().copied());
+    let c1_v: Vec<f64> = r2_i.iter().zip(held).map(|(i, v)| i + v).collect();
+    let first = c1_v.iter().position(|&v| v > 0.75).expect("C1 charges");
+    let swing = &c1_v[first..];
+    assert!(swing.iter().all(|v| (0.58..0.82).contains(v)), "{swing:?}");
+    let crossings = swing
+        .windows(2)
+        .filter(|w| (w[0] < 0.7) != (w[1] < 0.7))
+        .count();
+    assert!(crossings >= 4, "{crossings} swings: {swing:?}");
+    let ours = mocca_run(
+        model,
+        &["--partition", "weak", "--exchange", "jacobi"],
+        1.0,
+        0.01,
+        &["C2.v".into()],
+    );
+    // mocca's rows by time, the last of each (after an event); FMPy's row at t is the state
+    // after the step from t.
+    let at: std::collections::BTreeMap<u64, f64> = (ours["time"].iter().zip(&ours["C2.v"]))
+        .map(|(t, v)| ((t * 1e6).round() as u64, *v))
+        .collect();
+    let times = column("time");
+    for (t, v) in times.iter().zip(&c2_v).take(99) {
+        let want = at[&(((t + 0.01) * 1e6).round() as u64)];
+        assert!(
+            (v - want).abs() < 2e-3,
+            "C2.v after the step from {t}: FMPy {v}, mocca {want}"
+        );
+    }
+}
+
 /// SPEC §10's weak RC ladder at R2 = 0.1, C2 = 1, exchanged Jacobi: its step map's spectral
 /// radius reaches 1 at Δt = 0.2212 (the closed form `tests/simulate_jacobi.rs` derives).
 const JACOBI_LIMIT: f64 = 0.2212;
@@ -691,6 +751,20 @@ fn emit_fmu_dir_refuses_what_it_cannot_split() {
     ]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("one subsystem"), "{err}");
+    // A `when` clause of the first subsystem that reads the second's capacitor joins them.
+    let relay = include_str!("data/relay_weak.mo").replace(
+        "when sample(0, 0.25) then",
+        "when C2.v > 0.1 then\n    reinit(C1.v, 0);\n  end when;\n  when sample(0, 0.25) then",
+    );
+    let joined = cli_support::model_file("relay_joined", &relay);
+    let joined = joined.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&["emit", joined, "--fmu", dir, "--partition", "weak"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the events of one subsystem read `C2.v`")
+            && err.contains("this `when` clause reads it"),
+        "{err}"
+    );
     assert!(!Path::new(dir).exists(), "nothing written");
 }
 

@@ -70,31 +70,6 @@ pub struct EmitArgs {
     pub force: bool,
 }
 
-/// What the emitted runtime does not handle yet, where the model has it: a run without it
-/// would be a silent wrong answer. It handles the events (switches of relations, `when`
-/// clauses, `sample`) of the model as one system and of weak subsystems stepped together in
-/// one crate or FMU; not those of the subsystem FMUs of an SSP (`split`), each stepped by the
-/// master apart.
-fn unsupported_events(dae: &crate::dae::Dae, split: bool) -> Option<Diagnostic> {
-    if !split {
-        return None;
-    }
-    let hybrid = &dae.hybrid;
-    let (span, what) = if let Some(when) = hybrid.whens.first() {
-        (when.span, "a `when` clause")
-    } else if let Some(switch) = hybrid.switches.first() {
-        (
-            dae.var(switch.var).span,
-            "a relation that makes state events",
-        )
-    } else {
-        (hybrid.samples.first()?.span, "a `sample` clock")
-    };
-    let unsupported = "`emit --fmu DIR` (subsystem FMUs and an SSP) does not handle events yet";
-    let error = Diagnostic::error(unsupported).at(span, what);
-    Some(error.with_note("emit it as one crate or FMU (`--partition weak` included), or simulate it with `mocca simulate`"))
-}
-
 pub(super) fn event_mode(events: EventsArg) -> EventMode {
     match events {
         EventsArg::Locate => EventMode::Locate,
@@ -158,10 +133,6 @@ pub fn run(args: &EmitArgs) -> ExitCode {
         Ok(n) => n,
         Err(m) => return super::usage_error(m),
     };
-    if let Some(error) = unsupported_events(&dae, system.is_some()) {
-        super::report(&flat.sources, &[error]);
-        return ExitCode::from(1);
-    }
     if let Some(choice) = dae.state_choices.first() {
         let warning = Diagnostic::warning(
             "the emitted solver does not check index reduction's choice of states, nor choose \

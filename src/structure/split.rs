@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 
 use super::{Block, Structure};
+use crate::dae::hybrid::{Hybrid, WhenClause};
 use crate::dae::{Dae, Equation, VarKind, without_variables};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, Node, Substituted, VarId};
@@ -46,11 +47,6 @@ pub fn subsystem_models(
     structure: &Structure,
     values: &[f64],
 ) -> Result<Vec<SubsystemModel>, Diagnostic> {
-    if !dae.hybrid.is_empty() {
-        return Err(Diagnostic::error(
-            "a model with events cannot be split into subsystem models yet",
-        ));
-    }
     let blocks = &structure.blocks;
     let mut solver = vec![NO_BLOCK; dae.variables.len()];
     for (b, block) in blocks.iter().enumerate() {
@@ -100,10 +96,13 @@ pub fn subsystem_models(
             outputs[j].insert(v);
         }
     }
+    let computed: Vec<BTreeSet<VarId>> = parts.iter().map(|p| p.computed(blocks)).collect();
+    let homes = when_homes(dae, &computed);
     (parts.iter().zip(&outputs).enumerate())
         .map(|(k, (part, outputs))| {
             let name = format!("subsystem{}", k + 1);
-            let sub = part.model(dae, blocks, values, &name)?;
+            let adopted: Vec<usize> = (0..homes.len()).filter(|&w| homes[w] == Some(k)).collect();
+            let sub = part.model(dae, (blocks, &computed[k], &adopted), values, &name)?;
             Ok(SubsystemModel {
                 name,
                 dae: sub,
@@ -217,12 +216,22 @@ impl Layout<'_> {
 }
 
 impl Part {
-    /// The model: the included blocks' equations, the inputs made top-level inputs, every
-    /// variable nothing kept reads removed.
+    /// What the part computes: the unknowns of its blocks (its states among them) and its
+    /// inputs.
+    fn computed(&self, blocks: &[Block]) -> BTreeSet<VarId> {
+        let solved = (0..blocks.len())
+            .filter(|&b| self.included[b])
+            .flat_map(|b| blocks[b].unknowns.iter().map(|u| u.var()));
+        solved.chain(self.inputs.iter().copied()).collect()
+    }
+
+    /// The model: the included blocks' equations, the inputs made top-level inputs, the
+    /// hybrid part they need (and the `adopted` `when` clauses, which no other model reads
+    /// but whose unknowns this one computes), every variable nothing kept reads removed.
     fn model(
         &self,
         dae: &Dae,
-        blocks: &[Block],
+        (blocks, computed, adopted): (&[Block], &BTreeSet<VarId>, &[usize]),
         values: &[f64],
         name: &str,
     ) -> Result<Dae, Diagnostic> {
@@ -246,7 +255,6 @@ impl Part {
             var.start = Some(start);
             var.fixed = None;
         }
-        read_inputs_directly(&mut sub, &inputs);
         let mut kept = BTreeSet::new();
         for eq in &sub.equations {
             sub.pool.visit_leaves(eq.residual, |leaf| {
@@ -255,8 +263,13 @@ impl Part {
                 }
             });
         }
+        sub.hybrid = hybrid_part(&sub, &mut kept, adopted);
+        let solved: BTreeSet<VarId> = computed.difference(&inputs).copied().collect();
+        events_read_their_own(&sub, &solved)?;
+        read_inputs_directly(&mut sub, &inputs);
         keep_aliases(&sub, &mut kept);
         let (initial, assertions) = keep_initial_and_assertions(&sub, &mut kept)?;
+        computed_here(&sub, &kept, computed)?;
         sub.initial_equations = initial;
         sub.assertions = assertions;
         keep_attribute_reads(&sub, &mut kept)?;
@@ -266,6 +279,188 @@ impl Part {
         sub.experiment = experiment;
         Ok(sub)
     }
+}
+
+/// Per `when` clause, the first part that computes every unknown it reads or re-initialises
+/// (a clause of time and held values alone: the first), which keeps it even where no
+/// equation it keeps reads what the clause assigns; `None` for a clause over several parts.
+fn when_homes(dae: &Dae, computed: &[BTreeSet<VarId>]) -> Vec<Option<usize>> {
+    (dae.hybrid.whens.iter())
+        .map(|when| {
+            let mut unknowns = BTreeSet::new();
+            when_reads(dae, when, &mut |v| {
+                if dae.var(v).kind.is_unknown() {
+                    unknowns.insert(v);
+                }
+            });
+            computed.iter().position(|c| unknowns.is_subset(c))
+        })
+        .collect()
+}
+
+/// Every variable a `when` clause reads, assigns or re-initialises.
+fn when_reads(dae: &Dae, when: &WhenClause, f: &mut impl FnMut(VarId)) {
+    let mut clause = Hybrid {
+        whens: vec![when.clone()],
+        ..Hybrid::default()
+    };
+    clause.exprs_mut(&mut |e| leaves(dae, *e, &mut *f));
+    clause.vars_mut(&mut |v| f(*v));
+}
+
+fn leaves(dae: &Dae, e: ExprId, f: &mut impl FnMut(VarId)) {
+    dae.pool.visit_leaves(e, |leaf| {
+        if let Node::Var(v) | Node::Der(v) | Node::Last(v) = leaf {
+            f(v);
+        }
+    });
+}
+
+/// The hybrid part the `kept` variables need, to closure: the switches whose held variables
+/// they are, the `when` clauses that assign or re-initialise one (and the `adopted` ones), the
+/// `pre` values, samples, `initial()` and `terminal()` they read; `kept` gains what those
+/// read.
+fn hybrid_part(sub: &Dae, kept: &mut BTreeSet<VarId>, adopted: &[usize]) -> Hybrid {
+    let whole = &sub.hybrid;
+    let mut whens: Vec<bool> = (0..whole.whens.len())
+        .map(|w| adopted.contains(&w))
+        .collect();
+    let mut switches = vec![false; whole.switches.len()];
+    let mut seeded = whens.clone();
+    loop {
+        let before = kept.len();
+        for (taken, switch) in switches.iter_mut().zip(&whole.switches) {
+            if !*taken && kept.contains(&switch.var) {
+                *taken = true;
+                leaves(sub, switch.value, &mut |v| {
+                    kept.insert(v);
+                });
+            }
+        }
+        for (w, when) in whole.whens.iter().enumerate() {
+            let mut writes = false;
+            let mut clause = Hybrid {
+                whens: vec![when.clone()],
+                ..Hybrid::default()
+            };
+            clause.vars_mut(&mut |v| writes |= kept.contains(v));
+            if std::mem::take(&mut seeded[w]) || !whens[w] && writes {
+                whens[w] = true;
+                when_reads(sub, when, &mut |v| {
+                    kept.insert(v);
+                });
+            }
+        }
+        for &(held, of) in &whole.pre {
+            if kept.contains(&held) {
+                kept.insert(of);
+            }
+        }
+        if kept.len() == before && !seeded.contains(&true) {
+            break;
+        }
+    }
+    let held = |v: &Option<VarId>| v.filter(|v| kept.contains(v));
+    Hybrid {
+        whens: (whole.whens.iter().zip(&whens))
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| w.clone())
+            .collect(),
+        pre: (whole.pre.iter())
+            .filter(|(p, _)| kept.contains(p))
+            .copied()
+            .collect(),
+        samples: (whole.samples.iter())
+            .filter(|s| kept.contains(&s.var))
+            .cloned()
+            .collect(),
+        initial: held(&whole.initial),
+        terminal: held(&whole.terminal),
+        switches: (whole.switches.iter().zip(&switches))
+            .filter(|(_, k)| **k)
+            .map(|(s, _)| *s)
+            .collect(),
+    }
+}
+
+/// An error for a `when` clause or relation of this model that reads (not weakly: not by
+/// `last`) or re-initialises an unknown the model does not solve: its events would see
+/// another subsystem's value a communication step late, where the whole model sees it now.
+fn events_read_their_own(sub: &Dae, solved: &BTreeSet<VarId>) -> Result<(), Diagnostic> {
+    let foreign = |v: VarId| {
+        let kind = sub.var(v).kind;
+        (kind.is_unknown() || kind == VarKind::Input) && !solved.contains(&v)
+    };
+    let strong = |e: ExprId, found: &mut Option<VarId>| {
+        sub.pool.visit_leaves(e, |leaf| {
+            if let Node::Var(v) | Node::Der(v) = leaf
+                && foreign(v)
+            {
+                found.get_or_insert(v);
+            }
+        });
+    };
+    let joins = |v: VarId, at: crate::source::Span, what: &str| {
+        Diagnostic::error(format!(
+            "the events of one subsystem read `{}`, which another subsystem computes, so the \
+             subsystems cannot be stepped apart",
+            sub.var(v).name
+        ))
+        .at(at, what)
+        .with_note("read it weakly, as `last(…)`, or emit the model as one FMU")
+    };
+    for when in &sub.hybrid.whens {
+        let mut clause = Hybrid {
+            whens: vec![when.clone()],
+            ..Hybrid::default()
+        };
+        let mut found = None;
+        clause.exprs_mut(&mut |e| strong(*e, &mut found));
+        clause.vars_mut(&mut |v| {
+            if foreign(*v) {
+                found.get_or_insert(*v);
+            }
+        });
+        if let Some(v) = found {
+            return Err(joins(v, when.span, "this `when` clause reads it"));
+        }
+    }
+    for switch in &sub.hybrid.switches {
+        let mut found = None;
+        strong(switch.value, &mut found);
+        if let Some(v) = found {
+            let at = sub.var(switch.var).span;
+            return Err(joins(v, at, "a relation here reads it"));
+        }
+    }
+    Ok(())
+}
+
+/// An error for a kept unknown that this model does not compute: its hybrid part reads a
+/// variable of another subsystem (a `when` clause or a relation over two of them).
+fn computed_here(
+    sub: &Dae,
+    kept: &BTreeSet<VarId>,
+    computed: &BTreeSet<VarId>,
+) -> Result<(), Diagnostic> {
+    let elsewhere = |v: VarId| sub.var(v).kind.is_unknown() && !computed.contains(&v);
+    let Some(&v) = kept.iter().find(|&&v| elsewhere(v)) else {
+        return Ok(());
+    };
+    let error = Diagnostic::error(format!(
+        "the events of one subsystem read `{}`, which another subsystem computes, so the \
+         subsystems cannot be stepped apart",
+        sub.var(v).name
+    ));
+    let reader = sub.hybrid.whens.iter().find(|when| {
+        let mut reads = false;
+        when_reads(sub, when, &mut |u| reads |= u == v);
+        reads
+    });
+    Err(match reader {
+        Some(when) => error.at(when.span, "this `when` clause reads it"),
+        None => error.at(sub.var(v).span, "declared here"),
+    })
 }
 
 /// `last(v)` of an input read as `v`: the master holds the input over the step.
@@ -280,6 +475,7 @@ fn read_inputs_directly(sub: &mut Dae, inputs: &BTreeSet<VarId>) {
     for eq in &mut sub.equations {
         rewrite_equation(eq, &mut each);
     }
+    sub.hybrid.exprs_mut(&mut each);
 }
 
 fn rewrite_equation(eq: &mut Equation, each: &mut impl FnMut(&mut ExprId)) {
