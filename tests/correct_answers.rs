@@ -1366,3 +1366,34 @@ fn a_homotopy_that_stalls_at_its_start_leaves_the_actual_model() {
         }
     }
 }
+
+/// BDF wrote an event that falls on an output time three times (the output row, the row
+/// before the event, the row after it), the first two the same point. Each method writes it
+/// twice: its left limit, then its right limit.
+#[test]
+fn an_event_on_an_output_time_is_one_row_before_it_and_one_after() {
+    let text = "model Recharged
+      Real x(start = 1, fixed = true);
+    equation
+      der(x) = -x;
+      when time > 0.5 then
+        reinit(x, 1);
+      end when;
+    end Recharged;";
+    let file = model_file("recharged_rows", text);
+    let path = file.to_str().expect("utf-8");
+    for method in ["bdf", "implicit-euler", "euler"] {
+        let args = [
+            "simulate", path, "--method", method, "--stop", "1", "--step", "0.1",
+        ];
+        let (csv, err, code) = simulate_csv(&format!("recharged_rows_{method}"), &args);
+        assert_eq!(code, 0, "{err}");
+        let run = csv_columns(&csv);
+        let at: Vec<usize> = (0..run["time"].len())
+            .filter(|&k| (run["time"][k] - 0.5).abs() < 1e-12)
+            .collect();
+        assert_eq!(at.len(), 2, "{method}: {csv}");
+        let (before, after) = (run["x"][at[0]], run["x"][at[1]]);
+        assert!(before < 0.7 && after == 1.0, "{method}: {before}, {after}");
+    }
+}

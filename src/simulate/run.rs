@@ -728,7 +728,11 @@ fn bdf_from(
         x = outcome.final_state;
         let at = match switch {
             Some(at) => {
-                // The row before the event (a time event's is the segment's last).
+                // The row before the event (a time event's is the segment's last); an output
+                // time the event falls on is that row, once.
+                if states.last().is_some_and(|row| row.0 == at) {
+                    states.pop();
+                }
                 states.push((at, x.clone(), current_guesses(&model)));
                 at
             }
