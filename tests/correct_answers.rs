@@ -1397,3 +1397,47 @@ fn an_event_on_an_output_time_is_one_row_before_it_and_one_after() {
         assert!(before < 0.7 && after == 1.0, "{method}: {before}, {after}");
     }
 }
+
+/// A loop whose solutions are a line (only `a + b` is given, twice: two friction elements
+/// stuck in series share a torque so) is solved, one solution taken, and the run says so: a
+/// warning naming the loop's unknowns, `singular_loop` in JSON. The same loop with a second,
+/// independent equation says nothing.
+#[test]
+fn a_loop_with_many_solutions_is_reported() {
+    let text = |second: &str| {
+        format!(
+            "model Split
+               Real a(start = 3);
+               Real b(start = -1);
+               Real x(start = 0, fixed = true);
+             equation
+               a + b = 2 + sin(x);
+               {second};
+               der(x) = a;
+             end Split;"
+        )
+    };
+    let singular = model_file("split_singular", &text("2*a + 2*b = 4 + 2*sin(x)"));
+    let regular = model_file("split_regular", &text("a - b = 1"));
+    let run = |file: &std::path::Path| {
+        let path = file.to_str().expect("utf-8");
+        let args = ["simulate", path, "--method", "bdf", "--stop", "1"];
+        let (_, err, code) = mocca(&[&args[..], &["--out", "/dev/null"]].concat());
+        assert_eq!(code, 0, "{err}");
+        let json = mocca_json(&[&args[..], &["--format", "json", "--out", "/dev/null"]].concat());
+        (err, json)
+    };
+    let (err, json) = run(&singular);
+    assert!(
+        err.contains("the algebraic loop solving `a`, `b` is singular at its solution"),
+        "{err}"
+    );
+    assert_eq!(
+        json["singular_loop"]["unknowns"],
+        serde_json::json!(["a", "b"]),
+        "{json}"
+    );
+    let (err, json) = run(&regular);
+    assert!(!err.contains("singular"), "{err}");
+    assert!(json.get("singular_loop").is_none(), "{json}");
+}

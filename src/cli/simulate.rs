@@ -417,6 +417,11 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
         })
         .collect();
     warnings.extend(event_notes(&trajectory.events));
+    warnings.extend(singular_loop_warning(
+        &dae,
+        &causal.steps,
+        trajectory.singular_loop,
+    ));
     warnings.extend(defaulted_starts(&dae, &causal));
     warnings.extend(released_starts(&dae));
     super::report(&flat.sources, &warnings);
@@ -468,6 +473,14 @@ pub fn run(args: &SimulateArgs) -> ExitCode {
             }
             if !switches.is_empty() {
                 value["state_switches"] = json!(switches);
+            }
+            if let Some((time, k)) = trajectory.singular_loop {
+                let unknowns: Vec<String> = causal.steps[k]
+                    .targets()
+                    .iter()
+                    .map(|u| u.name(&dae))
+                    .collect();
+                value["singular_loop"] = json!({ "time": time, "unknowns": unknowns });
             }
             if let Some(errors) = &errors {
                 value["rmse"] = json!(results::rmse(errors));
@@ -739,6 +752,40 @@ pub(super) fn run_failure(dae: &Dae, causal: &Causal, f: &Failure) -> Diagnostic
         }
         Failure::Event(other) => event_failure(dae, other),
     }
+}
+
+/// An algebraic loop solved where its Jacobian is singular: its solutions may be a manifold
+/// (two friction elements stuck in series share a torque any way), of which Newton took the
+/// one keeping some unknowns at their values; another tool may take another.
+fn singular_loop_warning(
+    dae: &Dae,
+    steps: &[crate::causal::Step],
+    at: Option<(f64, usize)>,
+) -> Option<Diagnostic> {
+    let (time, k) = at?;
+    let targets = steps[k].targets();
+    let mut names: Vec<String> = (targets.iter().take(6))
+        .map(|u| format!("`{}`", u.name(dae)))
+        .collect();
+    if targets.len() > names.len() {
+        names.push(format!("{} more", targets.len() - names.len()));
+    }
+    let equation = match &steps[k] {
+        crate::causal::Step::Loop { equations, .. } => *equations.first()?,
+        _ => return None,
+    };
+    let warning = Diagnostic::warning(format!(
+        "the algebraic loop solving {} is singular at its solution (first at time {time}): it \
+         may have many solutions, and mocca keeps some of these unknowns at their values",
+        names.join(", ")
+    ));
+    Some(
+        warning
+            .at(dae.equations[equation].span, "an equation of the loop")
+            .with_note(
+                "another tool may pick another solution, and the results differ from then on",
+            ),
+    )
 }
 
 /// Warning-level asserts of `when` clauses that were false, and `terminate`'s message.

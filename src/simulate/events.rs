@@ -201,6 +201,11 @@ pub struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
+    /// Where the events' own evaluations first solved a loop on a singular Jacobian.
+    pub fn singular_loop(&self) -> Option<(f64, usize)> {
+        self.compiled.singular_loop()
+    }
+
     /// The events of a run from `start` to `stop`, from the initial `point` (parameters and
     /// start values); `None` when the model has none.
     pub fn new(

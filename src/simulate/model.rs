@@ -157,6 +157,12 @@ impl Layout {
 }
 
 impl CompiledModel {
+    /// The first time and step (into `Causal::steps`) where an algebraic loop's solution had
+    /// a singular Jacobian in this model's evaluations: where its solutions may be many.
+    pub fn singular_loop(&self) -> Option<(f64, usize)> {
+        self.scratch.singular
+    }
+
     /// The guesses at each point observed since the last call, in order (see
     /// [`OdeSystem::observing`]).
     pub fn take_observed(&mut self) -> Vec<Vec<f64>> {

@@ -102,6 +102,9 @@ pub struct Trajectory {
     pub integration_seconds: f64,
     /// The events met on the way.
     pub events: EventStats,
+    /// The first time and step where an algebraic loop was solved on a singular Jacobian
+    /// (see [`CompiledModel::singular_loop`]).
+    pub singular_loop: Option<(f64, usize)>,
 }
 
 impl Trajectory {
@@ -255,6 +258,7 @@ fn simulate_with(
         return Err(recorder.stopped(failure, (stats, init_iterations, integration)));
     }
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
+    trajectory.singular_loop = first_singular_loop(&model, events.as_ref());
     trajectory.events = events.map(|e| e.stats()).unwrap_or_default();
     Ok(trajectory)
 }
@@ -816,6 +820,7 @@ fn bdf_from(
     let sparse = super::linear::is_sparse(x.len());
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, wall_seconds);
     trajectory.warnings = earliest(trajectory.warnings.into_iter().chain(step_warnings));
+    trajectory.singular_loop = first_singular_loop(&model, events.as_ref());
     trajectory.events = events.map(|e| e.stats()).unwrap_or_default();
     Ok(trajectory)
 }
@@ -1016,6 +1021,7 @@ impl<'a> Recorder<'a> {
             warnings: self.checker.warnings(),
             integration_seconds,
             events: EventStats::default(),
+            singular_loop: None,
         }
     }
 }
@@ -1048,6 +1054,13 @@ fn source(dae: &Dae, causal: &Causal, model: &CompiledModel, u: Unknown) -> Sour
 }
 
 /// Per assertion, the earliest of the times it was seen false, in the order of assertions.
+/// The earlier of the integrating model's and the events' model's singular loop.
+fn first_singular_loop(model: &CompiledModel, events: Option<&Events>) -> Option<(f64, usize)> {
+    let at_events = events.and_then(Events::singular_loop);
+    let both = [model.singular_loop(), at_events].into_iter().flatten();
+    both.min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 fn earliest(warnings: impl Iterator<Item = (usize, f64)>) -> Vec<(usize, f64)> {
     let mut first = std::collections::BTreeMap::new();
     for (k, t) in warnings {

@@ -871,6 +871,9 @@ pub struct LoopScratch {
     lu: DenseLu,
     rhs: Vec<f64>,
     newton: newton::Work,
+    /// The first time and step where a loop's solution had a singular Jacobian (one of
+    /// several solutions, perhaps).
+    pub singular: Option<(f64, usize)>,
 }
 
 impl LoopScratch {
@@ -879,6 +882,7 @@ impl LoopScratch {
             lu: DenseLu::new(tape.max_loop),
             rhs: vec![0.0; tape.max_loop],
             newton: newton::Work::new(tape.max_loop.max(1)),
+            singular: None,
         }
     }
 }
@@ -1185,7 +1189,12 @@ impl Tape {
                     deriv,
                     jacobian,
                 };
-                self.newton_loop(regs, scratch, block)
+                let solved = self.newton_loop(regs, scratch, block);
+                if solved.is_ok() && scratch.newton.singular_at_root() && scratch.singular.is_none()
+                {
+                    scratch.singular = Some((regs[self.time_reg() as usize], k));
+                }
+                solved
             }
         };
         if let Err(residual) = solved {

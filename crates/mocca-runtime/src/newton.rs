@@ -56,6 +56,8 @@ pub struct Work {
     trial: Vec<f64>,
     /// The fallback where the Jacobian is singular (empty until it is needed).
     dense: Dense,
+    /// Whether the last solve ended where the Jacobian is singular, on a basic solution.
+    singular_at_root: bool,
 }
 
 impl Work {
@@ -67,7 +69,15 @@ impl Work {
             delta: vec![0.0; n],
             trial: vec![0.0; n],
             dense: Dense::default(),
+            singular_at_root: false,
         }
+    }
+
+    /// Whether the last solve ended where the system's Jacobian is singular (numerically
+    /// rank-deficient), keeping the unknowns without a pivot at their guess: its solutions
+    /// may be a manifold, of which it took one.
+    pub fn singular_at_root(&self) -> bool {
+        self.singular_at_root
     }
 
     fn fit(&mut self, n: usize) {
@@ -87,6 +97,7 @@ impl Work {
 /// solution. `Err` holds the largest residual left when it did not converge.
 pub fn solve(system: &mut dyn System, n: usize, work: &mut Work) -> Result<(), f64> {
     work.fit(n);
+    work.singular_at_root = false;
     system.targets(&mut work.start);
     let Err(left) = solve_from_targets(system, work) else {
         return Ok(());
@@ -223,6 +234,7 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
         delta,
         trial,
         dense,
+        singular_at_root,
         ..
     } = work;
     system.targets(y);
@@ -237,6 +249,7 @@ fn solve_from_targets(system: &mut dyn System, work: &mut Work) -> Result<(), f6
             return Err(f64::INFINITY);
         }
         if converged(system, dense, jacobian, y, r, delta, last_step) {
+            *singular_at_root = jacobian == Jacobian::Dense;
             if jacobian != Jacobian::None {
                 // The correction left is small but known: taken, it leaves an error of its
                 // square (a flux of 10⁻⁶ known to 10⁻¹⁰ would be noise to BDF at 10⁻⁸).
@@ -741,15 +754,17 @@ mod tests {
         }
     }
 
-    fn three(y: [f64; 3], f: Residuals, jacobian: Jacobian3) -> (Result<(), f64>, [f64; 3]) {
+    /// The outcome, the solution, and whether the solve ended on a singular Jacobian.
+    fn three(y: [f64; 3], f: Residuals, jacobian: Jacobian3) -> (Result<(), f64>, [f64; 3], bool) {
         let mut s = Three {
             y,
             f,
             jacobian,
             inverse: [[0.0; 3]; 3],
         };
-        let outcome = solve(&mut s, 3, &mut Work::new(3));
-        (outcome, s.y)
+        let mut work = Work::new(3);
+        let outcome = solve(&mut s, 3, &mut work);
+        (outcome, s.y, work.singular_at_root())
     }
 
     /// A flow `m` exactly 0 leaves the enthalpy `h` of `m·(h − 5)` (a `semiLinear`) without
@@ -759,7 +774,7 @@ mod tests {
     /// to `m ≠ 0` made `h` absorb `(p − 2) / m`.)
     #[test]
     fn a_consistent_singular_system_keeps_the_free_unknown() {
-        let (outcome, [m, h, p]) = three(
+        let (outcome, [m, h, p], singular) = three(
             [0.0, 1.0, 0.0],
             |&[m, h, p]| [m * (p + 1.0), m * (h - 5.0) + p - 2.0, p.powi(3) + p - 10.0],
             |&[m, h, p]| {
@@ -771,6 +786,7 @@ mod tests {
             },
         );
         assert_eq!(outcome, Ok(()));
+        assert!(singular);
         assert_eq!((m, h), (0.0, 1.0));
         assert!((p - 2.0).abs() < 1e-10, "p = {p}");
     }
@@ -781,12 +797,12 @@ mod tests {
     #[test]
     fn a_split_that_is_not_unique_takes_one_solution() {
         let guess = [3.0, -4.0, 0.0];
-        let (outcome, y) = three(
+        let (outcome, y, singular) = three(
             guess,
             |&[a, b, c]| [a + b - 2.0, 2.0 * a + 2.0 * b - 4.0, c - 2.0 * a - 1.0],
             |_| [[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [-2.0, 0.0, 1.0]],
         );
-        assert_eq!(outcome, Ok(()));
+        assert_eq!((outcome, singular), (Ok(()), true));
         let [a, b, c] = y;
         assert!(
             (a + b - 2.0).abs() < 1e-10 && (c - 2.0 * a - 1.0).abs() < 1e-10,
@@ -799,7 +815,7 @@ mod tests {
     /// that left.
     #[test]
     fn an_inconsistent_singular_system_fails() {
-        let (outcome, _) = three(
+        let (outcome, _, _) = three(
             [0.0, 0.0, 0.0],
             |&[a, b, c]| [a + b - 1.0, a + b - 3.0, c - 2.0],
             |_| [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
@@ -851,7 +867,9 @@ mod tests {
             y: [0.0; 2],
             j: [[0.0; 2]; 2],
         };
-        solve(&mut system, 2, &mut Work::new(2)).expect("converges");
+        let mut work = Work::new(2);
+        solve(&mut system, 2, &mut work).expect("converges");
+        assert!(!work.singular_at_root(), "regular at its root");
         let [a, b] = system.y;
         assert!(((a - b).abs() - 2f64.sqrt()).abs() < 1e-9, "{a} {b}");
         assert!((a + b).abs() < 1e-9, "{a} {b}");
