@@ -1,5 +1,5 @@
 //! The runtime that `mocca simulate` and the crates `mocca emit` writes share: Newton on
-//! algebraic blocks, the fixed-step and mixed-mode methods, the initial system's solve, the dense LU, the static sparse LU's factorization and the pivoting sparse LU it falls back to, the watched relations and the event driver, `when`
+//! algebraic blocks, the fixed-step and mixed-mode methods, the initial system's solve, the dense LU, the static sparse LU's factorization and the pivoting sparse LU it falls back to, the static LU as emitted crates have it written, the watched relations and the event driver, `when`
 //! clauses, the step of weak subsystems apart, the two-thread pair and number formatting. It depends on `std` only, and each
 //! module names the others by `crate::…`, so that `mocca emit` copies these files, as they
 //! are, to the root of every crate it writes (`src/newton.rs`, …): the emitted code solves
@@ -18,9 +18,10 @@ pub mod pivoting_lu;
 pub mod sparse_factor;
 pub mod switching;
 pub mod weak;
+pub mod written_lu;
 
 /// Every file of this crate that an emitted crate holds, by its path there, and its text.
-pub const SOURCES: [(&str, &str); 13] = [
+pub const SOURCES: [(&str, &str); 14] = [
     ("src/clauses.rs", include_str!("clauses.rs")),
     ("src/dense_lu.rs", include_str!("dense_lu.rs")),
     ("src/event_driver.rs", include_str!("event_driver.rs")),
@@ -34,4 +35,5 @@ pub const SOURCES: [(&str, &str); 13] = [
     ("src/sparse_factor.rs", include_str!("sparse_factor.rs")),
     ("src/switching.rs", include_str!("switching.rs")),
     ("src/weak.rs", include_str!("weak.rs")),
+    ("src/written_lu.rs", include_str!("written_lu.rs")),
 ];

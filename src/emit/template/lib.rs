@@ -27,6 +27,7 @@ pub mod sparse_factor;
 pub mod runtime;
 pub mod switching;
 pub mod weak;
+pub mod written_lu;
 
 pub use runtime::{
     Failure, FixedStep, Integrator, Method, MixedStepper, Model, Simulation, Stats, Stepper,

@@ -14,9 +14,11 @@ use crate::newton;
 use crate::numfmt::decimal;
 use crate::switching;
 use crate::weak;
-use crate::pair::{HeldPair, Pair, both, share};
+use crate::pair::{HeldPair, Pair};
 use crate::pivoting_lu::PivotingLu;
-use crate::sparse_factor::{Fill, Refactor, factor_rows};
+pub use crate::written_lu::{Pieces, Solve, SparseTables};
+use crate::written_lu::WrittenLu;
+use crate::sparse_factor::Refactor;
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq)]
@@ -259,178 +261,6 @@ pub fn newton_loop(r: &mut [f64], work: &mut Work, block: &Loop) -> Result<(), f
 // ---------------------------------------------------------------------------------------
 // Linear solves.
 
-/// The ordering and fill of a sparse Newton matrix, decided when the crate was written:
-/// `perm[new] = old`, `L` and `U` by rows (permuted numbering), the slot of each update of a
-/// factorization, and per entry of `M` (the Jacobian's, then the diagonal) its slot.
-pub struct SparseTables {
-    pub perm: &'static [usize],
-    pub l_ptr: &'static [usize],
-    pub l_col: &'static [usize],
-    pub u_ptr: &'static [usize],
-    pub u_col: &'static [usize],
-    pub update_slots: &'static [usize],
-    pub slots: &'static [usize],
-    pub solve: Solve,
-}
-
-/// The triangular solves as straight-line code.
-pub enum Solve {
-    /// Factors, right-hand side (the solution on return), work space.
-    Whole(fn(&[f64], &mut [f64], &mut [f64])),
-    /// The rows ordered piece, piece, separator, no row of one piece reading the other's.
-    Pieces(&'static Pieces),
-}
-
-/// The solves of a matrix in pieces over the permuted right-hand side, split where the second
-/// piece and the separator start: each piece's forward rows, the separator's rows forward and
-/// backward (reading both pieces), each piece's backward rows (reading the separator).
-pub struct Pieces {
-    pub starts: [usize; 2],
-    pub forward: [fn(&[f64], &mut [f64]); 2],
-    pub separator: fn(&[f64], &[f64], &[f64], &mut [f64]),
-    pub backward: [fn(&[f64], &[f64], &mut [f64]); 2],
-}
-
-/// LU without row exchanges on the fixed fill of [`SparseTables`].
-struct StaticLu {
-    t: &'static SparseTables,
-    values: Vec<f64>,
-    work: Vec<f64>,
-    /// With pieces, where the second piece's rows and the separator's start in
-    /// `t.update_slots` (checked to keep the pieces apart).
-    update_starts: Option<[usize; 2]>,
-}
-
-impl StaticLu {
-    fn new(t: &'static SparseTables) -> StaticLu {
-        let n = t.perm.len();
-        let update_starts = match t.solve {
-            Solve::Pieces(p) => kept_apart(t, p.starts),
-            Solve::Whole(_) => None,
-        };
-        StaticLu {
-            t,
-            values: vec![0.0; t.l_col.len() + t.u_col.len() + n],
-            work: vec![0.0; n],
-            update_starts,
-        }
-    }
-
-    /// Factors the matrix whose `k`-th entry (by `t.slots`) is `value(k)`: with pieces, the
-    /// two pieces' rows at once on `pair`'s two threads, then the separator's (the same
-    /// operations, row by row, as in one pass).
-    fn factor(&mut self, value: impl Fn(usize) -> f64, pair: Option<&Pair>) -> Result<(), Refactor> {
-        let t = self.t;
-        self.values.fill(0.0);
-        for (k, &slot) in t.slots.iter().enumerate() {
-            self.values[slot] += value(k);
-        }
-        if self.values.iter().any(|v| !v.is_finite()) {
-            return Err(Refactor::Singular);
-        }
-        let n = t.perm.len();
-        let values = share(&mut self.values);
-        let fill = Fill {
-            l_ptr: t.l_ptr,
-            l_col: t.l_col,
-            u_ptr: t.u_ptr,
-            u_col: t.u_col,
-        };
-        let (Some([ua, ub]), Solve::Pieces(p)) = (self.update_starts, &t.solve) else {
-            // SAFETY: one thread.
-            return unsafe { factor_rows(fill, values, 0..n, t.update_slots) };
-        };
-        let [a, b] = p.starts;
-        let (first, second) = both(
-            pair,
-            // SAFETY: each piece's rows read and write only their own slots (`kept_apart`).
-            || unsafe { factor_rows(fill, values, 0..a, &t.update_slots[..ua]) },
-            || unsafe { factor_rows(fill, values, a..b, &t.update_slots[ua..ub]) },
-        );
-        // The first failure in row order, as one pass reports.
-        first.and(second)?;
-        // SAFETY: one thread again.
-        unsafe { factor_rows(fill, values, b..n, &t.update_slots[ub..]) }
-    }
-
-    /// Solves in place; with pieces, the two pieces at once on `pair`'s two threads (safe
-    /// code: each piece's function has its own part of the vector).
-    fn solve(&mut self, rhs: &mut [f64], pair: Option<&Pair>) {
-        let t = self.t;
-        let p = match t.solve {
-            Solve::Pieces(p) => p,
-            Solve::Whole(solve) => return solve(&self.values, rhs, &mut self.work),
-        };
-        let y = &mut self.work;
-        for (yi, &old) in y.iter_mut().zip(t.perm) {
-            *yi = rhs[old];
-        }
-        let [a, b] = p.starts;
-        let (first, rest) = y.split_at_mut(a);
-        let (second, separator) = rest.split_at_mut(b - a);
-        let v = &self.values[..];
-        both(pair, || (p.forward[0])(v, first), || (p.forward[1])(v, second));
-        (p.separator)(v, first, second, separator);
-        let separator = &*separator;
-        both(
-            pair,
-            || (p.backward[0])(v, separator, first),
-            || (p.backward[1])(v, separator, second),
-        );
-        for (&yi, &old) in y.iter().zip(t.perm) {
-            rhs[old] = yi;
-        }
-    }
-}
-
-/// Where the second piece's and the separator's updates start in `t.update_slots`, when the
-/// rows of each piece (`[a, b]`: where the second piece and the separator start) read only
-/// their own piece's rows (`L`) and write only their own slots (the updates, and `U`'s columns
-/// their own piece's or the separator's): what factoring and solving the two at once relies
-/// on, checked once here rather than trusted.
-fn kept_apart(t: &SparseTables, [a, b]: [usize; 2]) -> Option<[usize; 2]> {
-    let n = t.perm.len();
-    let u_start = t.l_col.len();
-    let diag_start = u_start + t.u_col.len();
-    if !(a <= b && b <= n) {
-        return None;
-    }
-    let piece = |i: usize| usize::from(i >= a) + usize::from(i >= b);
-    let mut owner = vec![usize::MAX; diag_start + n];
-    for i in 0..n {
-        let ur = u_start + t.u_ptr[i]..u_start + t.u_ptr[i + 1];
-        for k in (t.l_ptr[i]..t.l_ptr[i + 1]).chain(ur).chain([diag_start + i]) {
-            owner[k] = i;
-        }
-    }
-    let mut next = 0;
-    let mut starts = [0; 2];
-    for i in 0..b {
-        if i == a {
-            starts[0] = next;
-        }
-        let own = piece(i);
-        let upper = &t.u_col[t.u_ptr[i]..t.u_ptr[i + 1]];
-        if !upper.iter().all(|&k| k < n && (piece(k) == own || piece(k) == 2)) {
-            return None;
-        }
-        for p in t.l_ptr[i]..t.l_ptr[i + 1] {
-            let j = t.l_col[p];
-            if j >= i || piece(j) != own {
-                return None;
-            }
-            let updates = t.u_ptr[j + 1] - t.u_ptr[j];
-            let lands = t.update_slots.get(next..next + updates)?;
-            if !lands.iter().all(|&k| owner.get(k) == Some(&i)) {
-                return None;
-            }
-            next += updates;
-        }
-    }
-    starts[1] = next;
-    Some(starts)
-}
-
 /// `M = I − γJ` on a fixed pattern, factored for Newton: dense with partial pivoting up to 64
 /// unknowns, the static sparse LU above (the pivoting sparse LU where its diagonal pivots are
 /// refused, as in `simulate`).
@@ -444,7 +274,7 @@ pub struct NewtonMatrix {
 
 enum Kind {
     Dense(DenseLu, Vec<usize>),
-    Sparse(StaticLu, Option<PivotingLu>),
+    Sparse(WrittenLu, Option<PivotingLu>),
 }
 
 impl NewtonMatrix {
@@ -455,7 +285,7 @@ impl NewtonMatrix {
         sparse: Option<&'static SparseTables>,
     ) -> NewtonMatrix {
         let kind = match sparse {
-            Some(t) => Kind::Sparse(StaticLu::new(t), None),
+            Some(t) => Kind::Sparse(WrittenLu::new(t), None),
             None => Kind::Dense(
                 DenseLu::new(n),
                 pattern.iter().map(|&(r, c)| r * n + c).collect(),
@@ -492,7 +322,7 @@ impl NewtonMatrix {
                         Err(Refactor::Singular) => return false,
                         Err(Refactor::Unstable) => {
                             let entries: Vec<(usize, usize)> = pattern.iter().copied().chain((0..n).map(|i| (i, i))).collect();
-                            *fallback = Some(PivotingLu::new(n, &entries, lu.t.perm));
+                            *fallback = Some(PivotingLu::new(n, &entries, lu.order()));
                         }
                     }
                 }
