@@ -1440,4 +1440,36 @@ fn a_loop_with_many_solutions_is_reported() {
     let (err, json) = run(&regular);
     assert!(!err.contains("singular"), "{err}");
     assert!(json.get("singular_loop").is_none(), "{json}");
+    // In a weak subsystem stepped apart too.
+    let weak = model_file(
+        "split_weak",
+        "model SplitWeak
+           Real a(start = 3);
+           Real b(start = -1);
+           Real x(start = 0, fixed = true);
+           Real y(start = 0, fixed = true);
+           weak Real xw;
+         equation
+           xw = x;
+           a + b = 2 + sin(x);
+           2*a + 2*b = 4 + 2*sin(x);
+           der(x) = a;
+           der(y) = xw - y;
+         end SplitWeak;",
+    );
+    let path = weak.to_str().expect("utf-8");
+    let args = [
+        "simulate",
+        path,
+        "--method",
+        "implicit-euler",
+        "--partition",
+        "weak",
+    ];
+    let (_, err, code) = mocca(&[&args[..], &["--stop", "1", "--out", "/dev/null"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the algebraic loop solving `a`, `b` is singular"),
+        "{err}"
+    );
 }

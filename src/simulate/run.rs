@@ -213,6 +213,8 @@ fn simulate_with(
         .collect();
     let mut recorder = Recorder::new(dae, sources, options.steps as usize + 1);
     start_events(events.as_mut(), &mut model, options, &mut x)?;
+    // The weak subsystems' own model, which solves their loops.
+    let mut split_singular = None;
     let ran = match (levels, options.partition) {
         (Some(levels), Partition::None) => {
             let stepper = MixedStepper::new(levels.clone(), options.tol, &model);
@@ -249,6 +251,7 @@ fn simulate_with(
                     recorder.violation()?;
                 }
             }
+            split_singular = split.model().singular_loop();
             ((split.stats(), split.sparse()), Ok(()))
         }
     };
@@ -258,7 +261,11 @@ fn simulate_with(
         return Err(recorder.stopped(failure, (stats, init_iterations, integration)));
     }
     let mut trajectory = recorder.finish(stats, init_iterations, sparse, integration);
-    trajectory.singular_loop = first_singular_loop(&model, events.as_ref());
+    let singular = [first_singular_loop(&model, events.as_ref()), split_singular];
+    trajectory.singular_loop = singular
+        .into_iter()
+        .flatten()
+        .min_by(|a, b| a.0.total_cmp(&b.0));
     trajectory.events = events.map(|e| e.stats()).unwrap_or_default();
     Ok(trajectory)
 }
