@@ -85,6 +85,23 @@ impl Action {
             }
         }
     }
+
+    /// [`Action::walk`], each action given to `f` to change in place before its nested ones.
+    pub fn walk_mut(actions: &mut [Action], f: &mut impl FnMut(&mut Action)) {
+        for action in actions {
+            f(action);
+            if let Action::If {
+                branches,
+                otherwise,
+            } = action
+            {
+                for (_, body) in branches {
+                    Action::walk_mut(body, f);
+                }
+                Action::walk_mut(otherwise, f);
+            }
+        }
+    }
 }
 
 /// `sample(start, interval)`: true at the instants `start + k·interval`, false between.
@@ -195,39 +212,18 @@ impl Hybrid {
 }
 
 fn actions_vars_mut(actions: &mut [Action], f: &mut impl FnMut(&mut VarId)) {
-    for action in actions {
-        match action {
-            Action::Assign { var, .. } | Action::Reinit { var, .. } => f(var),
-            Action::If {
-                branches,
-                otherwise,
-            } => {
-                for (_, body) in branches {
-                    actions_vars_mut(body, f);
-                }
-                actions_vars_mut(otherwise, f);
-            }
-            Action::Assert(_) | Action::Terminate { .. } => {}
+    Action::walk_mut(actions, &mut |action| {
+        if let Action::Assign { var, .. } | Action::Reinit { var, .. } = action {
+            f(var);
         }
-    }
+    });
 }
 
 fn actions_exprs_mut(actions: &mut [Action], f: &mut impl FnMut(&mut ExprId)) {
-    for action in actions {
-        match action {
-            Action::Assign { value, .. } | Action::Reinit { value, .. } => f(value),
-            Action::If {
-                branches,
-                otherwise,
-            } => {
-                for (condition, body) in branches {
-                    f(condition);
-                    actions_exprs_mut(body, f);
-                }
-                actions_exprs_mut(otherwise, f);
-            }
-            Action::Assert(a) => f(&mut a.condition),
-            Action::Terminate { .. } => {}
-        }
-    }
+    Action::walk_mut(actions, &mut |action| match action {
+        Action::Assign { value, .. } | Action::Reinit { value, .. } => f(value),
+        Action::If { branches, .. } => branches.iter_mut().for_each(|(c, _)| f(c)),
+        Action::Assert(a) => f(&mut a.condition),
+        Action::Terminate { .. } => {}
+    });
 }

@@ -298,16 +298,6 @@ fn when_homes(dae: &Dae, computed: &[BTreeSet<VarId>]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// Every variable a `when` clause reads, assigns or re-initialises.
-fn when_reads(dae: &Dae, when: &WhenClause, f: &mut impl FnMut(VarId)) {
-    let mut clause = Hybrid {
-        whens: vec![when.clone()],
-        ..Hybrid::default()
-    };
-    clause.exprs_mut(&mut |e| leaves(dae, *e, &mut *f));
-    clause.vars_mut(&mut |v| f(*v));
-}
-
 fn leaves(dae: &Dae, e: ExprId, f: &mut impl FnMut(VarId)) {
     dae.pool.visit_leaves(e, |leaf| {
         if let Node::Var(v) | Node::Der(v) | Node::Last(v) = leaf {
@@ -322,11 +312,23 @@ fn leaves(dae: &Dae, e: ExprId, f: &mut impl FnMut(VarId)) {
 /// read.
 fn hybrid_part(sub: &Dae, kept: &mut BTreeSet<VarId>, adopted: &[usize]) -> Hybrid {
     let whole = &sub.hybrid;
-    let mut whens: Vec<bool> = (0..whole.whens.len())
-        .map(|w| adopted.contains(&w))
+    // Per clause, the variables it assigns or re-initialises, and every one it names.
+    let clauses: Vec<(Vec<VarId>, Vec<VarId>)> = (whole.whens.iter())
+        .map(|when| {
+            let mut writes = Vec::new();
+            let mut clause = single(when);
+            clause.vars_mut(&mut |v| writes.push(*v));
+            let mut reads = Vec::new();
+            when_reads(sub, when, &mut |v| reads.push(v));
+            (writes, reads)
+        })
         .collect();
+    let mut whens = vec![false; whole.whens.len()];
     let mut switches = vec![false; whole.switches.len()];
-    let mut seeded = whens.clone();
+    for &w in adopted {
+        whens[w] = true;
+        kept.extend(clauses[w].1.iter().copied());
+    }
     loop {
         let before = kept.len();
         for (taken, switch) in switches.iter_mut().zip(&whole.switches) {
@@ -337,18 +339,10 @@ fn hybrid_part(sub: &Dae, kept: &mut BTreeSet<VarId>, adopted: &[usize]) -> Hybr
                 });
             }
         }
-        for (w, when) in whole.whens.iter().enumerate() {
-            let mut writes = false;
-            let mut clause = Hybrid {
-                whens: vec![when.clone()],
-                ..Hybrid::default()
-            };
-            clause.vars_mut(&mut |v| writes |= kept.contains(v));
-            if std::mem::take(&mut seeded[w]) || !whens[w] && writes {
-                whens[w] = true;
-                when_reads(sub, when, &mut |v| {
-                    kept.insert(v);
-                });
+        for (taken, (writes, reads)) in whens.iter_mut().zip(&clauses) {
+            if !*taken && writes.iter().any(|v| kept.contains(v)) {
+                *taken = true;
+                kept.extend(reads.iter().copied());
             }
         }
         for &(held, of) in &whole.pre {
@@ -356,7 +350,7 @@ fn hybrid_part(sub: &Dae, kept: &mut BTreeSet<VarId>, adopted: &[usize]) -> Hybr
                 kept.insert(of);
             }
         }
-        if kept.len() == before && !seeded.contains(&true) {
+        if kept.len() == before {
             break;
         }
     }
@@ -383,6 +377,31 @@ fn hybrid_part(sub: &Dae, kept: &mut BTreeSet<VarId>, adopted: &[usize]) -> Hybr
     }
 }
 
+/// One `when` clause as a hybrid part of its own, to visit with [`Hybrid`]'s walks.
+fn single(when: &WhenClause) -> Hybrid {
+    Hybrid {
+        whens: vec![when.clone()],
+        ..Hybrid::default()
+    }
+}
+
+/// Every variable a `when` clause reads, assigns or re-initialises.
+fn when_reads(dae: &Dae, when: &WhenClause, f: &mut impl FnMut(VarId)) {
+    let mut clause = single(when);
+    clause.exprs_mut(&mut |e| leaves(dae, *e, &mut *f));
+    clause.vars_mut(&mut |v| f(*v));
+}
+
+/// The error for events of one subsystem model that read `v`, another's (at `at`, `what`).
+fn joined_by_events(sub: &Dae, v: VarId, at: crate::source::Span, what: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "the events of one subsystem read `{}`, which another subsystem computes, so the \
+         subsystems cannot be stepped apart",
+        sub.var(v).name
+    ))
+    .at(at, what)
+}
+
 /// An error for a `when` clause or relation of this model that reads (not weakly: not by
 /// `last`) or re-initialises an unknown the model does not solve: its events would see
 /// another subsystem's value a communication step late, where the whole model sees it now.
@@ -401,19 +420,11 @@ fn events_read_their_own(sub: &Dae, solved: &BTreeSet<VarId>) -> Result<(), Diag
         });
     };
     let joins = |v: VarId, at: crate::source::Span, what: &str| {
-        Diagnostic::error(format!(
-            "the events of one subsystem read `{}`, which another subsystem computes, so the \
-             subsystems cannot be stepped apart",
-            sub.var(v).name
-        ))
-        .at(at, what)
-        .with_note("read it weakly, as `last(…)`, or emit the model as one FMU")
+        joined_by_events(sub, v, at, what)
+            .with_note("read it weakly, as `last(…)`, or emit the model as one FMU")
     };
     for when in &sub.hybrid.whens {
-        let mut clause = Hybrid {
-            whens: vec![when.clone()],
-            ..Hybrid::default()
-        };
+        let mut clause = single(when);
         let mut found = None;
         clause.exprs_mut(&mut |e| strong(*e, &mut found));
         clause.vars_mut(&mut |v| {
@@ -447,19 +458,14 @@ fn computed_here(
     let Some(&v) = kept.iter().find(|&&v| elsewhere(v)) else {
         return Ok(());
     };
-    let error = Diagnostic::error(format!(
-        "the events of one subsystem read `{}`, which another subsystem computes, so the \
-         subsystems cannot be stepped apart",
-        sub.var(v).name
-    ));
     let reader = sub.hybrid.whens.iter().find(|when| {
         let mut reads = false;
         when_reads(sub, when, &mut |u| reads |= u == v);
         reads
     });
     Err(match reader {
-        Some(when) => error.at(when.span, "this `when` clause reads it"),
-        None => error.at(sub.var(v).span, "declared here"),
+        Some(when) => joined_by_events(sub, v, when.span, "this `when` clause reads it"),
+        None => joined_by_events(sub, v, sub.var(v).span, "declared here"),
     })
 }
 

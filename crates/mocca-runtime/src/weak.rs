@@ -107,7 +107,7 @@ where
     ) -> Result<(), M::Failure> {
         let subsystems = self.model.subsystems();
         match (pair, &mut self.helper) {
-            (Some(pair), Some((first, copy))) if self.jacobi => {
+            (Some(pair), Some((first, copy))) => {
                 let first = *first;
                 let (mine, theirs) = self.steppers.split_at_mut(first);
                 let mut their_x = x.to_vec();
