@@ -45,15 +45,8 @@ pub struct Settings<'a> {
     pub events: EventMode,
 }
 
-/// How the crate handles a relation that switches inside a step (the runtime's
-/// `events::EventMode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventMode {
-    /// Located, and the step taken again to it, as `simulate` does.
-    Locate,
-    /// At the end of the step that crossed, for a fixed cost per step.
-    Step,
-}
+/// How the crate handles a relation that switches inside a step.
+pub use mocca_runtime::grid::EventMode;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Stepping<'a> {

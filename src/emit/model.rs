@@ -48,7 +48,8 @@ pub fn model_rs(input: &Input<'_>) -> String {
     code.line("#![allow(clippy::all, unused_imports, unused_mut, unused_parens, unused_variables, non_upper_case_globals)]");
     code.blank();
     code.line("use crate::runtime::{Implicit, Level, Loop, Method, Part, Pieces, Program, Solve, SparseTables, Subsystem, SystemCode, Weak, Work, loop_tangent, newton_loop, newton_scalar, sign, truth};");
-    code.line("use crate::events::{Effect, EventMode};");
+    code.line("use crate::events::Effect;");
+    code.line("use crate::grid::EventMode;");
     code.line("use crate::switching::{Crossing, Stepwise};");
     code.blank();
     about(&mut code, input);

@@ -261,11 +261,6 @@ impl<'a> Events<'a> {
         event_driver::terminal(self, t, x)
     }
 
-    /// Whether `terminate(…)` has ended the run.
-    pub fn terminated(&self) -> bool {
-        self.notes.terminated.is_some()
-    }
-
     /// What the events of the run were.
     pub fn stats(&self) -> EventStats {
         let counts = &self.driver.counts;
@@ -656,6 +651,11 @@ impl Clauses for Events<'_> {
 }
 
 impl EventModel for Events<'_> {
+    /// Whether `terminate(…)` has ended the run.
+    fn terminated(&self) -> bool {
+        self.notes.terminated.is_some()
+    }
+
     fn driver(&self) -> &Driver {
         &self.driver
     }

@@ -20,10 +20,11 @@ use super::fixed_step::{FixedStep, StepFailure};
 use super::mixed::MixedStepper;
 use super::model::{CompiledModel, Layout};
 use super::pair::Pair;
-use super::run::{Exchange, Options, split_step};
+use super::run::{Exchange, Options};
 use super::system::{OdeSystem, Stats};
 use super::tape::{Groups, Reg, WeakReads};
 use crate::partition::Partition;
+use mocca_runtime::grid::split_step;
 use mocca_runtime::weak::{self, WeakModel, WeakStepper};
 
 /// A model compiled for weak subsystems stepped apart: weak reads exchanged, a part per

@@ -9,7 +9,6 @@ use crate::causal::{Causal, Point};
 use crate::dae::{Dae, VarKind};
 use crate::expr::ExprId;
 use crate::jacobian::OdeJacobian;
-use crate::numfmt::decimal;
 use crate::structure::{Structure, Unknown};
 
 use super::assertions::{Checked, Checker, Violation};
@@ -22,7 +21,9 @@ use super::mixed::MixedStepper;
 use super::model::{CompiledModel, Layout};
 use super::partition::Partitioned;
 use super::step_checks::StepChecks;
-use super::system::{OdeSystem, Stats, pieces};
+use super::system::{OdeSystem, Stats};
+use mocca_runtime::event_driver::EventModel;
+use mocca_runtime::grid::{self, EventMode, GridSystem, Side, split_step};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Partition {
@@ -78,10 +79,7 @@ impl Options {
     /// and rounded to 15 significant digits, so that a grid of 0.1 reads 0.3, not
     /// 0.30000000000000004 (a change of at most a few ulps).
     pub fn time(&self, k: u64) -> f64 {
-        if k == self.steps {
-            return self.stop;
-        }
-        decimal(self.start + k as f64 * (self.stop - self.start) / self.steps as f64)
+        grid::grid_time(self.start, self.stop, self.steps, k)
     }
 }
 
@@ -137,6 +135,12 @@ pub enum Failure {
     /// Index reduction's choice of states no longer suits the model at a recorded point: the
     /// run stopped there, so that it can go on with states chosen there (SPEC §4).
     StateSwitch(Box<StateSwitch>),
+}
+
+impl From<EventFailure> for Failure {
+    fn from(failure: EventFailure) -> Failure {
+        Failure::Event(failure)
+    }
 }
 
 /// Where a run stopped because its choice of states no longer suits: the violation, the
@@ -230,14 +234,15 @@ fn simulate_with(
             let point = model.point();
             let model = (dae, structure, causal, jac);
             let mut split = Partitioned::new(model, &point, options, levels, events.is_none());
-            match events.as_mut() {
+            let ended = match events.as_mut() {
                 Some(events) => {
                     let mut system = WeakSystem {
                         split: &mut split,
                         causal,
+                        recorder: &mut recorder,
                     };
                     let run = (options, Some(events));
-                    run_grid(&mut system, &mut recorder, x, run, &mut progress)?;
+                    run_grid(&mut system, run, &mut x, &mut progress)
                 }
                 None => {
                     // After each step the partitioned model holds every value, states included.
@@ -247,12 +252,11 @@ fn simulate_with(
                         |model, t| recorder.at_registers(model, t, causal),
                         &mut progress,
                     );
-                    result.map_err(Failure::Step)?;
-                    recorder.violation()?;
+                    (result.map_err(Failure::Step)).and_then(|()| recorder.violation())
                 }
-            }
+            };
             split_singular = split.model().singular_loop();
-            ((split.stats(), split.sparse()), Ok(()))
+            ((split.stats(), split.sparse()), ended)
         }
     };
     let ((stats, sparse), ended) = ran;
@@ -290,116 +294,43 @@ pub fn level_rows(dae: &Dae, causal: &Causal, levels: &crate::partition::Partiti
 /// with how the run ended.
 fn run_one_system<'d>(
     mut stepper: impl FixedStep,
-    (model, recorder, x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
+    (model, recorder, mut x): (&mut CompiledModel, &mut Recorder<'d>, Vec<f64>),
     run: (&Options, Option<&mut Events<'d>>),
     progress: &mut impl FnMut(u64),
 ) -> ((Stats, bool), Result<(), Failure>) {
     let mut system = OneSystem {
         stepper: &mut stepper,
         model,
+        recorder,
     };
-    let ended = run_grid(&mut system, recorder, x, run, progress);
+    let ended = run_grid(&mut system, run, &mut x, progress);
     ((stepper.stats().clone(), stepper.sparse()), ended)
 }
 
-/// Steps `system` from the initial state `x` over the output grid, recording every point
-/// (two at each event), until the stop time or a `terminate`; then the terminal event.
-fn run_grid<'d>(
-    system: &mut impl EventSystem,
-    recorder: &mut Recorder<'d>,
-    mut x: Vec<f64>,
-    (options, mut events): (&Options, Option<&mut Events<'d>>),
+/// Steps `system` from the initial state `x` over the output grid with the runtime's grid
+/// loop, crossings located.
+fn run_grid<'d, S: GridSystem<Events = Events<'d>, Error = Failure>>(
+    system: &mut S,
+    (options, events): (&Options, Option<&mut Events<'d>>),
+    x: &mut [f64],
     progress: &mut impl FnMut(u64),
 ) -> Result<(), Failure> {
-    system.record(recorder, (options.start, Side::After), &x)?;
-    // Without events nothing discrete changes, so the breakpoints stay where they start.
-    let fixed_breakpoints = system.breakpoints();
-    let mut t = options.start;
-    for k in 0..options.steps {
-        if events.as_ref().is_some_and(|e| e.terminated()) {
-            break;
-        }
-        let t_next = options.time(k + 1);
-        let end = match events.as_deref_mut() {
-            None => {
-                let span = (t, options.step());
-                system
-                    .step_over(&fixed_breakpoints, span, &mut x)
-                    .map_err(Failure::Step)?;
-                t_next
-            }
-            Some(events) => {
-                let mut run = EventRun {
-                    system: &mut *system,
-                    events,
-                    recorder: &mut *recorder,
-                };
-                run.advance((t, t_next, options.step()), &mut x)?
-            }
-        };
-        if end == t_next {
-            system.record(recorder, (t_next, Side::After), &x)?;
-        }
-        progress(k + 1);
-        t = end;
-    }
-    if let Some(events) = events
-        && events.terminal(t, &mut x).map_err(Failure::Event)?
-    {
-        system.resume(&events.point, t);
-        system.record(recorder, (t, Side::After), &x)?;
-    }
-    Ok(())
+    let grid = (options.start, options.stop, options.steps);
+    grid::run(system, events, grid, EventMode::Locate, x, &mut |k, _| {
+        progress(k)
+    })
 }
 
-/// What a fixed-step run with events steps: the model as one system, or its weak
-/// subsystems.
-trait EventSystem {
-    /// Whether [`EventSystem::record`] reads the values the last step left (rather than
-    /// evaluating the model at the states it is given).
-    const RECORDS_REGISTERS: bool;
-
-    /// The times at which relations of time switch, as the values held now say (one that
-    /// compares time with a discrete variable moves at its events).
-    fn breakpoints(&self) -> Vec<f64>;
-
-    /// Steps the states `x` from `t` by `h`, ending a step at each breakpoint on the way.
-    fn step_over(
-        &mut self,
-        breakpoints: &[f64],
-        span: (f64, f64),
-        x: &mut [f64],
-    ) -> Result<(), StepFailure>;
-
-    /// What stepping again from a step's start needs besides its states.
-    fn checkpoint(&self) -> Vec<f64>;
-
-    /// Back to a [`EventSystem::checkpoint`], to step again from where it was taken.
-    fn rewind(&mut self, saved: &[f64]);
-
-    /// Records the point `(t, x)` the system has just stepped to (or resumed at), with the
-    /// relations of time on `side` of `t` (`Before` for the row just before an event there:
-    /// the values it leaves, not those it switches to).
-    fn record(
-        &mut self,
-        recorder: &mut Recorder<'_>,
-        at: (f64, Side),
-        x: &[f64],
-    ) -> Result<(), Failure>;
-
-    /// Continues from the event at `t`, whose values (held ones, states as re-initialised)
-    /// `point` holds.
-    fn resume(&mut self, point: &Point, t: f64);
-}
-
-/// The model as one system and its stepper.
-struct OneSystem<'r, S> {
+/// The model as one system, its stepper and what records it.
+struct OneSystem<'r, 'd, S> {
     stepper: &'r mut S,
     model: &'r mut CompiledModel,
+    recorder: &'r mut Recorder<'d>,
 }
 
-impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
-    const RECORDS_REGISTERS: bool = false;
+impl<'d, S: FixedStep> GridSystem for OneSystem<'_, 'd, S> {
+    type Events = Events<'d>;
+    type Error = Failure;
 
     fn breakpoints(&self) -> Vec<f64> {
         self.model.breakpoints().to_vec()
@@ -410,8 +341,8 @@ impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
         breakpoints: &[f64],
         span: (f64, f64),
         x: &mut [f64],
-    ) -> Result<(), StepFailure> {
-        step_to(self.stepper, self.model, breakpoints, span, x)
+    ) -> Result<(), Failure> {
+        step_to(self.stepper, self.model, breakpoints, span, x).map_err(Failure::Step)
     }
 
     fn checkpoint(&self) -> Vec<f64> {
@@ -421,28 +352,29 @@ impl<S: FixedStep> EventSystem for OneSystem<'_, S> {
 
     fn rewind(&mut self, _: &[f64]) {}
 
-    fn record(
-        &mut self,
-        recorder: &mut Recorder<'_>,
-        (t, side): (f64, Side),
-        x: &[f64],
-    ) -> Result<(), Failure> {
-        recorder.at_states(self.model, t, x, side)
+    fn records_last_step(&self) -> bool {
+        false
     }
 
-    fn resume(&mut self, point: &Point, t: f64) {
-        hold(self.model, point, t);
+    fn record(&mut self, (t, side): (f64, Side), x: &[f64]) -> Result<(), Failure> {
+        self.recorder.at_states(self.model, t, x, side)
+    }
+
+    fn resume(&mut self, events: &Events<'d>, t: f64) {
+        hold(self.model, &events.point, t);
     }
 }
 
-/// The weak subsystems, stepped by the partitioned method (SPEC §10).
-struct WeakSystem<'r> {
+/// The weak subsystems, stepped by the partitioned method (SPEC §10), and what records them.
+struct WeakSystem<'r, 'd> {
     split: &'r mut Partitioned,
     causal: &'r Causal,
+    recorder: &'r mut Recorder<'d>,
 }
 
-impl EventSystem for WeakSystem<'_> {
-    const RECORDS_REGISTERS: bool = true;
+impl<'d> GridSystem for WeakSystem<'_, 'd> {
+    type Events = Events<'d>;
+    type Error = Failure;
 
     fn breakpoints(&self) -> Vec<f64> {
         self.split.model().breakpoints().to_vec()
@@ -453,8 +385,8 @@ impl EventSystem for WeakSystem<'_> {
         breakpoints: &[f64],
         span: (f64, f64),
         x: &mut [f64],
-    ) -> Result<(), StepFailure> {
-        self.split.step_over(breakpoints, span, x)
+    ) -> Result<(), Failure> {
+        (self.split.step_over(breakpoints, span, x)).map_err(Failure::Step)
     }
 
     fn checkpoint(&self) -> Vec<f64> {
@@ -465,110 +397,24 @@ impl EventSystem for WeakSystem<'_> {
         self.split.set_exchanged(saved);
     }
 
-    fn record(
-        &mut self,
-        recorder: &mut Recorder<'_>,
-        (t, _): (f64, Side),
-        _: &[f64],
-    ) -> Result<(), Failure> {
+    fn records_last_step(&self) -> bool {
+        true
+    }
+
+    fn record(&mut self, (t, _): (f64, Side), _: &[f64]) -> Result<(), Failure> {
         // After each step the partitioned model holds every value, states included: those
         // of the step that ended, before any event there.
-        match recorder.at_registers(self.split.model(), t, self.causal) {
+        match self
+            .recorder
+            .at_registers(self.split.model(), t, self.causal)
+        {
             ControlFlow::Continue(()) => Ok(()),
-            ControlFlow::Break(()) => recorder.violation(),
+            ControlFlow::Break(()) => self.recorder.violation(),
         }
     }
 
-    fn resume(&mut self, point: &Point, t: f64) {
-        self.split.resume(point, t);
-    }
-}
-
-/// A fixed-step run with events: each step ends at an event inside it, and the next starts
-/// there, so that the method keeps its order.
-struct EventRun<'r, 'e, Y> {
-    system: &'r mut Y,
-    events: &'r mut Events<'e>,
-    recorder: &'r mut Recorder<'e>,
-}
-
-impl<Y: EventSystem> EventRun<'_, '_, Y> {
-    /// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the
-    /// events on the way; where it stopped: `t_next`, or the event at which `terminate` ended
-    /// the run.
-    fn advance(&mut self, (t, t_next, h): (f64, f64, f64), x: &mut [f64]) -> Result<f64, Failure> {
-        let mut from = t;
-        while from < t_next {
-            let breakpoints = self.system.breakpoints();
-            let timed = self
-                .events
-                .next_time_event(from)
-                .min(next_after(&breakpoints, from));
-            let end = timed.min(t_next);
-            let step = if from == t && end == t_next {
-                h
-            } else {
-                end - from
-            };
-            let saved = (x.to_vec(), self.system.checkpoint());
-            self.system
-                .step_over(&breakpoints, (from, step), x)
-                .map_err(Failure::Step)?;
-            let crossed = self.events.crossed(end, x);
-            let at = if crossed {
-                let at = self.locate(from, end, &saved, x);
-                if Y::RECORDS_REGISTERS && at > from {
-                    // Step to the event itself, so that the registers hold the values there.
-                    self.system.rewind(&saved.1);
-                    x.copy_from_slice(&saved.0);
-                    self.system
-                        .step_over(&breakpoints, (from, at - from), x)
-                        .map_err(Failure::Step)?;
-                }
-                at
-            } else if end == timed {
-                end
-            } else {
-                from = end;
-                continue;
-            };
-            self.system.record(self.recorder, (at, Side::Before), x)?;
-            self.events.at(at, x, !crossed).map_err(Failure::Event)?;
-            self.system.resume(&self.events.point, at);
-            // An event on the grid: the grid's own row is the one after it.
-            if at < t_next {
-                self.system.record(self.recorder, (at, Side::After), x)?;
-            }
-            if self.events.terminated() {
-                return Ok(at);
-            }
-            from = at;
-        }
-        Ok(t_next)
-    }
-
-    /// The first switch in `(from, end]`, located on the system's solution stepped again from
-    /// `saved` (states and checkpoint) to each trial time.
-    fn locate(&mut self, from: f64, end: f64, saved: &(Vec<f64>, Vec<f64>), x: &mut [f64]) -> f64 {
-        let system = &mut *self.system;
-        let breakpoints = system.breakpoints();
-        let mut state_at = |tau: f64| {
-            let mut y = saved.0.clone();
-            if tau > from {
-                system.rewind(&saved.1);
-                // A failure here leaves the start: no switch is seen there.
-                if system
-                    .step_over(&breakpoints, (from, tau - from), &mut y)
-                    .is_err()
-                {
-                    y.copy_from_slice(&saved.0);
-                }
-            }
-            y
-        };
-        let (at, x_at) = self.events.locate(from, end, &mut state_at);
-        x.copy_from_slice(&x_at);
-        at
+    fn resume(&mut self, events: &Events<'d>, t: f64) {
+        self.split.resume(&events.point, t);
     }
 }
 
@@ -585,20 +431,6 @@ fn step_to(
         stepper.step(model, a, step, x)?;
     }
     Ok(())
-}
-
-/// The step from `t` by `h` as pieces `(from, to, step)` between the breakpoints on the way;
-/// a step no breakpoint splits keeps `h` exactly (so an implicit method's matrix for `h`
-/// stays valid from step to step).
-pub(super) fn split_step(
-    breakpoints: &[f64],
-    t: f64,
-    h: f64,
-) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
-    pieces(breakpoints, t, t + h).map(move |(a, b)| {
-        let whole = a == t && b == t + h;
-        (a, b, if whole { h } else { b - a })
-    })
 }
 
 /// The variable-step reference run: BDF with `options.tol` as relative and absolute
@@ -686,7 +518,8 @@ fn bdf_from(
         // A breakpoint is an event too: a relation of time that switches there may change a
         // Boolean that a `when` clause watches for its edge.
         let timed = events.as_ref().map_or(f64::INFINITY, |e| {
-            e.next_time_event(t).min(next_after(model.breakpoints(), t))
+            e.next_time_event(t)
+                .min(grid::next_after(model.breakpoints(), t))
         });
         let end = timed.min(options.stop);
         let first = grid.partition_point(|&g| g <= t);
@@ -886,14 +719,6 @@ fn current_guesses(model: &CompiledModel) -> Vec<f64> {
     guesses
 }
 
-/// Which side of a time a recorded row takes the relations of time from: the row just before
-/// an event there, or any other.
-#[derive(Clone, Copy)]
-enum Side {
-    Before,
-    After,
-}
-
 /// Collects the recorded outputs point by point and checks the assertions at each.
 struct Recorder<'a> {
     dae: &'a Dae,
@@ -1075,10 +900,4 @@ fn earliest(warnings: impl Iterator<Item = (usize, f64)>) -> Vec<(usize, f64)> {
         *seen = seen.min(t);
     }
     first.into_iter().collect()
-}
-
-/// The first of the ascending `times` after `t` (infinite without one).
-fn next_after(times: &[f64], t: f64) -> f64 {
-    let k = times.partition_point(|&b| b <= t);
-    times.get(k).copied().unwrap_or(f64::INFINITY)
 }

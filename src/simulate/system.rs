@@ -129,21 +129,7 @@ pub fn pick(all: &[f64], entries: &[usize], values: &mut [f64]) {
     }
 }
 
-/// The pieces `(a, b)` of `[from, to]` between the breakpoints inside it, in order.
-pub fn pieces(breakpoints: &[f64], from: f64, to: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
-    // Sorted: the ones inside start after those at or before `from` (a binary search, as a
-    // fixed-step run asks once per step).
-    let first = breakpoints.partition_point(|&b| b <= from);
-    let inner = breakpoints[first..]
-        .iter()
-        .copied()
-        .take_while(move |&b| b < to);
-    inner.chain(std::iter::once(to)).scan(from, |a, b| {
-        let piece = (*a, b);
-        *a = b;
-        Some(piece)
-    })
-}
+pub use mocca_runtime::grid::pieces;
 
 /// What an integration cost (SPEC §6).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

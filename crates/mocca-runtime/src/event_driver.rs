@@ -113,6 +113,8 @@ pub trait EventModel: Relations + Clauses<Error = <Self as Relations>::Error> {
     fn stuck(&self, t: f64, k: usize) -> <Self as Relations>::Error;
     /// Event iteration at `t` did not settle.
     fn not_settled(&self, t: f64) -> <Self as Relations>::Error;
+    /// Whether `terminate(…)` has ended the run.
+    fn terminated(&self) -> bool;
 }
 
 type Failure<M> = <M as Relations>::Error;

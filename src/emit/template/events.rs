@@ -11,17 +11,6 @@ use crate::model;
 use crate::runtime::{Failure, Registers};
 use crate::switching::{self, Crossing, Relations};
 
-/// How the crate handles a switch inside a step, chosen at emit time (`model::EVENTS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventMode {
-    /// The crossing is located (the step is taken again to trial times) and the next step
-    /// starts there: the numbers of `mocca simulate` with the same method and step.
-    Locate,
-    /// The switch is handled at the end of the step that crossed: no step is taken again, so
-    /// every step costs the same; the switch comes up to one step late.
-    Step,
-}
-
 /// What a fired `when` branch does besides its assignments (`model::when_effects`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
@@ -117,11 +106,6 @@ impl Events {
         event_driver::terminal(self, t, x)
     }
 
-    /// Whether `terminate(…)` has ended the run.
-    pub fn terminated(&self) -> bool {
-        self.notes.terminated.is_some()
-    }
-
     /// The next `sample` instant after `t` (infinite without one).
     pub fn next_time_event(&self, t: f64) -> f64 {
         self.driver.next_time_event(t)
@@ -169,6 +153,11 @@ impl Events {
 }
 
 impl EventModel for Events {
+    /// Whether `terminate(…)` has ended the run.
+    fn terminated(&self) -> bool {
+        self.notes.terminated.is_some()
+    }
+
     fn driver(&self) -> &Driver {
         &self.driver
     }

@@ -16,6 +16,7 @@ pub mod dense_lu;
 pub mod event_driver;
 pub mod events;
 pub mod fixed_step;
+pub mod grid;
 pub mod init;
 pub mod mixed;
 pub mod model;

@@ -7,7 +7,10 @@ use crate::dense_lu::DenseLu;
 use crate::fixed_step::{self, Count, Factored, StageModel, StageNewton};
 use crate::init::{self, InitialSystem};
 use crate::mixed::{self, LevelPlan};
-use crate::events::{EventMode, EventStats, Events};
+use crate::event_driver::EventModel;
+use crate::events::{EventStats, Events};
+use crate::grid::{self, GridSystem, Side};
+pub use crate::grid::grid_time;
 pub use crate::fixed_step::Method;
 use crate::model;
 use crate::newton;
@@ -929,7 +932,7 @@ impl Model {
     /// or a `sample` instant; `None` without one.
     pub fn next_time_event(&self, t: f64) -> Option<f64> {
         let clocks = (self.events.as_ref()).map_or(f64::INFINITY, |e| e.next_time_event(t));
-        let next = next_after(&self.regs.breakpoints, t).min(clocks);
+        let next = grid::next_after(&self.regs.breakpoints, t).min(clocks);
         next.is_finite().then_some(next)
     }
 
@@ -1549,90 +1552,83 @@ impl Integrator {
 // ---------------------------------------------------------------------------------------
 // A run over an output grid.
 
-/// The `k`-th of `steps` output times from `start` to `stop`, rounded to 15 significant digits
-/// as `mocca simulate` rounds them.
-pub fn grid_time(start: f64, stop: f64, steps: u64, k: u64) -> f64 {
-    if k == steps {
-        return stop;
-    }
-    decimal(start + k as f64 * (stop - start) / steps as f64)
-}
-
 /// Integrates from `start` to `stop` in `steps` equal steps (each ending at the breakpoints on
 /// its way, and at the events inside it), calling `record(t, x)` at the start, after every
-/// step, and just before and just after each event.
+/// step, and just before and just after each event; each step's wall time goes to
+/// `model.step_seconds`.
 pub fn run(
     model: &mut Model,
     integrator: &mut Integrator,
     grid: (f64, f64, u64),
     x: &mut [f64],
-    mut record: impl FnMut(f64, &[f64]),
+    record: impl FnMut(f64, &[f64]),
 ) -> Result<(), Failure> {
     let mut events = model.events.take();
-    let ran = run_grid(model, integrator, events.as_mut(), grid, x, &mut record);
+    let mut seconds = std::mem::take(&mut model.step_seconds);
+    seconds.clear();
+    let mut run = Run {
+        model: &mut *model,
+        integrator,
+        record,
+    };
+    let ran = grid::run(&mut run, events.as_mut(), grid, model::EVENTS, x, &mut |_, s| {
+        seconds.push(s)
+    });
     model.events = events;
+    model.step_seconds = seconds;
     ran
 }
 
-/// [`run`] with the run's events (taken out of the model).
-fn run_grid(
-    model: &mut Model,
-    integrator: &mut Integrator,
-    mut events: Option<&mut Events>,
-    (start, stop, steps): (f64, f64, u64),
-    x: &mut [f64],
-    record: &mut dyn FnMut(f64, &[f64]),
-) -> Result<(), Failure> {
-    let breakpoints = integrator.breakpoints(model);
-    record_point(model, integrator, (start, Side::After), x, record)?;
-    let h = (stop - start) / steps as f64;
-    let mut t = start;
-    model.step_seconds.clear();
-    for k in 0..steps {
-        if events.as_deref().is_some_and(Events::terminated) {
-            break;
-        }
-        let t_next = grid_time(start, stop, steps, k + 1);
-        let clock = std::time::Instant::now();
-        let end = match events.as_deref_mut() {
-            None => step_over(model, integrator, &breakpoints, (t, h), x).map(|()| t_next),
-            Some(events) => advance(model, integrator, events, (t, t_next, h), x, record),
-        };
-        model.step_seconds.push(clock.elapsed().as_secs_f64());
-        let end = end?;
-        if end == t_next {
-            record_point(model, integrator, (t_next, Side::After), x, record)?;
-        }
-        t = end;
-    }
-    if let Some(events) = events
-        && events.terminal(t, x)?
-    {
-        model.take_event(events.registers(), t);
-        record_point(model, integrator, (t, Side::After), x, record)?;
-    }
-    Ok(())
+/// What the runtime's grid loop steps: the model with its integrator, and what records its
+/// points.
+struct Run<'a, R> {
+    model: &'a mut Model,
+    integrator: &'a mut Integrator,
+    record: R,
 }
 
-/// Which side of its time a point is recorded on: just before an event there, or after.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Before,
-    After,
+impl<R: FnMut(f64, &[f64])> GridSystem for Run<'_, R> {
+    type Events = Events;
+    type Error = Failure;
+
+    fn breakpoints(&self) -> Vec<f64> {
+        self.integrator.breakpoints(self.model)
+    }
+
+    fn step_over(&mut self, breakpoints: &[f64], span: (f64, f64), x: &mut [f64]) -> Result<(), Failure> {
+        step_over(self.model, self.integrator, breakpoints, span, x)
+    }
+
+    fn checkpoint(&self) -> Vec<f64> {
+        self.integrator.checkpoint()
+    }
+
+    fn rewind(&mut self, saved: &[f64]) {
+        self.integrator.rewind(saved);
+    }
+
+    fn records_last_step(&self) -> bool {
+        matches!(self.integrator, Integrator::Weak(_))
+    }
+
+    /// Records `(t, x)` as `simulate` records a point, its `assert`s checked first
+    /// ([`check_point`]).
+    fn record(&mut self, at: (f64, Side), x: &[f64]) -> Result<(), Failure> {
+        check_point(self.model, self.integrator, at, x)?;
+        (self.record)(at.0, x);
+        Ok(())
+    }
+
+    fn resume(&mut self, events: &Events, t: f64) {
+        resume(self.model, self.integrator, events, t);
+    }
 }
 
-/// Records `(t, x)` as `simulate` records a point, its `assert`s checked first
-/// ([`check_point`]).
-fn record_point(
-    model: &mut Model,
-    integrator: &Integrator,
-    (t, side): (f64, Side),
-    x: &[f64],
-    record: &mut dyn FnMut(f64, &[f64]),
-) -> Result<(), Failure> {
-    check_point(model, integrator, (t, side), x)?;
-    record(t, x);
-    Ok(())
+/// Continues from the event at `t` whose values `events` holds: the model takes them, and weak
+/// subsystems too.
+fn resume(model: &mut Model, integrator: &mut Integrator, events: &Events, t: f64) {
+    model.take_event(events.registers(), t);
+    integrator.resume(events.registers(), t);
 }
 
 /// Checks the model's `assert`s at the point `(t, x)` as `simulate` does where it records it:
@@ -1659,89 +1655,11 @@ fn step_over(
     (t, h): (f64, f64),
     x: &mut [f64],
 ) -> Result<(), Failure> {
-    let end = t + h;
-    let first = breakpoints.partition_point(|&b| b <= t);
-    let inner = breakpoints[first..].iter().copied().take_while(|&b| b < end);
-    let mut a = t;
-    for b in inner.chain(std::iter::once(end)) {
-        let whole = a == t && b == end;
+    for (a, b, step) in grid::split_step(breakpoints, t, h) {
         integrator.enter_interval(model, a, b);
-        integrator.step(model, a, if whole { h } else { b - a }, x)?;
-        a = b;
+        integrator.step(model, a, step, x)?;
     }
     Ok(())
-}
-
-/// Steps from `t` to `t_next` (a whole step `h` when no event splits it), handling the events
-/// on the way as `mocca simulate` does: a step ends at a breakpoint, which is a time event,
-/// and at a switch inside it (located, or at the step's end with [`EventMode::Step`]); the
-/// next starts there. `record` sees the states just before and just after each event. Where
-/// it stopped: `t_next`, or the event at which `terminate` ended the run.
-fn advance(
-    model: &mut Model,
-    integrator: &mut Integrator,
-    events: &mut Events,
-    (t, t_next, h): (f64, f64, f64),
-    x: &mut [f64],
-    record: &mut dyn FnMut(f64, &[f64]),
-) -> Result<f64, Failure> {
-    let mut from = t;
-    while from < t_next {
-        let breakpoints = integrator.breakpoints(model);
-        let timed = events.next_time_event(from).min(next_after(&breakpoints, from));
-        let end = timed.min(t_next);
-        let step = if from == t && end == t_next { h } else { end - from };
-        let saved = (x.to_vec(), integrator.checkpoint());
-        step_over(model, integrator, &breakpoints, (from, step), x)?;
-        let crossed = events.crossed(end, x);
-        let at = if crossed && model::EVENTS == EventMode::Locate {
-            let mut state_at = |tau: f64| {
-                let mut y = saved.0.clone();
-                if tau > from {
-                    integrator.rewind(&saved.1);
-                    // A failure here leaves the start: no switch is seen there.
-                    if step_over(model, integrator, &breakpoints, (from, tau - from), &mut y).is_err() {
-                        y.copy_from_slice(&saved.0);
-                    }
-                }
-                y
-            };
-            let (at, x_at) = events.locate((from, end), &mut state_at);
-            x.copy_from_slice(&x_at);
-            if matches!(integrator, Integrator::Weak(_)) && at > from {
-                // Step to the event itself, so that the registers hold the values there (as
-                // `simulate` steps weak subsystems).
-                integrator.rewind(&saved.1);
-                x.copy_from_slice(&saved.0);
-                step_over(model, integrator, &breakpoints, (from, at - from), x)?;
-            }
-            at
-        } else if crossed || end == timed {
-            end
-        } else {
-            from = end;
-            continue;
-        };
-        record_point(model, integrator, (at, Side::Before), x, record)?;
-        events.at(at, x, !crossed)?;
-        model.take_event(events.registers(), at);
-        integrator.resume(events.registers(), at);
-        // An event on the grid: the grid's own row is the one after it.
-        if at < t_next {
-            record_point(model, integrator, (at, Side::After), x, record)?;
-        }
-        if events.terminated() {
-            return Ok(at);
-        }
-        from = at;
-    }
-    Ok(t_next)
-}
-
-/// The first of the sorted `times` after `t` (infinite without one).
-fn next_after(times: &[f64], t: f64) -> f64 {
-    let k = times.partition_point(|&b| b <= t);
-    times.get(k).copied().unwrap_or(f64::INFINITY)
 }
 
 /// A model a rig steps itself: initialised at construction, then advanced one step at a time.
@@ -1772,19 +1690,15 @@ impl Simulation {
     /// the way; then checks the model's `assert`s there ([`Model::check_assertions`]).
     pub fn step(&mut self, h: f64) -> Result<(), Failure> {
         let (t, end) = (self.t, self.t + h);
-        let model = &mut self.model;
-        let mut events = model.events.take();
-        let stepped = match events.as_mut() {
-            None => step_over(model, &mut self.integrator, &self.breakpoints, (t, h), &mut self.x)
-                .map(|()| end),
-            Some(events) if events.terminated() => Ok(t),
-            Some(events) => {
-                let span = (t, end, h);
-                let ignore = &mut |_: f64, _: &[f64]| {};
-                advance(model, &mut self.integrator, events, span, &mut self.x, ignore)
-            }
+        let mut events = self.model.events.take();
+        let mut run = Run {
+            model: &mut self.model,
+            integrator: &mut self.integrator,
+            record: |_: f64, _: &[f64]| {},
         };
-        model.events = events;
+        let span = (t, end, h);
+        let stepped = grid::step(&mut run, events.as_mut(), &self.breakpoints, span, model::EVENTS, &mut self.x);
+        self.model.events = events;
         self.t = stepped?;
         check_point(&mut self.model, &self.integrator, (self.t, Side::After), &self.x)
     }
