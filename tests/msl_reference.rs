@@ -39,7 +39,8 @@ fn judge(shared: &Path, model: &str) -> Verdict {
         .unwrap_or_default()
         .lines()
         .map(str::trim)
-        .filter(|s| !s.is_empty() && *s != "time")
+        // A signal the library's maintainers commented out is not compared.
+        .filter(|s| !s.is_empty() && *s != "time" && !s.starts_with("//"))
         .map(str::to_string)
         .collect();
     let experiment: serde_json::Value = serde_json::from_str(
@@ -227,5 +228,5 @@ fn the_standard_librarys_examples_against_their_reference_results() {
         .collect();
     assert!(failing.is_empty(), "no longer match: {failing:?}");
     // The floor as it stands: a regression below it fails.
-    assert!(matches >= 82, "{matches} of {total} match");
+    assert!(matches >= 97, "{matches} of {total} match");
 }

@@ -50,6 +50,8 @@ pub struct ClassTree<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TypeRef {
     Builtin(ScalarType),
+    /// The built-in `Clock` (Modelica 16): a variable of it is a Boolean that ticks.
+    Clock,
     Class(ClassId),
 }
 
@@ -243,11 +245,8 @@ impl<'a> ClassTree<'a> {
         };
         match found {
             Some(start) => self.composite(start, name).map(TypeRef::Class),
-            // The built-in `Clock` of synchronous models (Modelica 16) is outside the subset.
-            None if name.parts.len() == 1 && first == "Clock" => Err(
-                "`Clock` (the clocks of synchronous models, Modelica 16) is not supported"
-                    .to_string(),
-            ),
+            // The built-in `Clock` of synchronous models (Modelica 16).
+            None if name.parts.len() == 1 && first == "Clock" => Ok(TypeRef::Clock),
             None if name.parts.len() == 1 => builtin(first)
                 .map(TypeRef::Builtin)
                 .ok_or_else(|| format!("type `{}` not found", name.dotted())),

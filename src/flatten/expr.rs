@@ -1397,6 +1397,9 @@ impl<'a> Flattener<'a> {
             self.check_domain(f, &a, positional[0].span)?;
             return Ok(self.map1(&a, |p, x| p.call(f, x)));
         }
+        if let Some(clocked) = self.clock_call(&name, &positional, span, ctx) {
+            return clocked;
+        }
         if let Some(hybrid) = self.hybrid_call(&name, &positional, span, ctx) {
             return hybrid;
         }
@@ -1577,6 +1580,20 @@ impl<'a> Flattener<'a> {
                         })
                         .collect(),
                 ))
+            }
+            // An enumeration's value is its ordinal already (Modelica 4.9.5).
+            "Integer" => {
+                arity(1)?;
+                if let Some(ScalarType::Real | ScalarType::Boolean | ScalarType::String) =
+                    self.static_type(positional[0], ctx)
+                {
+                    return Err(err(
+                        positional[0].span,
+                        "`Integer(e)` takes an enumeration value",
+                        "not an enumeration",
+                    ));
+                }
+                self.flatten_expr(positional[0], ctx)
             }
             "integer" | "floor" | "ceil" => {
                 arity(1)?;

@@ -505,6 +505,7 @@ impl<'a> Flattener<'a> {
         for _ in 0..32 {
             match target {
                 Some(TypeRef::Builtin(t)) => return Ok((t, dims)),
+                Some(TypeRef::Clock) => break,
                 Some(TypeRef::Class(c)) => {
                     let Some(def) = self.tree.node(c).def else {
                         break;

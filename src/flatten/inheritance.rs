@@ -73,7 +73,9 @@ pub(crate) fn check_extends(
                 seen.push(next);
                 class = next;
             }
-            Some(TypeRef::Builtin(_)) => return alone(derived_def, "a builtin type"),
+            Some(TypeRef::Builtin(_) | TypeRef::Clock) => {
+                return alone(derived_def, "a builtin type");
+            }
             None => return Ok(()),
         }
     }

@@ -587,7 +587,7 @@ impl<'a> Flattener<'a> {
                 collected.bases.push((base, kept, level.protected));
                 self.collect(base, &merged, collected, level);
             }
-            Some(TypeRef::Builtin(_)) => {}
+            Some(TypeRef::Builtin(_) | TypeRef::Clock) => {}
             Some(TypeRef::Class(_)) => self.diags.push(
                 Diagnostic::error(format!("`{}` extends itself", self.tree.node(class).path))
                     .at(ext.base.span, "its own base class"),
@@ -820,7 +820,7 @@ impl<'a> Flattener<'a> {
         let prefix = &self.insts[inst.0 as usize].prefix;
         let base = dotted(prefix, &spec.name);
         let made_so_far = match ty.target {
-            TypeRef::Builtin(_) => self.dae.variables.len(),
+            TypeRef::Builtin(_) | TypeRef::Clock => self.dae.variables.len(),
             TypeRef::Class(_) => self.insts.len(),
         };
         if let Err(d) = self.check_size(&base, &dims, made_so_far, spec.decl.span) {
@@ -835,6 +835,17 @@ impl<'a> Flattener<'a> {
                     prefixes: &prefixes,
                 };
                 Content::Vars(self.create_vars(&base, &dims, &modification, spec.decl, &ctx))
+            }
+            // A clock is a Boolean that ticks.
+            TypeRef::Clock => {
+                let ctx = VarContext {
+                    inst,
+                    scalar: ScalarType::Boolean,
+                    prefixes: &prefixes,
+                };
+                let vars = self.create_vars(&base, &dims, &modification, spec.decl, &ctx);
+                self.note_clocks(&vars);
+                Content::Vars(vars)
             }
             TypeRef::Class(class) if self.instantiating.contains(&class) => {
                 let path = self.tree.node(class).path.clone();
@@ -1274,6 +1285,7 @@ impl<'a> Flattener<'a> {
     fn check_prefixes_for(&self, p: &TypePrefixes, target: TypeRef) -> Result<(), String> {
         match target {
             TypeRef::Builtin(scalar) => prefixes::check_for_builtin(p, scalar),
+            TypeRef::Clock => prefixes::check_for_builtin(p, ScalarType::Boolean),
             TypeRef::Class(class) => match self.tree.node(class).def {
                 Some(def) => prefixes::check_for_class(p, def.kind),
                 None => Ok(()),

@@ -7,6 +7,7 @@ mod array_functions;
 #[cfg(test)]
 mod array_scaling;
 mod classes;
+mod clocks;
 mod connect;
 mod elements;
 mod equations;
@@ -104,6 +105,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         free_parameters: FxHashSet::default(),
         evaluate: FxHashSet::default(),
         folded: 0,
+        clocks: Default::default(),
     };
     // Unquoted as flat variable names are, so that the printed name reads back to itself.
     f.dae.model = instance::strip_quotes(&f.tree.node(model).name).into_owned();
@@ -120,6 +122,7 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         f.free_parameters();
         f.all_equations();
         f.connection_equations();
+        f.clocked_partitions();
         f.mark_states();
         f.mark_held();
         f.mark_evaluated();
@@ -231,6 +234,8 @@ pub(crate) struct Flattener<'a> {
     /// How many reads of such parameters have been folded: a binding that folded one, and
     /// became a constant, makes its `final` parameter one of them.
     pub folded: usize,
+    /// The clocks and the marks their operators left, for the clocked partitions.
+    clocks: clocks::Clocks,
     /// The values of array bindings and attributes, by expression, scope and mode: every
     /// element of an array selects from the same value, flattened once.
     pub array_values: FxHashMap<expr::BoundKey, expr::Val>,
@@ -369,10 +374,11 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// The modification variable `v` was declared with.
+    /// The modification variable `v` was declared with (none for the flattener's own, such
+    /// as `pre(x)` or a clock operator's mark, made after the declarations).
     pub(crate) fn modification_of(&self, v: VarId) -> Mod<'a> {
-        self.pending[v.0 as usize]
-            .as_deref()
+        (self.pending.get(v.0 as usize))
+            .and_then(|m| m.as_deref())
             .cloned()
             .unwrap_or_default()
     }

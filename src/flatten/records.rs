@@ -61,7 +61,7 @@ impl<'a> Flattener<'a> {
             .and_then(|name| self.tree.resolve(&name, b.class_scope))
             .and_then(|t| match t {
                 TypeRef::Class(c) => Some(self.long_class(c)),
-                TypeRef::Builtin(_) => None,
+                TypeRef::Builtin(_) | TypeRef::Clock => None,
             })
             .filter(|&c| self.is_record(c));
         let Some(constructor) = constructor else {

@@ -255,7 +255,7 @@ impl<'a> Flattener<'a> {
             .and_then(|n| self.tree.resolve(&n, b.class_scope))
             .and_then(|t| match t {
                 TypeRef::Class(c) => Some(c),
-                TypeRef::Builtin(_) => None,
+                TypeRef::Builtin(_) | TypeRef::Clock => None,
             });
         let path = class
             .map(|c| self.tree.node(c).path.clone())

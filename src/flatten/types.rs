@@ -111,7 +111,13 @@ impl<'a> Flattener<'a> {
                         types.iter().all(|&t| t != Boolean).then_some(Real)
                     }
                 }
-                "der" | "atan2" | "last" => Some(Real),
+                "der" | "atan2" | "last" | "interval" => Some(Real),
+                // An enumeration's ordinal.
+                "Integer" => Some(Integer),
+                "Clock" => Some(Boolean),
+                "sample" if args.len() == 2 && !self.is_clock(&args[1].value, ctx) => Some(Boolean),
+                "sample" | "hold" | "previous" | "subSample" | "superSample" | "shiftSample"
+                | "backSample" => self.static_type(&args.first()?.value, ctx),
                 "noEvent" | "smooth" => self.static_type(&args.last()?.value, ctx),
                 name if Func::from_name(name).is_some() => Some(Real),
                 _ => None,

@@ -363,7 +363,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// The held Boolean that reads as `initial()` or `terminal()`.
-    fn flag_variable(&mut self, flag: Flag, span: Span) -> ExprId {
+    pub(super) fn flag_variable(&mut self, flag: Flag, span: Span) -> ExprId {
         let (slot, name) = match flag {
             Flag::Initial => (self.dae.hybrid.initial, "initial()"),
             Flag::Terminal => (self.dae.hybrid.terminal, "terminal()"),
@@ -483,7 +483,7 @@ impl<'a> Flattener<'a> {
 
 /// The instants a held Boolean of the flattener's own marks.
 #[derive(Clone, Copy)]
-enum Flag {
+pub(super) enum Flag {
     Initial,
     Terminal,
 }

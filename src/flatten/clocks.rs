@@ -1,0 +1,982 @@
+//! Clocks of synchronous models (Modelica 16), lowered onto the hybrid DAE: a clock is a held
+//! Boolean that ticks (a periodic clock is a `sample` of its start and interval, an event
+//! clock the Boolean condition that makes it), and each clocked partition becomes one `when`
+//! clause on its clock's ticks whose assignments are the partition's equations.
+//!
+//! While flattening, the clock operators leave marks: `sample(u, c)` and `sample(u)` a
+//! variable the partition assigns `u` to at its ticks, `hold(u)` a continuous-side variable
+//! assigned the same way, `previous(x)` the `pre` variable of `x`, `subSample`, `superSample`,
+//! `shiftSample` and `backSample` of a clocked signal a variable of a partition of its own,
+//! and of a clock a derived clock; `interval(u)` a variable assigned the interval. After
+//! the connection equations, [`Flattener::clocked_partitions`] infers the partitions (16.7):
+//! the variables the marks make clocked and, to a fixed point, those sharing an equation with
+//! them; each partition's clock from its `sample(u, c)` and `when c` clauses, or derived from
+//! another's; then the partition's equations, each solved for the one variable it can give,
+//! become the actions of its `when` clause.
+
+use crate::expr::hash::{FxHashMap, FxHashSet};
+
+use super::Flattener;
+use super::expr::{Ctx, Val};
+use super::tree::Tree;
+use crate::dae::hybrid::{Action, Sample, WhenBranch, WhenClause};
+use crate::dae::{ScalarType, VarKind, Variable};
+use crate::diagnostics::Diagnostic;
+use crate::expr::{ExprId, Node, VarId};
+use crate::source::Span;
+use crate::syntax::ast::Expr;
+
+/// What flattening noted of a model's clocks.
+#[derive(Default)]
+pub(super) struct Clocks {
+    /// The variables of type `Clock` (declared, and the ticks of constructors).
+    pub vars: FxHashSet<VarId>,
+    /// Each clock a constructor or a clock operator made: its tick variable and definition.
+    ticks: Vec<(VarId, Tick, Span)>,
+    marks: Vec<Mark>,
+}
+
+/// How a clock ticks.
+#[derive(Clone, Copy)]
+enum Tick {
+    /// At `start + k·interval` (its `sample` pushed to the hybrid part already).
+    Periodic { start: ExprId, interval: ExprId },
+    /// Where the clock `base` ticks, sub-sampled (or super-sampled, shifted) by `op`.
+    Derived { base: ExprId, op: ClockOp },
+    /// When the Boolean condition becomes true.
+    Event(ExprId),
+}
+
+/// The clock of one partition relative to another's.
+#[derive(Clone, Copy)]
+enum ClockOp {
+    /// Every `n`-th tick.
+    Sub(ExprId),
+    /// `n` ticks for every one.
+    Super(ExprId),
+    /// Later by `k/resolution` of an interval (earlier when `back`).
+    Shift {
+        k: ExprId,
+        resolution: ExprId,
+        back: bool,
+    },
+}
+
+/// A clock operator's mark in the flat equations.
+enum Mark {
+    /// `var` reads as `sample(value, clock)`: the partition of `var` assigns it `value` (a
+    /// continuous-time expression) at its ticks.
+    Sample {
+        var: VarId,
+        value: ExprId,
+        clock: Option<ExprId>,
+        span: Span,
+    },
+    /// `var` reads as `hold(value)`: continuous-time, assigned by `value`'s partition.
+    Hold { var: VarId, value: ExprId },
+    /// `pre` reads as `previous(of)`.
+    Previous { pre: VarId, of: VarId },
+    /// `var` reads as `op(value)`: a partition of its own, whose clock is `op` of `value`'s.
+    SubClock {
+        var: VarId,
+        value: ExprId,
+        op: ClockOp,
+        span: Span,
+    },
+    /// `var` reads as `interval(value)`.
+    Interval { var: VarId, value: ExprId },
+}
+
+impl<'a> Flattener<'a> {
+    /// The clock constructors and operators (`Clock`, `sample` of a signal, `hold`,
+    /// `previous`, `subSample`, `superSample`, `shiftSample`, `backSample`, `interval`);
+    /// `None` for other names.
+    pub(super) fn clock_call(
+        &mut self,
+        name: &str,
+        positional: &[&'a Expr],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Option<Result<Val, Diagnostic>> {
+        let result = match name {
+            "Clock" => self.clock_constructor(positional, span, ctx),
+            "sample" if positional.len() == 1 => {
+                self.clocked_sample(positional[0], None, span, ctx)
+            }
+            "sample" if positional.len() == 2 && self.is_clock(positional[1], ctx) => {
+                self.clocked_sample(positional[0], Some(positional[1]), span, ctx)
+            }
+            "hold" => self
+                .one_argument(name, positional, span)
+                .and_then(|u| self.hold(u, span, ctx)),
+            "previous" => self
+                .one_argument(name, positional, span)
+                .and_then(|u| self.previous(u, ctx)),
+            "interval" => self
+                .one_argument(name, positional, span)
+                .and_then(|u| self.interval(u, span, ctx)),
+            "subSample" | "superSample" | "shiftSample" | "backSample" => {
+                self.sub_clock(name, positional, span, ctx)
+            }
+            "noClock" | "firstTick" => Err(Diagnostic::error(format!(
+                "`{name}` (clocks of synchronous models, Modelica 16) is not supported"
+            ))
+            .at(span, "here")),
+            _ => return None,
+        };
+        Some(result)
+    }
+
+    /// The variables of a component of type `Clock`.
+    pub(super) fn note_clocks(&mut self, vars: &[VarId]) {
+        self.clocks.vars.extend(vars.iter().copied());
+    }
+
+    fn one_argument(
+        &self,
+        name: &str,
+        positional: &[&'a Expr],
+        span: Span,
+    ) -> Result<&'a Expr, Diagnostic> {
+        match positional {
+            [u] => Ok(u),
+            _ => Err(Diagnostic::error(format!("`{name}` takes one argument")).at(span, "here")),
+        }
+    }
+
+    /// Whether `e` is a clock: a constructor, a clock operator of a clock, or a variable of
+    /// type `Clock`.
+    pub(super) fn is_clock(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
+        use crate::syntax::ast::ExprKind;
+        match &e.kind {
+            ExprKind::Call { func, args } => {
+                let name = func.dotted();
+                name == "Clock"
+                    || matches!(
+                        name.as_str(),
+                        "subSample" | "superSample" | "shiftSample" | "backSample"
+                    ) && args.first().is_some_and(|a| self.is_clock(&a.value, ctx))
+            }
+            ExprKind::Ref(_) => match self.flatten_expr(e, ctx) {
+                Ok(Tree::Leaf(x)) => match self.dae.pool.node(x) {
+                    Node::Var(v) => self.clocks.vars.contains(&v),
+                    _ => false,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// A scalar argument of a clock operator, flattened.
+    fn scalar_argument(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<ExprId, Diagnostic> {
+        match self.flatten_expr(e, ctx)? {
+            Tree::Leaf(x) => Ok(x),
+            Tree::Node(_) => {
+                Err(Diagnostic::error("a clock operator takes a scalar here")
+                    .at(e.span, "an array"))
+            }
+        }
+    }
+
+    /// A parameter argument of a clock constructor or operator, flattened.
+    fn parameter_argument(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<ExprId, Diagnostic> {
+        let x = self.scalar_argument(e, ctx)?;
+        if self.reads_parameters_only(x) {
+            Ok(x)
+        } else {
+            Err(
+                Diagnostic::error("this argument of a clock must be a parameter expression")
+                    .at(e.span, "not a parameter expression"),
+            )
+        }
+    }
+
+    /// `Clock(interval)`, `Clock(intervalCounter, resolution)` and the event clock
+    /// `Clock(condition)`.
+    fn clock_constructor(
+        &mut self,
+        positional: &[&'a Expr],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let unsupported = |what: &str| {
+            Err(Diagnostic::error(format!(
+                "{what} (clocks of synchronous models, Modelica 16) is not supported"
+            ))
+            .at(span, "here"))
+        };
+        match positional {
+            [] => unsupported("the inferred clock `Clock()`"),
+            [c, ..] if self.is_clock(c, ctx) => {
+                unsupported("a discretised continuous partition `Clock(c, solverMethod)`")
+            }
+            [condition] if self.static_type(condition, ctx) == Some(ScalarType::Boolean) => {
+                let condition = self.scalar_argument(condition, ctx)?;
+                let tick = self.tick_variable(span);
+                // Its partitions' `when` clauses fire as the condition becomes true.
+                self.clocks.ticks.push((tick, Tick::Event(condition), span));
+                Ok(Tree::Leaf(self.dae.pool.var(tick)))
+            }
+            [interval] => {
+                let interval = self.parameter_argument(interval, ctx)?;
+                Ok(Tree::Leaf(self.periodic_clock(interval, span)))
+            }
+            [counter, resolution] => {
+                let counter = self.parameter_argument(counter, ctx)?;
+                let resolution = self.parameter_argument(resolution, ctx)?;
+                let interval = self.dae.pool.div(counter, resolution);
+                Ok(Tree::Leaf(self.periodic_clock(interval, span)))
+            }
+            _ => Err(Diagnostic::error("`Clock` takes at most two arguments").at(span, "here")),
+        }
+    }
+
+    /// A periodic clock ticking from time 0 every `interval`: its tick variable.
+    fn periodic_clock(&mut self, interval: ExprId, span: Span) -> ExprId {
+        let tick = self.tick_variable(span);
+        let start = self.dae.pool.constant(0.0);
+        self.dae.hybrid.samples.push(Sample {
+            var: tick,
+            start,
+            interval,
+            span,
+        });
+        self.clocks
+            .ticks
+            .push((tick, Tick::Periodic { start, interval }, span));
+        self.dae.pool.var(tick)
+    }
+
+    /// A new clock's tick: a held Boolean, itself a clock.
+    fn tick_variable(&mut self, span: Span) -> VarId {
+        let name = format!("clock({})", self.clocks.ticks.len() + 1);
+        let var = Variable::derived(name, VarKind::Held, ScalarType::Boolean, span);
+        let tick = self
+            .dae
+            .add_variable(var)
+            .unwrap_or_else(|existing| existing);
+        self.clocks.vars.insert(tick);
+        tick
+    }
+
+    /// A variable a clock operator's mark reads as, of `ty`.
+    fn mark_variable(&mut self, what: &str, ty: ScalarType, span: Span) -> VarId {
+        let name = format!("{what}#{}", self.clocks.marks.len() + 1);
+        let var = Variable::derived(name, VarKind::Algebraic, ty, span);
+        self.dae
+            .add_variable(var)
+            .unwrap_or_else(|existing| existing)
+    }
+
+    /// `sample(u, clock)`, or `sample(u)` with the clock inferred.
+    fn clocked_sample(
+        &mut self,
+        u: &'a Expr,
+        clock: Option<&'a Expr>,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let ty = self.static_type(u, ctx).unwrap_or(ScalarType::Real);
+        let clock = clock.map(|c| self.scalar_argument(c, ctx)).transpose()?;
+        let values = self.flatten_expr(u, ctx)?;
+        values.map(&mut |&value| {
+            let var = self.mark_variable("sample", ty, span);
+            self.clocks.marks.push(Mark::Sample {
+                var,
+                value,
+                clock,
+                span,
+            });
+            Ok(self.dae.pool.var(var))
+        })
+    }
+
+    fn hold(&mut self, u: &'a Expr, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let ty = self.static_type(u, ctx).unwrap_or(ScalarType::Real);
+        let values = self.flatten_expr(u, ctx)?;
+        values.map(&mut |&value| {
+            let var = self.mark_variable("hold", ty, span);
+            // Before the first tick, hold gives its argument's start value.
+            self.dae.variables[var.0 as usize].start = self.start_of(value);
+            self.clocks.marks.push(Mark::Hold { var, value });
+            Ok(self.dae.pool.var(var))
+        })
+    }
+
+    /// The start value of `e` when it is a variable with one.
+    fn start_of(&self, e: ExprId) -> Option<ExprId> {
+        match self.dae.pool.node(e) {
+            Node::Var(v) => self.dae.var(v).start,
+            _ => None,
+        }
+    }
+
+    fn previous(&mut self, u: &'a Expr, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let values = self.flatten_expr(u, ctx)?;
+        values.map(&mut |&x| {
+            let Node::Var(of) = self.dae.pool.node(x) else {
+                return Err(
+                    Diagnostic::error("`previous` takes a variable").at(u.span, "not a variable")
+                );
+            };
+            let pre = self.pre_variable(of);
+            self.clocks.marks.push(Mark::Previous { pre, of });
+            Ok(self.dae.pool.var(pre))
+        })
+    }
+
+    fn interval(&mut self, u: &'a Expr, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let value = self.scalar_argument(u, ctx)?;
+        let var = self.mark_variable("interval", ScalarType::Real, span);
+        self.clocks.marks.push(Mark::Interval { var, value });
+        Ok(Tree::Leaf(self.dae.pool.var(var)))
+    }
+
+    /// `subSample(u, factor)`, `superSample(u, factor)`, `shiftSample(u, k, resolution)` and
+    /// `backSample(u, k, resolution)`, of a clock or of a clocked signal.
+    fn sub_clock(
+        &mut self,
+        name: &str,
+        positional: &[&'a Expr],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let (u, rest) = positional.split_first().ok_or_else(|| {
+            Diagnostic::error(format!("`{name}` takes a signal or a clock first")).at(span, "here")
+        })?;
+        let mut parameters = Vec::with_capacity(rest.len());
+        for e in rest {
+            parameters.push(self.parameter_argument(e, ctx)?);
+        }
+        let one = self.dae.pool.constant(1.0);
+        let op = match (name, parameters.as_slice()) {
+            ("subSample", [n]) => ClockOp::Sub(*n),
+            ("superSample", [n]) => ClockOp::Super(*n),
+            ("shiftSample" | "backSample", [k]) => ClockOp::Shift {
+                k: *k,
+                resolution: one,
+                back: name == "backSample",
+            },
+            ("shiftSample" | "backSample", [k, resolution]) => ClockOp::Shift {
+                k: *k,
+                resolution: *resolution,
+                back: name == "backSample",
+            },
+            _ => {
+                return Err(Diagnostic::error(format!(
+                    "`{name}` without its factor is not supported (the factor is inferred only by Modelica 16.5.2's tools)"
+                ))
+                .at(span, "here"));
+            }
+        };
+        if self.is_clock(u, ctx) {
+            let base = self.scalar_argument(u, ctx)?;
+            let tick = self.tick_variable(span);
+            self.clocks
+                .ticks
+                .push((tick, Tick::Derived { base, op }, span));
+            return Ok(Tree::Leaf(self.dae.pool.var(tick)));
+        }
+        let ty = self.static_type(u, ctx).unwrap_or(ScalarType::Real);
+        let values = self.flatten_expr(u, ctx)?;
+        values.map(&mut |&value| {
+            let var = self.mark_variable(name, ty, span);
+            self.clocks.marks.push(Mark::SubClock {
+                var,
+                value,
+                op,
+                span,
+            });
+            Ok(self.dae.pool.var(var))
+        })
+    }
+}
+
+/// Union–find over variables, by index.
+struct Sets(Vec<u32>);
+
+impl Sets {
+    fn new(n: usize) -> Sets {
+        Sets((0..n as u32).collect())
+    }
+
+    fn find(&mut self, v: VarId) -> u32 {
+        let mut x = v.0;
+        while self.0[x as usize] != x {
+            let up = self.0[self.0[x as usize] as usize];
+            self.0[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+
+    fn union(&mut self, a: VarId, b: VarId) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.0[ra.max(rb) as usize] = ra.min(rb);
+        }
+    }
+}
+
+/// The clocked partitions by their sets' representatives, in order.
+type Partitions = std::collections::BTreeMap<u32, Partition>;
+
+/// A clocked partition as it is lowered: its clock's tick and the actions at its ticks.
+#[derive(Default)]
+struct Partition {
+    tick: Option<usize>,
+    actions: Vec<Action>,
+    span: Option<Span>,
+}
+
+/// The partitions as their actions are gathered, and the variables assigned so far.
+struct Assigning<'p> {
+    assigned: Vec<bool>,
+    partitions: &'p mut Partitions,
+}
+
+impl Assigning<'_> {
+    /// `action` into the partition of `key`.
+    fn add(&mut self, sets: &mut Sets, key: VarId, action: Action, span: Span) {
+        if let Action::Assign { var, .. } = action {
+            self.assigned[var.0 as usize] = true;
+        }
+        let part = self.partitions.entry(sets.find(key)).or_default();
+        part.span.get_or_insert(span);
+        part.actions.push(action);
+    }
+}
+
+impl Flattener<'_> {
+    /// Infers the clocked partitions and lowers each to a `when` clause on its clock (see the
+    /// module's documentation). Run after the connection equations, before the states and
+    /// held variables are marked.
+    pub(super) fn clocked_partitions(&mut self) {
+        if self.clocks.ticks.is_empty() && self.clocks.marks.is_empty() {
+            return;
+        }
+        if let Err(d) = self.lower_clocks() {
+            self.diags.push(d);
+        }
+    }
+
+    fn lower_clocks(&mut self) -> Result<(), Diagnostic> {
+        let n = self.dae.variables.len();
+        let mut clock_sets = Sets::new(n);
+        let clock_equation: Vec<bool> = (self.dae.equations.iter())
+            .map(|eq| {
+                let sides = [eq.lhs, eq.rhs].map(|e| self.clock_var(e));
+                if let [Some(a), Some(b)] = sides {
+                    clock_sets.union(a, b);
+                }
+                sides.iter().any(Option::is_some)
+            })
+            .collect();
+        self.derive_ticks(&mut clock_sets)?;
+        let tick_of_set = self.tick_of_set(&mut clock_sets)?;
+        let mut resolve = |f: &Self, clock: ExprId| -> Option<usize> {
+            let v = f.clock_var(clock)?;
+            tick_of_set.get(&clock_sets.find(v)).copied()
+        };
+
+        // Which variables are clocked, and which share a partition.
+        let mut sets = Sets::new(n);
+        let mut clocked = vec![false; n];
+        let mut constraints: Vec<(VarId, ExprId, Span)> = Vec::new();
+        let holds: FxHashSet<VarId> = (self.clocks.marks.iter())
+            .filter_map(|m| match m {
+                Mark::Hold { var, .. } => Some(*var),
+                _ => None,
+            })
+            .collect();
+        for mark in &self.clocks.marks {
+            match *mark {
+                Mark::Sample {
+                    var, clock, span, ..
+                } => {
+                    clocked[var.0 as usize] = true;
+                    if let Some(c) = clock {
+                        constraints.push((var, c, span));
+                    }
+                }
+                Mark::Hold { value, .. } | Mark::SubClock { value, .. } => {
+                    let reads = self.partition_reads(value, &holds);
+                    self.join(&mut sets, &mut clocked, &reads);
+                    if let Mark::SubClock { var, .. } = *mark {
+                        clocked[var.0 as usize] = true;
+                    }
+                }
+                Mark::Previous { pre, of } => self.join(&mut sets, &mut clocked, &[pre, of]),
+                Mark::Interval { var, value } => {
+                    let mut reads = self.partition_reads(value, &holds);
+                    reads.push(var);
+                    self.join(&mut sets, &mut clocked, &reads);
+                }
+            }
+        }
+        let clock_whens = self.clock_whens();
+        for &w in &clock_whens {
+            let clause = &self.dae.hybrid.whens[w];
+            let clock = clause.branches[0].conditions[0];
+            let mut vars = Vec::new();
+            Action::walk(&clause.branches[0].actions, &mut |a| {
+                if let Action::Assign { var, value, .. } = a {
+                    vars.push(*var);
+                    vars.extend(self.partition_reads(*value, &holds));
+                }
+            });
+            if let Some(&first) = vars.first() {
+                constraints.push((first, clock, clause.span));
+            }
+            self.join(&mut sets, &mut clocked, &vars);
+        }
+        let in_partition = self.spread(&mut sets, &mut clocked, &clock_equation, &holds);
+
+        // Each partition's clock.
+        let mut partitions = Partitions::new();
+        for &(var, clock, span) in &constraints {
+            let Some(tick) = resolve(self, clock) else {
+                return Err(Diagnostic::error(
+                    "this clock is never defined by a clock constructor",
+                )
+                .at(span, "its clock"));
+            };
+            let part = partitions.entry(sets.find(var)).or_default();
+            match part.tick {
+                Some(other) if other != tick => {
+                    return Err(Diagnostic::error(
+                        "a clocked partition is given two different clocks (Modelica 16.7.5)",
+                    )
+                    .at(span, "another clock")
+                    .with_secondary(self.clocks.ticks[other].2, "the first"));
+                }
+                _ => part.tick = Some(tick),
+            }
+            part.span.get_or_insert(span);
+        }
+        self.sub_clock_partitions(&mut sets, &mut partitions)?;
+        self.partition_actions(&mut sets, &mut partitions, &in_partition, &holds)?;
+        self.replace_with_clauses(partitions, &in_partition, &clock_whens)
+    }
+
+    /// The clock variable `e` is, if it is one.
+    fn clock_var(&self, e: ExprId) -> Option<VarId> {
+        match self.dae.pool.node(e) {
+            Node::Var(v) if self.clocks.vars.contains(&v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Each clock set's tick (a set of clock variables equal through equations has one).
+    fn tick_of_set(&self, clock_sets: &mut Sets) -> Result<FxHashMap<u32, usize>, Diagnostic> {
+        let mut tick_of_set: FxHashMap<u32, usize> = FxHashMap::default();
+        for (k, &(tick, _, span)) in self.clocks.ticks.iter().enumerate() {
+            if let Some(&other) = tick_of_set.get(&clock_sets.find(tick)) {
+                let first = self.clocks.ticks[other].2;
+                return Err(Diagnostic::error("two clocks are made equal")
+                    .at(span, "this clock")
+                    .with_secondary(first, "and this one"));
+            }
+            tick_of_set.insert(clock_sets.find(tick), k);
+        }
+        Ok(tick_of_set)
+    }
+
+    /// The clocks derived from others by `subSample`, … of a clock, made periodic from their
+    /// base's start and interval.
+    fn derive_ticks(&mut self, clock_sets: &mut Sets) -> Result<(), Diagnostic> {
+        loop {
+            let tick_of_set = self.tick_of_set(clock_sets)?;
+            let mut progress = false;
+            let mut pending = None;
+            for k in 0..self.clocks.ticks.len() {
+                let (tick, Tick::Derived { base, op }, span) = self.clocks.ticks[k] else {
+                    continue;
+                };
+                let base_tick = self
+                    .clock_var(base)
+                    .and_then(|v| tick_of_set.get(&clock_sets.find(v)).copied());
+                match base_tick.map(|b| self.clocks.ticks[b].1) {
+                    Some(Tick::Periodic { start, interval }) => {
+                        let (start, interval) = self.derived_timing((start, interval), op);
+                        self.dae.hybrid.samples.push(Sample {
+                            var: tick,
+                            start,
+                            interval,
+                            span,
+                        });
+                        self.clocks.ticks[k].1 = Tick::Periodic { start, interval };
+                        progress = true;
+                    }
+                    Some(Tick::Event(_)) => {
+                        return Err(Diagnostic::error(
+                            "sub-, super- or shifted sampling of an event clock is not supported",
+                        )
+                        .at(span, "of an event clock"));
+                    }
+                    Some(Tick::Derived { .. }) => pending = pending.or(Some(span)),
+                    None => {
+                        return Err(Diagnostic::error(
+                            "the clock this derives from is never defined",
+                        )
+                        .at(span, "here"));
+                    }
+                }
+            }
+            match pending {
+                None => return Ok(()),
+                Some(span) if !progress => {
+                    return Err(Diagnostic::error(
+                        "these clocks derive from each other in a cycle",
+                    )
+                    .at(span, "here"));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The start and interval of the clock `op` makes of a periodic one.
+    fn derived_timing(
+        &mut self,
+        (start, interval): (ExprId, ExprId),
+        op: ClockOp,
+    ) -> (ExprId, ExprId) {
+        let pool = &mut self.dae.pool;
+        match op {
+            ClockOp::Sub(n) => (start, pool.mul(interval, n)),
+            ClockOp::Super(n) => (start, pool.div(interval, n)),
+            ClockOp::Shift {
+                k,
+                resolution,
+                back,
+            } => {
+                let fraction = pool.div(k, resolution);
+                let shift = pool.mul(fraction, interval);
+                let start = if back {
+                    pool.sub(start, shift)
+                } else {
+                    pool.add(start, shift)
+                };
+                (start, interval)
+            }
+        }
+    }
+
+    /// The variables of `e` a partition shares: not parameters, constants, clocks or the
+    /// continuous-time outputs of `hold`.
+    fn partition_reads(&self, e: ExprId, holds: &FxHashSet<VarId>) -> Vec<VarId> {
+        let mut vars = Vec::new();
+        self.dae.pool.visit_leaves(e, |node| {
+            if let Node::Var(v) = node
+                && !holds.contains(&v)
+                && !self.clocks.vars.contains(&v)
+                && !matches!(self.dae.var(v).kind, VarKind::Parameter | VarKind::Constant)
+                && !vars.contains(&v)
+            {
+                vars.push(v);
+            }
+        });
+        vars
+    }
+
+    /// Puts `vars` in one partition, clocked.
+    fn join(&self, sets: &mut Sets, clocked: &mut [bool], vars: &[VarId]) {
+        for &v in vars {
+            clocked[v.0 as usize] = true;
+            sets.union(vars[0], v);
+        }
+    }
+
+    /// The `when` clauses on a clock (`when c then`): one branch, one condition, a clock.
+    fn clock_whens(&self) -> Vec<usize> {
+        (self.dae.hybrid.whens.iter().enumerate())
+            .filter(|(_, w)| {
+                w.branches.len() == 1
+                    && w.branches[0].conditions.len() == 1
+                    && self.clock_var(w.branches[0].conditions[0]).is_some()
+            })
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    /// The equations that read a clocked variable, to a fixed point: each is in its
+    /// partition, and so are the variables it reads.
+    fn spread(
+        &self,
+        sets: &mut Sets,
+        clocked: &mut [bool],
+        clock_equation: &[bool],
+        holds: &FxHashSet<VarId>,
+    ) -> Vec<bool> {
+        let reads: Vec<Vec<VarId>> = (self.dae.equations.iter().zip(clock_equation))
+            .map(|(eq, &clock)| {
+                if clock {
+                    return Vec::new();
+                }
+                let mut vars = self.partition_reads(eq.lhs, holds);
+                for v in self.partition_reads(eq.rhs, holds) {
+                    if !vars.contains(&v) {
+                        vars.push(v);
+                    }
+                }
+                vars
+            })
+            .collect();
+        let mut equations_of: Vec<Vec<usize>> = vec![Vec::new(); clocked.len()];
+        for (k, vars) in reads.iter().enumerate() {
+            for v in vars {
+                equations_of[v.0 as usize].push(k);
+            }
+        }
+        let mut in_partition = vec![false; reads.len()];
+        let mut work: Vec<usize> = (0..clocked.len()).filter(|&v| clocked[v]).collect();
+        while let Some(v) = work.pop() {
+            for &k in &equations_of[v] {
+                if in_partition[k] {
+                    continue;
+                }
+                in_partition[k] = true;
+                for &u in &reads[k] {
+                    sets.union(reads[k][0], u);
+                    if !clocked[u.0 as usize] {
+                        clocked[u.0 as usize] = true;
+                        work.push(u.0 as usize);
+                    }
+                }
+            }
+        }
+        in_partition
+    }
+
+    /// The partitions of sub-clocked signals (`subSample(u, n)` of a clocked `u`), each
+    /// clocked by a clock derived from its argument's partition's, to a fixed point.
+    fn sub_clock_partitions(
+        &mut self,
+        sets: &mut Sets,
+        partitions: &mut Partitions,
+    ) -> Result<(), Diagnostic> {
+        let subs: Vec<(VarId, ExprId, ClockOp, Span)> = (self.clocks.marks.iter())
+            .filter_map(|m| match *m {
+                Mark::SubClock {
+                    var,
+                    value,
+                    op,
+                    span,
+                } => Some((var, value, op, span)),
+                _ => None,
+            })
+            .collect();
+        let holds = FxHashSet::default();
+        let mut done = vec![false; subs.len()];
+        loop {
+            let mut progress = false;
+            for (k, &(var, value, op, span)) in subs.iter().enumerate() {
+                if done[k] {
+                    continue;
+                }
+                let Some(&from) = self.partition_reads(value, &holds).first() else {
+                    return Err(Diagnostic::error("this sub-sampled signal is not clocked")
+                        .at(span, "not clocked"));
+                };
+                let base = partitions.get(&sets.find(from)).and_then(|p| p.tick);
+                let Some(base) = base else { continue };
+                let Tick::Periodic { start, interval } = self.clocks.ticks[base].1 else {
+                    return Err(Diagnostic::error(
+                        "sub-, super- or shifted sampling of an event clock is not supported",
+                    )
+                    .at(span, "of an event-clocked signal"));
+                };
+                let (start, interval) = self.derived_timing((start, interval), op);
+                let tick = self.tick_variable(span);
+                self.dae.hybrid.samples.push(Sample {
+                    var: tick,
+                    start,
+                    interval,
+                    span,
+                });
+                self.clocks
+                    .ticks
+                    .push((tick, Tick::Periodic { start, interval }, span));
+                let part = partitions.entry(sets.find(var)).or_default();
+                if part.tick.is_some() {
+                    return Err(Diagnostic::error(
+                        "a sub-sampled partition is given a clock of its own as well (Modelica 16.7.5)",
+                    )
+                    .at(span, "here"));
+                }
+                part.tick = Some(self.clocks.ticks.len() - 1);
+                part.span.get_or_insert(span);
+                done[k] = true;
+                progress = true;
+            }
+            if !progress {
+                return match subs.iter().zip(&done).find(|(_, d)| !**d) {
+                    None => Ok(()),
+                    Some((&(_, _, _, span), _)) => Err(Diagnostic::error(
+                        "the clock of this sub-sampled signal's partition cannot be inferred",
+                    )
+                    .at(span, "here")),
+                };
+            }
+        }
+    }
+
+    /// Each partition's actions: the marks' assignments, the `when c` clauses' actions, and
+    /// its equations, each solved for the one variable of a side that nothing else assigns.
+    fn partition_actions(
+        &mut self,
+        sets: &mut Sets,
+        partitions: &mut Partitions,
+        in_partition: &[bool],
+        holds: &FxHashSet<VarId>,
+    ) -> Result<(), Diagnostic> {
+        let mut to = Assigning {
+            assigned: vec![false; self.dae.variables.len()],
+            partitions,
+        };
+        let marks = std::mem::take(&mut self.clocks.marks);
+        for mark in &marks {
+            let (key, var, value, span) = match *mark {
+                Mark::Sample {
+                    var, value, span, ..
+                } => (var, var, value, span),
+                Mark::SubClock {
+                    var, value, span, ..
+                } => (var, var, value, span),
+                Mark::Hold { var, value } => {
+                    let span = self.dae.var(var).span;
+                    let Some(&key) = self.partition_reads(value, holds).first() else {
+                        return Err(Diagnostic::error("`hold` of a signal that is not clocked")
+                            .at(span, "here"));
+                    };
+                    (key, var, value, span)
+                }
+                Mark::Interval { var, .. } => {
+                    let span = self.dae.var(var).span;
+                    let tick = to.partitions.get(&sets.find(var)).and_then(|p| p.tick);
+                    let Some(Tick::Periodic { interval, .. }) =
+                        tick.map(|t| self.clocks.ticks[t].1)
+                    else {
+                        return Err(Diagnostic::error(
+                            "`interval` of a signal without a periodic clock is not supported",
+                        )
+                        .at(span, "here"));
+                    };
+                    (var, var, interval, span)
+                }
+                Mark::Previous { .. } => continue,
+            };
+            to.add(sets, key, Action::Assign { var, value, span }, span);
+        }
+        self.clocks.marks = marks;
+        for w in self.clock_whens() {
+            let clause = &self.dae.hybrid.whens[w];
+            let span = clause.span;
+            let actions = clause.branches[0].actions.clone();
+            let key = Action::assigned(&actions).first().copied();
+            for action in actions {
+                if let Some(key) = key {
+                    to.add(sets, key, action, span);
+                }
+            }
+        }
+        let mut open: Vec<usize> = (0..self.dae.equations.len())
+            .filter(|&k| in_partition[k])
+            .collect();
+        while !open.is_empty() {
+            let before = open.len();
+            let mut left = Vec::new();
+            for k in open {
+                let eq = &self.dae.equations[k];
+                let free = |e: ExprId| match self.dae.pool.node(e) {
+                    Node::Var(v) if !to.assigned[v.0 as usize] => Some(v),
+                    _ => None,
+                };
+                match (free(eq.lhs), free(eq.rhs)) {
+                    (Some(var), None) => {
+                        let action = Action::Assign {
+                            var,
+                            value: eq.rhs,
+                            span: eq.span,
+                        };
+                        to.add(sets, var, action, eq.span);
+                    }
+                    (None, Some(var)) => {
+                        let action = Action::Assign {
+                            var,
+                            value: eq.lhs,
+                            span: eq.span,
+                        };
+                        to.add(sets, var, action, eq.span);
+                    }
+                    _ => left.push(k),
+                }
+            }
+            if left.len() == before {
+                let eq = &self.dae.equations[left[0]];
+                return Err(Diagnostic::error(
+                    "mocca solves each clocked equation for a variable alone on one of its sides, which this one has not (or has two)",
+                )
+                .at(eq.span, "this clocked equation"));
+            }
+            open = left;
+        }
+        Ok(())
+    }
+
+    /// The partitions as `when` clauses on their clocks, in place of their equations and of
+    /// the `when c` clauses they took in.
+    fn replace_with_clauses(
+        &mut self,
+        partitions: Partitions,
+        in_partition: &[bool],
+        clock_whens: &[usize],
+    ) -> Result<(), Diagnostic> {
+        let mut clauses = Vec::new();
+        for part in partitions.into_values() {
+            let span = part.span.unwrap_or(Span::default());
+            let Some(tick) = part.tick else {
+                return Err(Diagnostic::error(
+                    "the clock of this clocked partition cannot be inferred: no `sample(u, clock)`, `when clock` or sub-sampled clock gives it one (Modelica 16.7)",
+                )
+                .at(span, "in this partition"));
+            };
+            if part.actions.is_empty() {
+                continue;
+            }
+            let conditions = match self.clocks.ticks[tick] {
+                (_, Tick::Event(condition), _) => vec![condition],
+                (var, ..) => {
+                    // A clock ticking at the start ticks in the initial event, where only a
+                    // condition reading `initial()` fires (Modelica 8.6).
+                    let ticks = self.dae.pool.var(var);
+                    let initial = self.flag_variable(super::when::Flag::Initial, span);
+                    let at_start = self.dae.pool.and(initial, ticks);
+                    vec![ticks, at_start]
+                }
+            };
+            clauses.push(WhenClause {
+                branches: vec![WhenBranch {
+                    conditions,
+                    actions: part.actions,
+                }],
+                span,
+                statement: false,
+            });
+        }
+        let mut k = 0;
+        self.dae.equations.retain(|_| {
+            k += 1;
+            !in_partition[k - 1]
+        });
+        let mut w = 0;
+        self.dae.hybrid.whens.retain(|_| {
+            w += 1;
+            !clock_whens.contains(&(w - 1))
+        });
+        self.dae.hybrid.whens.extend(clauses);
+        Ok(())
+    }
+}
