@@ -234,18 +234,29 @@ impl<'a> Flattener<'a> {
 
     /// A periodic clock ticking from time 0 every `interval`: its tick variable.
     fn periodic_clock(&mut self, interval: ExprId, span: Span) -> ExprId {
-        let tick = self.tick_variable(span);
         let start = self.dae.pool.constant(0.0);
+        let tick = self.new_periodic_clock((start, interval), span);
+        self.dae.pool.var(tick)
+    }
+
+    /// A new clock ticking at `start + k·interval`: its tick, a `sample` of the hybrid part.
+    fn new_periodic_clock(&mut self, (start, interval): (ExprId, ExprId), span: Span) -> VarId {
+        let tick = self.tick_variable(span);
+        self.make_periodic(tick, (start, interval), span);
+        self.clocks
+            .ticks
+            .push((tick, Tick::Periodic { start, interval }, span));
+        tick
+    }
+
+    /// The tick `var` made to tick at `start + k·interval`.
+    fn make_periodic(&mut self, var: VarId, (start, interval): (ExprId, ExprId), span: Span) {
         self.dae.hybrid.samples.push(Sample {
-            var: tick,
+            var,
             start,
             interval,
             span,
         });
-        self.clocks
-            .ticks
-            .push((tick, Tick::Periodic { start, interval }, span));
-        self.dae.pool.var(tick)
     }
 
     /// A new clock's tick: a held Boolean, itself a clock.
@@ -600,12 +611,7 @@ impl Flattener<'_> {
                 match base_tick.map(|b| self.clocks.ticks[b].1) {
                     Some(Tick::Periodic { start, interval }) => {
                         let (start, interval) = self.derived_timing((start, interval), op);
-                        self.dae.hybrid.samples.push(Sample {
-                            var: tick,
-                            start,
-                            interval,
-                            span,
-                        });
+                        self.make_periodic(tick, (start, interval), span);
                         self.clocks.ticks[k].1 = Tick::Periodic { start, interval };
                         progress = true;
                     }
@@ -788,17 +794,8 @@ impl Flattener<'_> {
                     )
                     .at(span, "of an event-clocked signal"));
                 };
-                let (start, interval) = self.derived_timing((start, interval), op);
-                let tick = self.tick_variable(span);
-                self.dae.hybrid.samples.push(Sample {
-                    var: tick,
-                    start,
-                    interval,
-                    span,
-                });
-                self.clocks
-                    .ticks
-                    .push((tick, Tick::Periodic { start, interval }, span));
+                let timing = self.derived_timing((start, interval), op);
+                self.new_periodic_clock(timing, span);
                 let part = partitions.entry(sets.find(var)).or_default();
                 if part.tick.is_some() {
                     return Err(Diagnostic::error(
