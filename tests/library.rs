@@ -646,56 +646,6 @@ fn a_uses_annotation_of_another_version_is_warned_about() {
     assert!(!err.contains("asked for"), "{err}");
 }
 
-/// A clocked counter (Modelica 16): `n = previous(n) + 1` at every tick of `Clock(0.1)`, from
-/// the first tick at time 0, held into continuous time: n is k + 1 on [0.1·k, 0.1·(k + 1)).
-#[test]
-fn a_clocked_partition_runs_at_its_ticks() {
-    let text = "model Counter\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    n = previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend Counter;\n";
-    let file = cli_support::model_file("counter", text);
-    let out = file.with_extension("csv");
-    let args = [
-        "simulate",
-        file.to_str().expect("utf-8"),
-        "--method",
-        "euler",
-        "--step",
-        "0.05",
-        "--stop",
-        "0.5",
-        "--vars",
-        "y",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ];
-    let (_, err, code) = mocca(&args);
-    assert_eq!(code, 0, "{err}");
-    let csv = std::fs::read_to_string(&out).expect("the CSV");
-    // The last row at each time is the value after any tick there.
-    let mut last = std::collections::BTreeMap::new();
-    for line in csv.lines().skip(1) {
-        let (t, y) = line.split_once(',').expect("two columns");
-        last.insert(
-            (t.parse::<f64>().expect("t") * 1000.0).round() as i64,
-            y.parse::<f64>().expect("y"),
-        );
-    }
-    for (ms, y) in last {
-        assert_eq!(y, (ms / 100 + 1) as f64, "at {ms} ms");
-    }
-}
-
-/// A clock the partition would have to infer is named as not supported.
-#[test]
-fn an_inferred_clock_is_named_as_not_supported() {
-    let file = cli_support::model_file(
-        "inferred",
-        "model Inferred\n  Integer n(start = 0);\nequation\n  when Clock() then\n    n = previous(n) + 1;\n  end when;\nend Inferred;\n",
-    );
-    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("the inferred clock `Clock()`"), "{err}");
-}
-
 /// A model without a `uses` annotation that calls a library function by its full name: the
 /// library is looked up in `--lib` on that first reference (Modelica 13.3.3), as with `uses`.
 /// interpolate({0, 1, 2}, {0, 10, 40}, 1.5) = 25 by linear interpolation.

@@ -502,7 +502,9 @@ fn events(code: &mut Code, dae: &Dae) {
         .map(|&(p, v)| {
             let var = dae.var(v);
             let discrete = var.kind == VarKind::Held || var.ty != ScalarType::Real;
-            let real = var.ty == ScalarType::Real;
+            // The pre variable's own type: a Boolean or Integer sampled through a Real (its
+            // left limit) keeps that after aliases merge it with the discrete variable.
+            let real = dae.var(p).ty == ScalarType::Real;
             format!("({}, {}, {real}, {discrete})", p.0, v.0)
         })
         .collect();

@@ -11,8 +11,10 @@
 //! the connection equations, [`Flattener::clocked_partitions`] infers the partitions (16.7):
 //! the variables the marks make clocked and, to a fixed point, those sharing an equation with
 //! them; each partition's clock from its `sample(u, c)` and `when c` clauses, or derived from
-//! another's; then the partition's equations, each solved for the one variable it can give,
-//! become the actions of its `when` clause.
+//! another's (`when Clock()` takes its partition's); then the partition's equations, each
+//! solved for the one variable it can give (an if-equation branch by branch), become the
+//! actions of its `when` clause, in the order their data dependencies give. `sample(u)`
+//! reads u's left limit at the tick: the `pre` of a Real equal to u.
 
 use crate::expr::hash::{FxHashMap, FxHashSet};
 
@@ -20,7 +22,7 @@ use super::Flattener;
 use super::expr::{Ctx, Val};
 use super::tree::Tree;
 use crate::dae::hybrid::{Action, Sample, WhenBranch, WhenClause};
-use crate::dae::{ScalarType, VarKind, Variable};
+use crate::dae::{Equation, EquationOrigin, ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, Node, VarId};
 use crate::source::Span;
@@ -34,6 +36,35 @@ pub(super) struct Clocks {
     /// Each clock a constructor or a clock operator made: its tick variable and definition.
     ticks: Vec<(VarId, Tick, Span)>,
     marks: Vec<Mark>,
+    /// The clocks `Clock()` made: each partition they clock takes its clock from elsewhere.
+    inferred: FxHashSet<VarId>,
+    /// The if-equations whose conditions are known only at run time, branch by branch: a
+    /// clocked partition solves each branch for its own variables.
+    if_equations: Vec<IfEquation>,
+}
+
+impl Clocks {
+    /// An if-equation flattened into the equations of `residuals` (one per row), whose
+    /// branches hold the rows as written (`lhs`, `rhs`), the last branch its `else`.
+    pub(super) fn note_if_equation(
+        &mut self,
+        conditions: Vec<ExprId>,
+        branches: Vec<Vec<(ExprId, ExprId, Span)>>,
+        residuals: Vec<ExprId>,
+    ) {
+        self.if_equations.push(IfEquation {
+            conditions,
+            branches,
+            residuals,
+        });
+    }
+}
+
+/// An if-equation as [`Clocks::note_if_equation`] keeps it.
+struct IfEquation {
+    conditions: Vec<ExprId>,
+    branches: Vec<Vec<(ExprId, ExprId, Span)>>,
+    residuals: Vec<ExprId>,
 }
 
 /// How a clock ticks.
@@ -207,7 +238,14 @@ impl<'a> Flattener<'a> {
             .at(span, "here"))
         };
         match positional {
-            [] => unsupported("the inferred clock `Clock()`"),
+            [] => {
+                let name = format!("inferredClock({})", self.clocks.inferred.len() + 1);
+                let var = Variable::derived(name, VarKind::Held, ScalarType::Boolean, span);
+                let clock = (self.dae.add_variable(var)).unwrap_or_else(|existing| existing);
+                self.clocks.vars.insert(clock);
+                self.clocks.inferred.insert(clock);
+                Ok(Tree::Leaf(self.dae.pool.var(clock)))
+            }
             [c, ..] if self.is_clock(c, ctx) => {
                 unsupported("a discretised continuous partition `Clock(c, solverMethod)`")
             }
@@ -292,6 +330,12 @@ impl<'a> Flattener<'a> {
         let clock = clock.map(|c| self.scalar_argument(c, ctx)).transpose()?;
         let values = self.flatten_expr(u, ctx)?;
         values.map(&mut |&value| {
+            // An element's own type where it is a variable (an array's is not known above).
+            let ty = match self.dae.pool.node(value) {
+                Node::Var(v) => self.dae.var(v).ty,
+                _ => ty,
+            };
+            let value = self.left_limit(value, ty, span);
             let var = self.mark_variable("sample", ty, span);
             self.clocks.marks.push(Mark::Sample {
                 var,
@@ -301,6 +345,31 @@ impl<'a> Flattener<'a> {
             });
             Ok(self.dae.pool.var(var))
         })
+    }
+
+    /// What `sample` takes of `value` at a tick: its left limit there, the `pre` of a
+    /// variable equal to it (Modelica 16.5.1: the value just before the tick's event, so a
+    /// step at a tick is sampled on the next one); at the start, its value before the
+    /// clocked partitions first run.
+    fn left_limit(&mut self, value: ExprId, ty: ScalarType, span: Span) -> ExprId {
+        if self.reads_parameters_only(value) {
+            return value;
+        }
+        let of = match self.dae.pool.node(value) {
+            Node::Var(v) if ty == ScalarType::Real => v,
+            // A Boolean or Integer through a Real: the `pre` of a Real is its left limit at
+            // every event, the initial one included, where a discrete `pre` keeps its start.
+            _ => {
+                let v = self.mark_variable("sampled", ScalarType::Real, span);
+                let place = (span, self.dae.var(v).component.clone());
+                let pool = &mut self.dae.pool;
+                let eq = Equation::assignment(pool, v, value, EquationOrigin::Model, place);
+                self.dae.equations.push(eq);
+                v
+            }
+        };
+        let pre = self.pre_variable(of);
+        self.dae.pool.var(pre)
     }
 
     fn hold(&mut self, u: &'a Expr, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
@@ -437,7 +506,8 @@ type Partitions = std::collections::BTreeMap<u32, Partition>;
 #[derive(Default)]
 struct Partition {
     tick: Option<usize>,
-    actions: Vec<Action>,
+    /// Its actions, each with the span of what it came from.
+    actions: Vec<(Action, Span)>,
     span: Option<Span>,
 }
 
@@ -450,12 +520,12 @@ struct Assigning<'p> {
 impl Assigning<'_> {
     /// `action` into the partition of `key`.
     fn add(&mut self, sets: &mut Sets, key: VarId, action: Action, span: Span) {
-        if let Action::Assign { var, .. } = action {
+        for var in Action::assigned(std::slice::from_ref(&action)) {
             self.assigned[var.0 as usize] = true;
         }
         let part = self.partitions.entry(sets.find(key)).or_default();
         part.span.get_or_insert(span);
-        part.actions.push(action);
+        part.actions.push((action, span));
     }
 }
 
@@ -547,6 +617,12 @@ impl Flattener<'_> {
         // Each partition's clock.
         let mut partitions = Partitions::new();
         for &(var, clock, span) in &constraints {
+            if self
+                .clock_var(clock)
+                .is_some_and(|c| self.clocks.inferred.contains(&c))
+            {
+                continue;
+            }
             let Some(tick) = resolve(self, clock) else {
                 return Err(Diagnostic::error(
                     "this clock is never defined by a clock constructor",
@@ -879,6 +955,9 @@ impl Flattener<'_> {
                 }
             }
         }
+        let if_of: FxHashMap<ExprId, usize> = (self.clocks.if_equations.iter().enumerate())
+            .flat_map(|(g, ifs)| ifs.residuals.iter().map(move |&r| (r, g)))
+            .collect();
         let mut open: Vec<usize> = (0..self.dae.equations.len())
             .filter(|&k| in_partition[k])
             .collect();
@@ -887,40 +966,199 @@ impl Flattener<'_> {
             let mut left = Vec::new();
             for k in open {
                 let eq = &self.dae.equations[k];
-                let free = |e: ExprId| match self.dae.pool.node(e) {
-                    Node::Var(v) if !to.assigned[v.0 as usize] => Some(v),
-                    _ => None,
-                };
-                match (free(eq.lhs), free(eq.rhs)) {
-                    (Some(var), None) => {
-                        let action = Action::Assign {
-                            var,
-                            value: eq.rhs,
-                            span: eq.span,
-                        };
-                        to.add(sets, var, action, eq.span);
-                    }
-                    (None, Some(var)) => {
-                        let action = Action::Assign {
-                            var,
-                            value: eq.lhs,
-                            span: eq.span,
-                        };
-                        to.add(sets, var, action, eq.span);
-                    }
-                    _ => left.push(k),
+                match self.solved(eq.lhs, eq.rhs, eq.span, &to.assigned) {
+                    Some((var, action)) => to.add(sets, var, action, eq.span),
+                    None => left.push(k),
                 }
             }
             if left.len() == before {
+                // The rows of an if-equation, solved branch by branch.
                 let eq = &self.dae.equations[left[0]];
-                return Err(Diagnostic::error(
-                    "mocca solves each clocked equation for a variable alone on one of its sides, which this one has not (or has two)",
-                )
-                .at(eq.span, "this clocked equation"));
+                let Some(&g) = left
+                    .iter()
+                    .find_map(|&k| if_of.get(&self.dae.equations[k].residual))
+                else {
+                    return Err(unsolvable(eq.span, "this clocked equation"));
+                };
+                let pending: FxHashSet<ExprId> = left
+                    .iter()
+                    .map(|&k| self.dae.equations[k].residual)
+                    .collect();
+                let ifs = &self.clocks.if_equations[g];
+                let rows: Vec<usize> = (0..ifs.residuals.len())
+                    .filter(|&k| pending.contains(&ifs.residuals[k]))
+                    .collect();
+                let taken: FxHashSet<ExprId> = rows.iter().map(|&k| ifs.residuals[k]).collect();
+                let span = left
+                    .iter()
+                    .map(|&k| &self.dae.equations[k])
+                    .find(|e| taken.contains(&e.residual))
+                    .map_or(eq.span, |e| e.span);
+                left.retain(|&k| !taken.contains(&self.dae.equations[k].residual));
+                let action = self.if_action(g, &rows, &to.assigned)?;
+                let Some(&key) = Action::assigned(std::slice::from_ref(&action)).first() else {
+                    return Err(
+                        Diagnostic::error("this clocked if-equation assigns nothing")
+                            .at(span, "here"),
+                    );
+                };
+                to.add(sets, key, action, span);
             }
             open = left;
         }
+        for part in to.partitions.values_mut() {
+            part.actions = self.in_dependency_order(std::mem::take(&mut part.actions))?;
+        }
         Ok(())
+    }
+
+    /// Whether `var` can be solved for in a clocked partition: a variable of it that nothing
+    /// has assigned yet (not a parameter, a clock, a `pre` or `previous` value).
+    fn unknown(&self, e: ExprId, assigned: &[bool]) -> Option<VarId> {
+        match self.dae.pool.node(e) {
+            Node::Var(v)
+                if !assigned[v.0 as usize]
+                    && !self.clocks.vars.contains(&v)
+                    && !matches!(
+                        self.dae.var(v).kind,
+                        VarKind::Parameter | VarKind::Constant | VarKind::Held
+                    ) =>
+            {
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// `lhs = rhs` as the assignment of its one side that is an unknown alone.
+    fn solved(
+        &self,
+        lhs: ExprId,
+        rhs: ExprId,
+        span: Span,
+        assigned: &[bool],
+    ) -> Option<(VarId, Action)> {
+        let (var, value) = match (self.unknown(lhs, assigned), self.unknown(rhs, assigned)) {
+            (Some(var), None) => (var, rhs),
+            (None, Some(var)) => (var, lhs),
+            _ => return None,
+        };
+        Some((var, Action::Assign { var, value, span }))
+    }
+
+    /// The rows `rows` of if-equation `g` as one `if` action, each branch's rows solved for
+    /// their own unknowns (given those `assigned` already) and put in order.
+    fn if_action(&self, g: usize, rows: &[usize], assigned: &[bool]) -> Result<Action, Diagnostic> {
+        let ifs = &self.clocks.if_equations[g];
+        let mut solved = Vec::with_capacity(ifs.branches.len());
+        for branch in &ifs.branches {
+            let mut assigned = assigned.to_vec();
+            let mut open: Vec<usize> = rows.to_vec();
+            let mut actions = Vec::new();
+            while !open.is_empty() {
+                let before = open.len();
+                open.retain(|&k| {
+                    let (lhs, rhs, span) = branch[k];
+                    let Some((var, action)) = self.solved(lhs, rhs, span, &assigned) else {
+                        return true;
+                    };
+                    assigned[var.0 as usize] = true;
+                    actions.push((action, span));
+                    false
+                });
+                if open.len() == before {
+                    return Err(unsolvable(
+                        branch[open[0]].2,
+                        "this equation of a clocked if-equation",
+                    ));
+                }
+            }
+            let ordered = self.in_dependency_order(actions)?;
+            solved.push(ordered.into_iter().map(|(a, _)| a).collect());
+        }
+        let otherwise = solved.pop().unwrap_or_default();
+        Ok(Action::If {
+            branches: ifs.conditions.iter().copied().zip(solved).collect(),
+            otherwise,
+        })
+    }
+
+    /// `actions` ordered so that each comes after those assigning what it reads (by written
+    /// order among those free to go), as a clocked partition evaluates its equations.
+    fn in_dependency_order(
+        &self,
+        actions: Vec<(Action, Span)>,
+    ) -> Result<Vec<(Action, Span)>, Diagnostic> {
+        use std::cmp::Reverse;
+        let mut writer: FxHashMap<VarId, usize> = FxHashMap::default();
+        for (k, (action, _)) in actions.iter().enumerate() {
+            for var in Action::assigned(std::slice::from_ref(action)) {
+                writer.insert(var, k);
+            }
+        }
+        let mut waiting = vec![0usize; actions.len()];
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); actions.len()];
+        for (k, (action, _)) in actions.iter().enumerate() {
+            let mut reads = Vec::new();
+            self.action_reads(action, &mut reads);
+            for v in reads {
+                if let Some(&w) = writer.get(&v)
+                    && w != k
+                {
+                    readers[w].push(k);
+                    waiting[k] += 1;
+                }
+            }
+        }
+        let mut ready: std::collections::BinaryHeap<Reverse<usize>> = (0..actions.len())
+            .filter(|&k| waiting[k] == 0)
+            .map(Reverse)
+            .collect();
+        let mut order = Vec::with_capacity(actions.len());
+        while let Some(Reverse(k)) = ready.pop() {
+            order.push(k);
+            for &r in &readers[k] {
+                waiting[r] -= 1;
+                if waiting[r] == 0 {
+                    ready.push(Reverse(r));
+                }
+            }
+        }
+        if order.len() < actions.len() {
+            let stuck = (0..actions.len()).find(|&k| waiting[k] > 0).unwrap_or(0);
+            return Err(Diagnostic::error(
+                "these clocked equations form an algebraic loop, which mocca does not solve inside a clocked partition",
+            )
+            .at(actions[stuck].1, "in the loop"));
+        }
+        let mut slots: Vec<Option<(Action, Span)>> = actions.into_iter().map(Some).collect();
+        Ok(order.into_iter().filter_map(|k| slots[k].take()).collect())
+    }
+
+    /// The variables `action` reads: its values' and its conditions'.
+    fn action_reads(&self, action: &Action, reads: &mut Vec<VarId>) {
+        let of = |e: ExprId, reads: &mut Vec<VarId>| {
+            self.dae.pool.visit_leaves(e, |node| {
+                if let Node::Var(v) = node {
+                    reads.push(v);
+                }
+            });
+        };
+        match action {
+            Action::Assign { value, .. } | Action::Reinit { value, .. } => of(*value, reads),
+            Action::If {
+                branches,
+                otherwise,
+            } => {
+                for (condition, body) in branches {
+                    of(*condition, reads);
+                    body.iter().for_each(|a| self.action_reads(a, reads));
+                }
+                otherwise.iter().for_each(|a| self.action_reads(a, reads));
+            }
+            Action::Assert(assertion) => of(assertion.condition, reads),
+            Action::Terminate { .. } => {}
+        }
     }
 
     /// The partitions as `when` clauses on their clocks, in place of their equations and of
@@ -957,7 +1195,7 @@ impl Flattener<'_> {
             clauses.push(WhenClause {
                 branches: vec![WhenBranch {
                     conditions,
-                    actions: part.actions,
+                    actions: part.actions.into_iter().map(|(a, _)| a).collect(),
                 }],
                 span,
                 statement: false,
@@ -976,4 +1214,12 @@ impl Flattener<'_> {
         self.dae.hybrid.whens.extend(clauses);
         Ok(())
     }
+}
+
+/// A clocked equation no variable can be solved from.
+fn unsolvable(span: Span, label: &str) -> Diagnostic {
+    Diagnostic::error(
+        "mocca solves each clocked equation for a variable alone on one of its sides, which this one has not (or has two)",
+    )
+    .at(span, label)
 }

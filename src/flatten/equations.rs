@@ -489,12 +489,15 @@ impl<'a> Flattener<'a> {
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
             .owner
             .clone();
+        let conditions = dynamic.iter().map(|&(c, _)| c).collect();
+        let mut residuals = Vec::with_capacity(counts[0]);
         for k in 0..counts[0] {
             let last = &flattened.last().expect("else branch")[k];
             // An equation every branch has alike is kept as written (its sides and terms), so
             // that the flat text reads back to the same equation.
             if flattened.iter().all(|b| b[k].residual == last.residual) {
                 sink.equations.push(last.clone());
+                residuals.push(last.residual);
                 continue;
             }
             let mut residual = last.residual;
@@ -504,6 +507,7 @@ impl<'a> Flattener<'a> {
                     .pool
                     .if_then_else(*cond, flattened[b][k].residual, residual);
             }
+            residuals.push(residual);
             let zero = self.dae.pool.zero();
             let terms = vec![Term {
                 expr: residual,
@@ -520,6 +524,11 @@ impl<'a> Flattener<'a> {
                 component: component.clone(),
             });
         }
+        let branches = (flattened.iter())
+            .map(|b| b.iter().map(|e| (e.lhs, e.rhs, e.span)).collect())
+            .collect();
+        self.clocks
+            .note_if_equation(conditions, branches, residuals);
         Ok(())
     }
 

@@ -15,6 +15,7 @@ use crate::simulate::model::CompiledModel;
 use crate::simulate::system::OdeSystem;
 use crate::source::Span;
 use crate::switching::{self, Crossing, MAX_ITERATIONS, Relations, Stepwise};
+use mocca_runtime::grid::Side;
 
 /// Crossing detection, as the integrators see it.
 pub trait Watch {
@@ -406,7 +407,8 @@ impl<'a> Events<'a> {
     /// already switched at the located time, which is just past the switch).
     fn set_pre_values(&mut self, reals_only: bool) {
         for &(p, v) in &self.dae.hybrid.pre {
-            if !reals_only || self.dae.var(v).ty == ScalarType::Real {
+            // The pre variable's own type (see `emit`'s PRE table).
+            if !reals_only || self.dae.var(p).ty == ScalarType::Real {
                 self.point.vars[p.0 as usize] = self.point.vars[v.0 as usize];
             }
         }
@@ -422,20 +424,32 @@ impl<'a> Events<'a> {
     }
 
     fn load_point(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+        self.load_point_on(t, x, Side::After)
+    }
+
+    fn load_point_on(&mut self, t: f64, x: &[f64], side: Side) -> Result<(), EventFailure> {
         for (&xi, &s) in x.iter().zip(&self.causal.states) {
             self.point.vars[s.0 as usize] = xi;
         }
-        self.evaluate(t)
+        self.evaluate_on(t, side)
     }
 
     /// Every variable at `t` from the states and held values in `point`, by the compiled
     /// model (with the relations of time as they are just after `t`), as an emitted crate
     /// evaluates its events.
     fn evaluate(&mut self, t: f64) -> Result<(), EventFailure> {
+        self.evaluate_on(t, Side::After)
+    }
+
+    /// [`Events::evaluate`] with the relations of time as they are on `side` of `t`.
+    fn evaluate_on(&mut self, t: f64, side: Side) -> Result<(), EventFailure> {
         self.point.time = t;
         let compiled = &mut self.compiled;
         compiled.load(&self.point);
-        compiled.enter_interval_from(t);
+        match side {
+            Side::Before => compiled.enter_interval_to(t),
+            Side::After => compiled.enter_interval_from(t),
+        }
         let (x, dx) = &mut self.work;
         x.clear();
         x.extend(
@@ -666,6 +680,10 @@ impl EventModel for Events<'_> {
 
     fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
         self.load_point(t, x)
+    }
+
+    fn load_left_limit(&mut self, t: f64, x: &[f64]) -> Result<(), EventFailure> {
+        self.load_point_on(t, x, Side::Before)
     }
 
     fn save(&self) -> Vec<f64> {

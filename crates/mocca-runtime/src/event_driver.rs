@@ -88,6 +88,9 @@ pub trait EventModel: Relations + Clauses<Error = <Self as Relations>::Error> {
     fn driver_mut(&mut self) -> &mut Driver;
     /// The states `x` at `t` loaded and the model evaluated.
     fn load_states(&mut self, t: f64, x: &[f64]) -> Result<(), <Self as Relations>::Error>;
+    /// [`EventModel::load_states`] with the relations of time as they are just before `t`:
+    /// the model's left limit at a time event there.
+    fn load_left_limit(&mut self, t: f64, x: &[f64]) -> Result<(), <Self as Relations>::Error>;
     /// Every value of the point, to restore later.
     fn save(&self) -> Vec<f64>;
     fn restore(&mut self, saved: Vec<f64>);
@@ -159,6 +162,7 @@ pub fn initial<M: EventModel>(m: &mut M, t: f64, x: &mut [f64]) -> Result<(), Fa
     if let [Some(initial), _] = m.flags() {
         m.set_var(initial, 1.0);
     }
+    m.set_pre(true);
     event(m, t, x, false)
 }
 
@@ -172,6 +176,7 @@ pub fn terminal<M: EventModel>(m: &mut M, t: f64, x: &mut [f64]) -> Result<bool,
     };
     m.load_states(t, x)?;
     m.set_var(terminal, 1.0);
+    m.set_pre(true);
     event(m, t, x, false)?;
     Ok(true)
 }
@@ -213,6 +218,10 @@ pub fn at<M: EventModel>(
     // side from before the event may select what the settled model does not read (`x[i]`
     // with `i` out of range under `if i > 0`). The evaluation after it has settled is
     // checked.
+    // `pre(v)` of a Real is its left limit, and so is what `sample(u)` takes (Modelica 3.7.5,
+    // 16.5.1): the values before the relations of time switch at `t`.
+    let _ = m.load_left_limit(t, x);
+    m.set_pre(true);
     let _ = m.load_states(t, x);
     let mut due = Vec::new();
     let d = m.driver_mut();
@@ -294,10 +303,10 @@ fn cannot_leave<M: EventModel>(
     Ok(holding.into_iter().find(|&k| !heading[k]))
 }
 
-/// Event iteration at `t`, then the held relations, clocks, `initial()` and `terminal()`
-/// back to their values between events; `x` takes the states as the event leaves them.
+/// Event iteration at `t` (the Reals' `pre` values taken), then the held relations, clocks,
+/// `initial()` and `terminal()` back to their values between events; `x` takes the states as
+/// the event leaves them.
 fn event<M: EventModel>(m: &mut M, t: f64, x: &mut [f64], count: bool) -> Result<(), Failure<M>> {
-    m.set_pre(true);
     // The crossings located take their new side, however near their threshold the located
     // time leaves them; from then on a switch moves only where its relation is clearly past
     // its threshold.

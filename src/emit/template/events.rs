@@ -170,6 +170,10 @@ impl EventModel for Events {
         self.regs.evaluate_at(t, x)
     }
 
+    fn load_left_limit(&mut self, t: f64, x: &[f64]) -> Result<(), Failure> {
+        self.regs.evaluate_left_of(t, x)
+    }
+
     fn save(&self) -> Vec<f64> {
         self.regs.r.clone()
     }

@@ -533,15 +533,31 @@ impl Registers {
     /// The whole model evaluated at time `t` and states `x` (as the model as one system lays
     /// them out), with the relations of time as they are just after `t`.
     pub(crate) fn evaluate_at(&mut self, t: f64, x: &[f64]) -> Result<(), Failure> {
+        self.load_states(x);
+        self.evaluate(t)
+    }
+
+    /// [`Registers::evaluate_at`] with the relations of time as they are just before `t`.
+    pub(crate) fn evaluate_left_of(&mut self, t: f64, x: &[f64]) -> Result<(), Failure> {
+        self.load_states(x);
+        self.enter_interval_to(t);
+        self.evaluate_in_interval(t)
+    }
+
+    fn load_states(&mut self, x: &[f64]) {
         for (&reg, &xi) in model::WHOLE.states.iter().zip(x) {
             self.r[reg] = xi;
         }
-        self.evaluate(t)
     }
 
     /// [`Registers::evaluate_at`] the states the registers hold.
     pub(crate) fn evaluate(&mut self, t: f64) -> Result<(), Failure> {
         self.enter_interval_from(t);
+        self.evaluate_in_interval(t)
+    }
+
+    /// The model at `t` in the interval of the relations of time entered.
+    fn evaluate_in_interval(&mut self, t: f64) -> Result<(), Failure> {
         self.set_time(t);
         (model::WHOLE.rhs)(&mut self.r, &mut self.work).map_err(|step| Failure::Eval { step, t })
     }

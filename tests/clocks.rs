@@ -1,0 +1,141 @@
+//! Clocks of synchronous models (Modelica 16): each clock operator and the inference of
+//! clocked partitions, against values derived by hand at the ticks from the specification's
+//! semantics, and the inference errors at their spans.
+
+mod cli_support;
+
+use std::collections::BTreeMap;
+
+use cli_support::{mocca, model_file};
+
+/// `text` simulated to `stop` by explicit Euler at step 0.05: each variable of `vars` as its
+/// last value at each time in ms (the value after any tick there).
+fn after_ticks(name: &str, text: &str, stop: &str, vars: &[&str]) -> Vec<BTreeMap<i64, f64>> {
+    let file = model_file(name, text);
+    let out = file.with_extension("csv");
+    let joined = vars.join(",");
+    let args = [
+        "simulate",
+        file.to_str().expect("utf-8"),
+        "--method",
+        "euler",
+        "--step",
+        "0.05",
+        "--stop",
+        stop,
+        "--vars",
+        &joined,
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    let (_, err, code) = mocca(&args);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(&out).expect("the CSV");
+    let mut last = vec![BTreeMap::new(); vars.len()];
+    for line in csv.lines().skip(1) {
+        let mut cells = line.split(',').map(|c| c.parse::<f64>().expect("a number"));
+        let ms = (cells.next().expect("time") * 1000.0).round() as i64;
+        for (column, y) in last.iter_mut().zip(cells) {
+            column.insert(ms, y);
+        }
+    }
+    last
+}
+
+/// The value `f(k)` expected on [k·period, (k + 1)·period) for every recorded time.
+fn assert_per_tick(column: &BTreeMap<i64, f64>, period_ms: i64, f: impl Fn(i64) -> f64) {
+    for (&ms, &y) in column {
+        assert_eq!(y, f(ms / period_ms), "at {ms} ms");
+    }
+}
+
+/// A clocked counter: `n = previous(n) + 1` at every tick of `Clock(0.1)`, from the first
+/// tick at time 0, held into continuous time: n is k + 1 on [0.1·k, 0.1·(k + 1)).
+#[test]
+fn a_clocked_partition_runs_at_its_ticks() {
+    let text = "model Counter\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    n = previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend Counter;\n";
+    let [y] = &after_ticks("counter", text, "0.5", &["y"])[..] else {
+        unreachable!()
+    };
+    assert_per_tick(y, 100, |k| (k + 1) as f64);
+}
+
+/// `sample(u, c)` takes u's left limit at a tick (16.5.1): a step of u at the tick 0.2 is
+/// sampled at the next tick, 0.3; at the first tick, the start, u's value then (3, not the
+/// start value 0 of the Integer).
+#[test]
+fn sample_takes_the_left_limit_at_a_tick() {
+    let text = "model Left\n  Real u = if time < 0.2 then 0 else 1;\n  Integer i = if time < 0.25 then 3 else 4;\n  Real s;\n  Integer j;\n  Real y;\n  Real z;\nequation\n  s = sample(u, Clock(0.1));\n  j = sample(i, Clock(0.1));\n  y = hold(s);\n  z = hold(j * 1.0);\nend Left;\n";
+    let columns = after_ticks("left_limit", text, "0.5", &["y", "z"]);
+    assert_per_tick(&columns[0], 100, |k| if k >= 3 { 1.0 } else { 0.0 });
+    assert_per_tick(&columns[1], 100, |k| if k >= 3 { 4.0 } else { 3.0 });
+}
+
+/// A clocked partition's equations run in the order their data dependencies give, not as
+/// written: `b = a + 1` reads the `a` of the same tick, so b is k + 2 at tick k.
+#[test]
+fn clocked_equations_are_sorted_by_dependency() {
+    let text = "model Order\n  Integer a(start = 0);\n  Integer b;\n  Real y;\nequation\n  when Clock(0.1) then\n    b = a + 1;\n    a = previous(a) + 1;\n  end when;\n  y = hold(b * 1.0);\nend Order;\n";
+    let [y] = &after_ticks("order", text, "0.5", &["y"])[..] else {
+        unreachable!()
+    };
+    assert_per_tick(y, 100, |k| (k + 2) as f64);
+}
+
+/// A clocked if-equation whose branches solve for their variables in different orders: a
+/// counter going up to 3 and back down to 0, its direction the previous tick's:
+/// 1, 2, 3, 2, 1, 0, 1, 2, … at the ticks.
+#[test]
+fn a_clocked_if_equation_is_solved_branch_by_branch() {
+    let text = "model Triangle\n  Integer n(start = 0);\n  Boolean up(start = true);\n  Integer step;\n  Real y;\nequation\n  step = sample(1, Clock(0.1));\n  if previous(up) then\n    n = previous(n) + step;\n    up = n < 3;\n  else\n    up = previous(n) - step <= 0;\n    n = previous(n) - step;\n  end if;\n  y = hold(n * 1.0);\nend Triangle;\n";
+    let [y] = &after_ticks("triangle", text, "1.0", &["y"])[..] else {
+        unreachable!()
+    };
+    let wave = [1.0, 2.0, 3.0, 2.0, 1.0, 0.0];
+    assert_per_tick(y, 100, |k| wave[k as usize % 6]);
+}
+
+/// `when Clock() then` takes its clock from the partition it shares a variable with
+/// (16.7): `v = 2·u` ticks with u's `Clock(0.2)`, u the left limit of time, so v is 0.4·k.
+#[test]
+fn an_inferred_clock_takes_its_partitions_clock() {
+    let text = "model Inferred\n  Real u;\n  Real v;\n  Real y;\nequation\n  u = sample(time, Clock(0.2));\n  when Clock() then\n    v = 2 * u;\n  end when;\n  y = hold(v);\nend Inferred;\n";
+    let [y] = &after_ticks("inferred", text, "1.0", &["y"])[..] else {
+        unreachable!()
+    };
+    for (&ms, &value) in y {
+        let k = ms / 200;
+        assert!(
+            (value - 0.4 * k as f64).abs() < 1e-12,
+            "at {ms} ms: {value}"
+        );
+    }
+}
+
+/// A partition that no clock reaches is an inference error at the partition.
+#[test]
+fn a_partition_without_a_clock_is_an_error_at_its_span() {
+    let file = model_file(
+        "no_clock",
+        "model NoClock\n  Integer n(start = 0);\nequation\n  when Clock() then\n    n = previous(n) + 1;\n  end when;\nend NoClock;\n",
+    );
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the clock of this clocked partition cannot be inferred"),
+        "{err}"
+    );
+    assert!(err.contains("when Clock() then"), "{err}");
+}
+
+/// Two clocks given to one partition are an error naming both (16.7.5).
+#[test]
+fn two_clocks_on_one_partition_are_an_error() {
+    let file = model_file(
+        "two_clocks",
+        "model TwoClocks\n  Real a;\n  Real b;\nequation\n  a = sample(time, Clock(0.1));\n  b = sample(time, Clock(0.3)) + a;\nend TwoClocks;\n",
+    );
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("given two different clocks"), "{err}");
+}
