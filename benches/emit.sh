@@ -6,6 +6,7 @@
 #   benches/emit.sh build 111 1111 11111               # emit + build of RC chains (10³–10⁵ eqs)
 #   benches/emit.sh events                             # state events: the relay heat exchanger
 #   benches/emit.sh msl-events                         # MSL examples with events
+#   benches/emit.sh clocked                            # a 1 kHz clocked controller, 100 s
 #
 # speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
 # --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
@@ -23,6 +24,10 @@
 # msl-events: three MSL examples with events (clutches that stick and slide, a thyristor
 # bridge, a switched-capacitor filter clocked by `sample`), implicit Euler at their output
 # interval: `simulate`'s integration time and the emitted binary's (`--events locate`).
+# clocked: benches/clocked_controller.mo (a PI controller on Clock(0.001) around a motor,
+# 100 s, implicit Euler at the clock's period, `--events step`): `simulate`'s integration
+# time and the emitted binary's, best of RUNS, its real-time factor, and the binary's median
+# and largest wall time of one step.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -118,6 +123,22 @@ print("%-10s %12.4f %10d %10d %12.1f %12.1f %8.2f" % (sys.argv[1], r["integratio
     done
 }
 
+clocked() {
+    local args=("$ROOT/benches/clocked_controller.mo" --method implicit-euler --step 0.001
+        --stop 100)
+    local sim bin
+    sim=$(best_time '["stats"]["integration_time_s"]' "$MOCCA" simulate "${args[@]}")
+    printf '%-10s %12.4f %10.0f\n' simulate "$sim" "$(echo "100 / $sim" | bc)"
+    bin=$(emitted_binary clocked_step "${args[@]}" --events step)
+    for _ in $(seq "$RUNS"); do "$bin" --format json; echo; done | python3 -c '
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+r = min(runs, key=lambda r: r["integration_time_s"])
+print("%-10s %12.4f %10.0f %10d %10d %12.1f %12.1f %8.2f" % ("emitted", r["integration_time_s"],
+      100 / r["integration_time_s"], r["steps"], r["time_events"], 1e6 * r["median_step_s"],
+      1e6 * r["largest_step_s"], r["largest_step_s"] / r["median_step_s"]))'
+}
+
 # An MSL example with events, implicit Euler at its output interval, to its stop time: the
 # integration time of `simulate` and of the emitted binary (`--events locate`), best of RUNS.
 msl_events() {
@@ -186,8 +207,13 @@ msl-events)
         msl_events "$model"
     done
     ;;
+clocked)
+    printf '%-10s %12s %10s %10s %10s %12s %12s %8s\n' run "integration s" "real time×" steps \
+        ticks "median µs" "largest µs" ratio
+    clocked
+    ;;
 *)
-    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events | msl-events" >&2
+    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events | msl-events | clocked" >&2
     exit 2
     ;;
 esac

@@ -139,3 +139,18 @@ fn two_clocks_on_one_partition_are_an_error() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("given two different clocks"), "{err}");
 }
+
+/// `superSample(u)` without a factor takes its partition's clock from elsewhere (16.5.2):
+/// `a = superSample(u)` shares `c` with `superSample(u, 3)`, so both tick every 0.1 with u's
+/// value from its last tick of `Clock(0.3)` (0.3·⌊k/3⌋ at the fast tick k, the left limit
+/// of time), and c = a + b is 0.6·⌊k/3⌋; `interval()` in c's partition is 0.1.
+#[test]
+fn a_super_sample_without_its_factor_takes_its_partitions_clock() {
+    let text = "model Up\n  Real u;\n  Real a;\n  Real b;\n  Real c;\n  Real e;\n  Real y;\n  Real z;\nequation\n  u = sample(time, Clock(0.3));\n  a = superSample(u);\n  b = superSample(u, 3);\n  c = a + b;\n  e = interval() + c;\n  y = hold(c);\n  z = hold(e);\nend Up;\n";
+    let columns = after_ticks("super_sample", text, "1.0", &["y", "z"]);
+    for ((&ms, &y), &z) in columns[0].iter().zip(columns[1].values()) {
+        let k = ms / 100;
+        assert!((y - 0.6 * (k / 3) as f64).abs() < 1e-9, "y at {ms} ms: {y}");
+        assert!((z - y - 0.1).abs() < 1e-9, "z at {ms} ms: {z}");
+    }
+}

@@ -91,6 +91,9 @@ enum ClockOp {
         resolution: ExprId,
         back: bool,
     },
+    /// `subSample(u)` or `superSample(u)`: the factor inferred, the partition's clock coming
+    /// from elsewhere (16.5.2).
+    Inferred,
 }
 
 /// A clock operator's mark in the flat equations.
@@ -114,8 +117,8 @@ enum Mark {
         op: ClockOp,
         span: Span,
     },
-    /// `var` reads as `interval(value)`.
-    Interval { var: VarId, value: ExprId },
+    /// `var` reads as `interval(value)`, or as `interval()` of its own partition.
+    Interval { var: VarId, value: Option<ExprId> },
 }
 
 impl<'a> Flattener<'a> {
@@ -143,9 +146,15 @@ impl<'a> Flattener<'a> {
             "previous" => self
                 .one_argument(name, positional, span)
                 .and_then(|u| self.previous(u, ctx)),
-            "interval" => self
-                .one_argument(name, positional, span)
-                .and_then(|u| self.interval(u, span, ctx)),
+            "interval" => match positional {
+                [] => Ok(self.interval_of(None, span)),
+                [u] => self
+                    .scalar_argument(u, ctx)
+                    .map(|value| self.interval_of(Some(value), span)),
+                _ => {
+                    Err(Diagnostic::error("`interval` takes at most one argument").at(span, "here"))
+                }
+            },
             "subSample" | "superSample" | "shiftSample" | "backSample" => {
                 self.sub_clock(name, positional, span, ctx)
             }
@@ -406,11 +415,11 @@ impl<'a> Flattener<'a> {
         })
     }
 
-    fn interval(&mut self, u: &'a Expr, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
-        let value = self.scalar_argument(u, ctx)?;
+    /// `interval(value)`, or `interval()` of the partition it is in.
+    fn interval_of(&mut self, value: Option<ExprId>, span: Span) -> Val {
         let var = self.mark_variable("interval", ScalarType::Real, span);
         self.clocks.marks.push(Mark::Interval { var, value });
-        Ok(Tree::Leaf(self.dae.pool.var(var)))
+        Tree::Leaf(self.dae.pool.var(var))
     }
 
     /// `subSample(u, factor)`, `superSample(u, factor)`, `shiftSample(u, k, resolution)` and
@@ -433,6 +442,7 @@ impl<'a> Flattener<'a> {
         let op = match (name, parameters.as_slice()) {
             ("subSample", [n]) => ClockOp::Sub(*n),
             ("superSample", [n]) => ClockOp::Super(*n),
+            ("subSample" | "superSample", []) => ClockOp::Inferred,
             ("shiftSample" | "backSample", [k]) => ClockOp::Shift {
                 k: *k,
                 resolution: one,
@@ -445,12 +455,18 @@ impl<'a> Flattener<'a> {
             },
             _ => {
                 return Err(Diagnostic::error(format!(
-                    "`{name}` without its factor is not supported (the factor is inferred only by Modelica 16.5.2's tools)"
+                    "`{name}` takes a signal or clock and its factor (or shift and resolution)"
                 ))
                 .at(span, "here"));
             }
         };
         if self.is_clock(u, ctx) {
+            if matches!(op, ClockOp::Inferred) {
+                return Err(Diagnostic::error(format!(
+                    "`{name}` of a clock takes its factor (only a clocked signal's is inferred)"
+                ))
+                .at(span, "here"));
+            }
             let base = self.scalar_argument(u, ctx)?;
             let tick = self.tick_variable(span);
             self.clocks
@@ -590,7 +606,8 @@ impl Flattener<'_> {
                 }
                 Mark::Previous { pre, of } => self.join(&mut sets, &mut clocked, &[pre, of]),
                 Mark::Interval { var, value } => {
-                    let mut reads = self.partition_reads(value, &holds);
+                    let mut reads =
+                        value.map_or_else(Vec::new, |v| self.partition_reads(v, &holds));
                     reads.push(var);
                     self.join(&mut sets, &mut clocked, &reads);
                 }
@@ -728,6 +745,8 @@ impl Flattener<'_> {
         let pool = &mut self.dae.pool;
         match op {
             ClockOp::Sub(n) => (start, pool.mul(interval, n)),
+            // Never derived: its partition's clock is another's.
+            ClockOp::Inferred => (start, interval),
             ClockOp::Super(n) => (start, pool.div(interval, n)),
             ClockOp::Shift {
                 k,
@@ -856,6 +875,17 @@ impl Flattener<'_> {
             let mut progress = false;
             for (k, &(var, value, op, span)) in subs.iter().enumerate() {
                 if done[k] {
+                    continue;
+                }
+                if matches!(op, ClockOp::Inferred) {
+                    // Done once another gives its partition a clock.
+                    if partitions
+                        .get(&sets.find(var))
+                        .is_some_and(|p| p.tick.is_some())
+                    {
+                        done[k] = true;
+                        progress = true;
+                    }
                     continue;
                 }
                 let Some(&from) = self.partition_reads(value, &holds).first() else {
