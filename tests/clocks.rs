@@ -154,3 +154,21 @@ fn a_super_sample_without_its_factor_takes_its_partitions_clock() {
         assert!((z - y - 0.1).abs() < 1e-9, "z at {ms} ms: {z}");
     }
 }
+
+/// An `if` inside `when` whose condition is a parameter chooses at translation: the branch
+/// not taken leaves no clock of its own (here `superSample(u, 1)`, which would clash with the
+/// partition's `superSample(u, 3)`), so v ticks with w every 0.1 and c = 0.6·⌊k/3⌋.
+#[test]
+fn a_parameter_if_inside_when_leaves_no_clock_from_its_other_branch() {
+    let text = "model Choose\n  parameter Boolean infer = true;\n  Real u;\n  Real v;\n  Real w;\n  Real c;\n  Real y;\nequation\n  u = sample(time, Clock(0.3));\n  when Clock() then\n    if infer then\n      v = superSample(u);\n    else\n      v = superSample(u, 1);\n    end if;\n  end when;\n  w = superSample(u, 3);\n  c = v + w;\n  y = hold(c);\nend Choose;\n";
+    let [y] = &after_ticks("choose", text, "1.0", &["y"])[..] else {
+        unreachable!()
+    };
+    for (&ms, &value) in y {
+        let k = ms / 100;
+        assert!(
+            (value - 0.6 * (k / 3) as f64).abs() < 1e-9,
+            "at {ms} ms: {value}"
+        );
+    }
+}

@@ -374,24 +374,11 @@ impl<'a> Flattener<'a> {
         let mut dynamic: Vec<(ExprId, &'a [ast::Equation])> = Vec::new();
         for (cond, body) in branches {
             self.expect_boolean(cond, ctx)?;
-            let known = self
-                .flatten_expr(
-                    cond,
-                    &Ctx {
-                        mode: Mode::Constant,
-                        ..*ctx
-                    },
-                )
-                .ok()
-                .and_then(|v| match v {
-                    Tree::Leaf(id) => self.dae.pool.as_const(id),
-                    Tree::Node(_) => None,
-                });
-            match known {
-                Some(x) if x != 0.0 && dynamic.is_empty() => {
+            match self.known_condition(cond, ctx) {
+                Some(true) if dynamic.is_empty() => {
                     return self.equations_into(body, ctx, sink);
                 }
-                Some(0.0) => {}
+                Some(false) => {}
                 _ => {
                     let c = match self.flatten_expr(cond, ctx)? {
                         Tree::Leaf(c) => c,
@@ -408,6 +395,19 @@ impl<'a> Flattener<'a> {
             return self.equations_into(else_branch, ctx, sink);
         }
         self.dynamic_if(eq, dynamic, else_branch, ctx, sink)
+    }
+
+    /// The value of an if-condition when it is known at translation (a parameter
+    /// expression): its branch is then chosen there.
+    pub(super) fn known_condition(&mut self, cond: &'a Expr, ctx: &Ctx<'_>) -> Option<bool> {
+        let constant = Ctx {
+            mode: Mode::Constant,
+            ..*ctx
+        };
+        match self.flatten_expr(cond, &constant).ok()? {
+            Tree::Leaf(id) => self.dae.pool.as_const(id).map(|x| x != 0.0),
+            Tree::Node(_) => None,
+        }
     }
 
     fn equations_into(

@@ -125,6 +125,22 @@ impl<'a> Flattener<'a> {
         let mut flat = Vec::with_capacity(branches.len());
         for (condition, body) in branches {
             self.expect_boolean(condition, ctx)?;
+            // A condition known at translation chooses there, as an if-equation's does: a
+            // branch not taken is not flattened (its clock operators leave no marks).
+            match self.known_condition(condition, ctx) {
+                Some(false) => continue,
+                Some(true) => {
+                    let mut otherwise = Vec::new();
+                    for item in body {
+                        action(self, item, ctx, &mut otherwise)?;
+                    }
+                    return Ok(Action::If {
+                        branches: flat,
+                        otherwise,
+                    });
+                }
+                None => {}
+            }
             let c = match self.flatten_expr(condition, ctx)? {
                 Tree::Leaf(c) => c,
                 Tree::Node(_) => {
