@@ -172,3 +172,14 @@ fn a_parameter_if_inside_when_leaves_no_clock_from_its_other_branch() {
         );
     }
 }
+
+/// `firstTick()` is true at its partition's first tick only (16.5.3): n starts from 10 there
+/// and counts up by one at each later tick, so n is 10 + k on [0.1·k, 0.1·(k + 1)).
+#[test]
+fn first_tick_is_true_at_the_first_tick_only() {
+    let text = "model First\n  Boolean f;\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    f = firstTick();\n    n = if f then 10 else previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend First;\n";
+    let [y] = &after_ticks("first_tick", text, "0.5", &["y"])[..] else {
+        unreachable!()
+    };
+    assert_per_tick(y, 100, |k| (10 + k) as f64);
+}

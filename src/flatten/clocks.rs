@@ -119,6 +119,14 @@ enum Mark {
     },
     /// `var` reads as `interval(value)`, or as `interval()` of its own partition.
     Interval { var: VarId, value: Option<ExprId> },
+    /// `var` reads as `firstTick(value)` (or `firstTick()`): true at the partition's first
+    /// tick only, from the held `ticked` (false until that tick) and its `pre`.
+    FirstTick {
+        var: VarId,
+        value: Option<ExprId>,
+        ticked: VarId,
+        pre_ticked: VarId,
+    },
 }
 
 impl<'a> Flattener<'a> {
@@ -158,7 +166,17 @@ impl<'a> Flattener<'a> {
             "subSample" | "superSample" | "shiftSample" | "backSample" => {
                 self.sub_clock(name, positional, span, ctx)
             }
-            "noClock" | "firstTick" => Err(Diagnostic::error(format!(
+            "firstTick" => {
+                match positional {
+                    [] => Ok(self.first_tick(None, span)),
+                    [u] => self
+                        .scalar_argument(u, ctx)
+                        .map(|value| self.first_tick(Some(value), span)),
+                    _ => Err(Diagnostic::error("`firstTick` takes at most one argument")
+                        .at(span, "here")),
+                }
+            }
+            "noClock" => Err(Diagnostic::error(format!(
                 "`{name}` (clocks of synchronous models, Modelica 16) is not supported"
             ))
             .at(span, "here")),
@@ -415,6 +433,21 @@ impl<'a> Flattener<'a> {
         })
     }
 
+    /// `firstTick(value)`, or `firstTick()` of the partition it is in.
+    fn first_tick(&mut self, value: Option<ExprId>, span: Span) -> Val {
+        let var = self.mark_variable("firstTick", ScalarType::Boolean, span);
+        let ticked = self.mark_variable("ticked", ScalarType::Boolean, span);
+        self.dae.variables[ticked.0 as usize].start = Some(self.dae.pool.constant(0.0));
+        let pre_ticked = self.pre_variable(ticked);
+        self.clocks.marks.push(Mark::FirstTick {
+            var,
+            value,
+            ticked,
+            pre_ticked,
+        });
+        Tree::Leaf(self.dae.pool.var(var))
+    }
+
     /// `interval(value)`, or `interval()` of the partition it is in.
     fn interval_of(&mut self, value: Option<ExprId>, span: Span) -> Val {
         let var = self.mark_variable("interval", ScalarType::Real, span);
@@ -609,6 +642,14 @@ impl Flattener<'_> {
                     let mut reads =
                         value.map_or_else(Vec::new, |v| self.partition_reads(v, &holds));
                     reads.push(var);
+                    self.join(&mut sets, &mut clocked, &reads);
+                }
+                Mark::FirstTick {
+                    var, value, ticked, ..
+                } => {
+                    let mut reads =
+                        value.map_or_else(Vec::new, |v| self.partition_reads(v, &holds));
+                    reads.extend([var, ticked]);
                     self.join(&mut sets, &mut clocked, &reads);
                 }
             }
@@ -968,6 +1009,21 @@ impl Flattener<'_> {
                         .at(span, "here"));
                     };
                     (var, var, interval, span)
+                }
+                Mark::FirstTick {
+                    var,
+                    ticked,
+                    pre_ticked,
+                    ..
+                } => {
+                    let span = self.dae.var(var).span;
+                    let before = self.dae.pool.var(pre_ticked);
+                    let first = self.dae.pool.not(before);
+                    let now = self.dae.pool.constant(1.0);
+                    let assign = |var, value| Action::Assign { var, value, span };
+                    to.add(sets, var, assign(var, first), span);
+                    to.add(sets, var, assign(ticked, now), span);
+                    continue;
                 }
                 Mark::Previous { .. } => continue,
             };
