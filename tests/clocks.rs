@@ -42,6 +42,11 @@ fn after_ticks(name: &str, text: &str, stop: &str, vars: &[&str]) -> Vec<BTreeMa
     last
 }
 
+/// [`after_ticks`] of one variable.
+fn one_column(name: &str, text: &str, stop: &str, var: &str) -> BTreeMap<i64, f64> {
+    after_ticks(name, text, stop, &[var]).remove(0)
+}
+
 /// The value `f(k)` expected on [k·period, (k + 1)·period) for every recorded time.
 fn assert_per_tick(column: &BTreeMap<i64, f64>, period_ms: i64, f: impl Fn(i64) -> f64) {
     for (&ms, &y) in column {
@@ -54,9 +59,7 @@ fn assert_per_tick(column: &BTreeMap<i64, f64>, period_ms: i64, f: impl Fn(i64) 
 #[test]
 fn a_clocked_partition_runs_at_its_ticks() {
     let text = "model Counter\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    n = previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend Counter;\n";
-    let [y] = &after_ticks("counter", text, "0.5", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("counter", text, "0.5", "y");
     assert_per_tick(y, 100, |k| (k + 1) as f64);
 }
 
@@ -76,9 +79,7 @@ fn sample_takes_the_left_limit_at_a_tick() {
 #[test]
 fn clocked_equations_are_sorted_by_dependency() {
     let text = "model Order\n  Integer a(start = 0);\n  Integer b;\n  Real y;\nequation\n  when Clock(0.1) then\n    b = a + 1;\n    a = previous(a) + 1;\n  end when;\n  y = hold(b * 1.0);\nend Order;\n";
-    let [y] = &after_ticks("order", text, "0.5", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("order", text, "0.5", "y");
     assert_per_tick(y, 100, |k| (k + 2) as f64);
 }
 
@@ -88,9 +89,7 @@ fn clocked_equations_are_sorted_by_dependency() {
 #[test]
 fn a_clocked_if_equation_is_solved_branch_by_branch() {
     let text = "model Triangle\n  Integer n(start = 0);\n  Boolean up(start = true);\n  Integer step;\n  Real y;\nequation\n  step = sample(1, Clock(0.1));\n  if previous(up) then\n    n = previous(n) + step;\n    up = n < 3;\n  else\n    up = previous(n) - step <= 0;\n    n = previous(n) - step;\n  end if;\n  y = hold(n * 1.0);\nend Triangle;\n";
-    let [y] = &after_ticks("triangle", text, "1.0", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("triangle", text, "1.0", "y");
     let wave = [1.0, 2.0, 3.0, 2.0, 1.0, 0.0];
     assert_per_tick(y, 100, |k| wave[k as usize % 6]);
 }
@@ -100,9 +99,7 @@ fn a_clocked_if_equation_is_solved_branch_by_branch() {
 #[test]
 fn an_inferred_clock_takes_its_partitions_clock() {
     let text = "model Inferred\n  Real u;\n  Real v;\n  Real y;\nequation\n  u = sample(time, Clock(0.2));\n  when Clock() then\n    v = 2 * u;\n  end when;\n  y = hold(v);\nend Inferred;\n";
-    let [y] = &after_ticks("inferred", text, "1.0", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("inferred", text, "1.0", "y");
     for (&ms, &value) in y {
         let k = ms / 200;
         assert!(
@@ -161,9 +158,7 @@ fn a_super_sample_without_its_factor_takes_its_partitions_clock() {
 #[test]
 fn a_parameter_if_inside_when_leaves_no_clock_from_its_other_branch() {
     let text = "model Choose\n  parameter Boolean infer = true;\n  Real u;\n  Real v;\n  Real w;\n  Real c;\n  Real y;\nequation\n  u = sample(time, Clock(0.3));\n  when Clock() then\n    if infer then\n      v = superSample(u);\n    else\n      v = superSample(u, 1);\n    end if;\n  end when;\n  w = superSample(u, 3);\n  c = v + w;\n  y = hold(c);\nend Choose;\n";
-    let [y] = &after_ticks("choose", text, "1.0", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("choose", text, "1.0", "y");
     for (&ms, &value) in y {
         let k = ms / 100;
         assert!(
@@ -178,8 +173,6 @@ fn a_parameter_if_inside_when_leaves_no_clock_from_its_other_branch() {
 #[test]
 fn first_tick_is_true_at_the_first_tick_only() {
     let text = "model First\n  Boolean f;\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    f = firstTick();\n    n = if f then 10 else previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend First;\n";
-    let [y] = &after_ticks("first_tick", text, "0.5", &["y"])[..] else {
-        unreachable!()
-    };
+    let y = &one_column("first_tick", text, "0.5", "y");
     assert_per_tick(y, 100, |k| (10 + k) as f64);
 }

@@ -1098,8 +1098,9 @@ impl Flattener<'_> {
         Ok(())
     }
 
-    /// Whether `var` can be solved for in a clocked partition: a variable of it that nothing
-    /// has assigned yet (not a parameter, a clock, a `pre` or `previous` value).
+    /// The variable `e` is, when it can be solved for in a clocked partition: one of its
+    /// unknowns that nothing has assigned yet (not a parameter, a clock, a `pre` or
+    /// `previous` value).
     fn unknown(&self, e: ExprId, assigned: &[bool]) -> Option<VarId> {
         match self.dae.pool.node(e) {
             Node::Var(v)
