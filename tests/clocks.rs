@@ -54,6 +54,14 @@ fn assert_per_tick(column: &BTreeMap<i64, f64>, period_ms: i64, f: impl Fn(i64) 
     }
 }
 
+/// The diagnostics of `mocca check` on `text`, which must fail with exit code 1.
+fn check_fails(name: &str, text: &str) -> String {
+    let file = model_file(name, text);
+    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    err
+}
+
 /// A clocked counter: `n = previous(n) + 1` at every tick of `Clock(0.1)`, from the first
 /// tick at time 0, held into continuous time: n is k + 1 on [0.1·k, 0.1·(k + 1)).
 #[test]
@@ -112,12 +120,10 @@ fn an_inferred_clock_takes_its_partitions_clock() {
 /// A partition that no clock reaches is an inference error at the partition.
 #[test]
 fn a_partition_without_a_clock_is_an_error_at_its_span() {
-    let file = model_file(
+    let err = check_fails(
         "no_clock",
         "model NoClock\n  Integer n(start = 0);\nequation\n  when Clock() then\n    n = previous(n) + 1;\n  end when;\nend NoClock;\n",
     );
-    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
-    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("the clock of this clocked partition cannot be inferred"),
         "{err}"
@@ -128,12 +134,10 @@ fn a_partition_without_a_clock_is_an_error_at_its_span() {
 /// Two clocks given to one partition are an error naming both (16.7.5).
 #[test]
 fn two_clocks_on_one_partition_are_an_error() {
-    let file = model_file(
+    let err = check_fails(
         "two_clocks",
         "model TwoClocks\n  Real a;\n  Real b;\nequation\n  a = sample(time, Clock(0.1));\n  b = sample(time, Clock(0.3)) + a;\nend TwoClocks;\n",
     );
-    let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
-    assert_eq!(code, 1, "{err}");
     assert!(err.contains("given two different clocks"), "{err}");
 }
 
@@ -175,4 +179,148 @@ fn first_tick_is_true_at_the_first_tick_only() {
     let text = "model First\n  Boolean f;\n  Integer n(start = 0);\n  Real y;\nequation\n  when Clock(0.1) then\n    f = firstTick();\n    n = if f then 10 else previous(n) + 1;\n  end when;\n  y = hold(n * 1.0);\nend First;\n";
     let y = &one_column("first_tick", text, "0.5", "y");
     assert_per_tick(y, 100, |k| (10 + k) as f64);
+}
+
+/// The discretised partition `der(x) = -x + u` (`der(x) = u` for the trapezoid) on `Clock(Clock(0.1), solverMethod)`, u the
+/// sampled time, and the values 16.8.2's formulas give at tick k: x keeps its start 1 at the
+/// first tick, then `step(x_{k-1}, t_{k-1}, t_k)` takes it from one tick to the next.
+fn assert_discretised(method: &str, step: impl Fn(f64, f64, f64) -> f64) {
+    let der = if method == "ImplicitTrapezoid" {
+        "u"
+    } else {
+        "-x + u"
+    };
+    let text = format!(
+        "model Discretised\n  Clock c = Clock(Clock(0.1), solverMethod = \"{method}\");\n  Real u = sample(time, c);\n  Real x(start = 1);\nequation\n  der(x) = {der};\nend Discretised;\n"
+    );
+    let x = &one_column(&format!("discretised_{method}"), &text, "0.5", "x");
+    let mut expected = vec![1.0];
+    for k in 1..=5 {
+        let t = |k: usize| 0.1 * k as f64;
+        expected.push(step(expected[k - 1], t(k - 1), t(k)));
+    }
+    assert_eq!(x.len(), 11, "x at 0, 0.05, …, 0.5");
+    for (&ms, &value) in x {
+        let want = expected[(ms / 100) as usize];
+        assert!(
+            (value - want).abs() < 1e-12,
+            "{method} at {ms} ms: {value}, not {want}"
+        );
+    }
+}
+
+/// `"ExplicitEuler"`: x_k = x_{k-1} + h·der(x)_{k-1}, der(x)_{k-1} = -x_{k-1} + t_{k-1}.
+#[test]
+fn explicit_euler_discretises_a_clocked_partition() {
+    assert_discretised("ExplicitEuler", |x, t0, _| x + 0.1 * (-x + t0));
+}
+
+/// `"ImplicitEuler"`: x_k = x_{k-1} + h·der(x)_k, der(x)_k = -x_k + t_k, a linear equation
+/// in x_k: x_k = (x_{k-1} + h·t_k)/(1 + h).
+#[test]
+fn implicit_euler_discretises_a_clocked_partition() {
+    assert_discretised("ImplicitEuler", |x, _, t1| (x + 0.1 * t1) / 1.1);
+}
+
+/// `"ImplicitTrapezoid"`: x_k = x_{k-1} + h/2·(der(x)_k + der(x)_{k-1}), exact for
+/// der(x) = t: x = 1 + t²/2 at every tick.
+#[test]
+fn the_implicit_trapezoid_discretises_a_clocked_partition() {
+    assert_discretised("ImplicitTrapezoid", |x, t0, t1| x + 0.05 * (t0 + t1));
+}
+
+/// A clocked partition reading `der` needs a solver method (16.8.3); a method mocca does not
+/// integrate by is named as such at its span.
+#[test]
+fn a_derivative_in_a_clocked_partition_needs_a_known_solver_method() {
+    let cases = [
+        (
+            "Clock(0.1)",
+            "needs its partition's clock to carry a solver method",
+            "der(x) = u",
+        ),
+        (
+            "Clock(Clock(0.1), solverMethod = \"ExplicitRungeKutta4\")",
+            "\"ExplicitRungeKutta4\" is not supported",
+            "\"ExplicitRungeKutta4\"",
+        ),
+    ];
+    for (k, (clock, message, at)) in cases.into_iter().enumerate() {
+        let err = check_fails(
+            &format!("no_solver_{k}"),
+            &format!(
+                "model NoSolver\n  Real u = sample(time, {clock});\n  Real x(start = 1);\nequation\n  der(x) = u;\nend NoSolver;\n"
+            ),
+        );
+        assert!(err.contains(message), "{err}");
+        assert!(err.contains(at), "{err}");
+    }
+}
+
+/// Clocks derived from the event clock `Clock(sample(0.05, 0.1))` (ticks at 0.05, 0.15, …):
+/// `subSample(c, 2)` ticks at its first tick and every second (0.05, 0.25, 0.45),
+/// `shiftSample(c, 2)` from its third on (0.25, 0.35, …), each counting its own ticks;
+/// `interval()` on the event clock is its `startInterval` (0) at the first tick and the
+/// time since the previous tick after it, and `hold` gives h's start before the first.
+#[test]
+fn clocks_derived_from_an_event_clock_tick_at_its_counted_ticks() {
+    let text = "model EventSub\n  Clock c = Clock(sample(0.05, 0.1));\n  Integer n(start = 0);\n  Integer m(start = 0);\n  Real h(start = -1);\n  Real yn;\n  Real ym;\n  Real yh;\nequation\n  when subSample(c, 2) then\n    n = previous(n) + 1;\n  end when;\n  when shiftSample(c, 2) then\n    m = previous(m) + 1;\n  end when;\n  when c then\n    h = interval();\n  end when;\n  yn = hold(n * 1.0);\n  ym = hold(m * 1.0);\n  yh = hold(h);\nend EventSub;\n";
+    let columns = after_ticks("event_sub", text, "0.6", &["yn", "ym", "yh"]);
+    let ticks_until = |ms: i64, at: &[i64]| at.iter().filter(|&&t| t <= ms).count() as f64;
+    assert_eq!(columns[0].len(), 13, "yn at 0, 0.05, …, 0.6");
+    for (&ms, &n) in &columns[0] {
+        assert_eq!(n, ticks_until(ms, &[50, 250, 450]), "n at {ms} ms");
+        assert_eq!(
+            columns[1][&ms],
+            ticks_until(ms, &[250, 350, 450, 550]),
+            "m at {ms} ms"
+        );
+        let h = match ms {
+            ..50 => -1.0,
+            50..150 => 0.0,
+            _ => 0.1,
+        };
+        assert!(
+            (columns[2][&ms] - h).abs() < 1e-12,
+            "h at {ms} ms: {}",
+            columns[2][&ms]
+        );
+    }
+}
+
+/// An event clock cannot be super-sampled, and is shifted by whole ticks only (16.5.2).
+#[test]
+fn an_event_clock_is_neither_super_sampled_nor_shifted_by_a_fraction() {
+    let cases = [
+        ("superSample(c, 2)", "cannot be super-sampled"),
+        ("shiftSample(c, 1, 3)", "shifts by whole ticks"),
+        ("backSample(c, 1)", "`backSample` of an event clock"),
+    ];
+    for (k, (clock, message)) in cases.into_iter().enumerate() {
+        let err = check_fails(
+            &format!("event_super_{k}"),
+            &format!(
+                "model EventSuper\n  Clock c = Clock(sample(0.05, 0.1));\n  Integer n(start = 0);\nequation\n  when {clock} then\n    n = previous(n) + 1;\n  end when;\nend EventSuper;\n"
+            ),
+        );
+        assert!(err.contains(message), "{clock}: {err}");
+        assert!(err.contains(clock), "{clock}: {err}");
+    }
+}
+
+/// `firstTick()` in an if-equation's condition: the condition is first tried as a constant,
+/// which must leave no clock operator behind (a stray `firstTick` made a partition of its
+/// own, without a clock). c is false at the first tick, then whether u changed.
+#[test]
+fn first_tick_in_an_if_equation_condition_makes_no_stray_partition() {
+    let text = "model IfFirst\n  Integer u = sample(integer(time * 5), Clock(0.1));\n  Boolean c;\n  Real y;\nequation\n  if firstTick() then\n    c = false;\n  else\n    c = not (u == previous(u));\n  end if;\n  y = hold(if c then 1.0 else 0.0);\nend IfFirst;\n";
+    let y = &one_column("if_first", text, "0.5", "y");
+    // u = ⌊5t⌋ at the ticks' left limits, 0, 0, 0, 1, 1, 2 at t = 0, 0.1, …, 0.5 (at 0.2
+    // and 0.4 it is sampled just before it switches): it changes at the ticks 0.3 and 0.5.
+    let u = |k: i64| if k == 0 { 0 } else { (k - 1) / 2 };
+    assert_per_tick(
+        y,
+        100,
+        |k| if k > 0 && u(k) != u(k - 1) { 1.0 } else { 0.0 },
+    );
 }

@@ -14,7 +14,11 @@
 //! another's (`when Clock()` takes its partition's); then the partition's equations, each
 //! solved for the one variable it can give (an if-equation branch by branch), become the
 //! actions of its `when` clause, in the order their data dependencies give. `sample(u)`
-//! reads u's left limit at the tick: the `pre` of a Real equal to u.
+//! reads u's left limit at the tick: the `pre` of a Real equal to u. A partition whose clock
+//! carries a solver method is a discretised continuous one ([`discretise`]).
+
+mod counted;
+mod discretise;
 
 use crate::expr::hash::{FxHashMap, FxHashSet};
 
@@ -26,7 +30,7 @@ use crate::dae::{Equation, EquationOrigin, ScalarType, VarKind, Variable};
 use crate::diagnostics::Diagnostic;
 use crate::expr::{ExprId, Node, VarId};
 use crate::source::Span;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{Arg, Expr};
 
 /// What flattening noted of a model's clocks.
 #[derive(Default)]
@@ -41,6 +45,11 @@ pub(super) struct Clocks {
     /// The if-equations whose conditions are known only at run time, branch by branch: a
     /// clocked partition solves each branch for its own variables.
     if_equations: Vec<IfEquation>,
+    /// The `startInterval` of event clocks, by their index in `ticks`: `interval()` at their
+    /// first tick (0 without).
+    start_intervals: FxHashMap<usize, ExprId>,
+    /// The clocks `Clock(c, solverMethod)` gave a solver method, with its span.
+    solvers: Vec<(ExprId, discretise::SolverMethod, Span)>,
 }
 
 impl Clocks {
@@ -76,6 +85,8 @@ enum Tick {
     Derived { base: ExprId, op: ClockOp },
     /// When the Boolean condition becomes true.
     Event(ExprId),
+    /// At some of the ticks of an event clock, as [`counted`] describes.
+    Counted(counted::Counted),
 }
 
 /// The clock of one partition relative to another's.
@@ -85,11 +96,13 @@ enum ClockOp {
     Sub(ExprId),
     /// `n` ticks for every one.
     Super(ExprId),
-    /// Later by `k/resolution` of an interval (earlier when `back`).
+    /// Later by `k/resolution` of an interval (earlier when `back`); `ticks`, that shift
+    /// when it is known at translation.
     Shift {
         k: ExprId,
         resolution: ExprId,
         back: bool,
+        ticks: Option<f64>,
     },
     /// `subSample(u)` or `superSample(u)`: the factor inferred, the partition's clock coming
     /// from elsewhere (16.5.2).
@@ -131,17 +144,44 @@ enum Mark {
 
 impl<'a> Flattener<'a> {
     /// The clock constructors and operators (`Clock`, `sample` of a signal, `hold`,
-    /// `previous`, `subSample`, `superSample`, `shiftSample`, `backSample`, `interval`);
-    /// `None` for other names.
+    /// `previous`, `subSample`, `superSample`, `shiftSample`, `backSample`, `interval`,
+    /// `firstTick`); `None` for other names. `args` are all the arguments, `positional` those
+    /// without a name.
     pub(super) fn clock_call(
         &mut self,
         name: &str,
-        positional: &[&'a Expr],
+        (positional, args): (&[&'a Expr], &'a [Arg]),
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Option<Result<Val, Diagnostic>> {
+        const OPERATORS: [&str; 11] = [
+            "Clock",
+            "sample",
+            "hold",
+            "previous",
+            "interval",
+            "subSample",
+            "superSample",
+            "shiftSample",
+            "backSample",
+            "firstTick",
+            "noClock",
+        ];
+        if ctx.mode == super::expr::Mode::Constant && OPERATORS.contains(&name) {
+            // Nothing clocked is known at translation; probing must leave no marks behind
+            // (an if-equation's condition is tried as a constant first).
+            return (name != "sample"
+                || positional.len() != 2
+                || self.is_clock(positional[1], ctx))
+            .then(|| {
+                Err(
+                    Diagnostic::error(format!("`{name}` is not known at translation"))
+                        .at(span, "here"),
+                )
+            });
+        }
         let result = match name {
-            "Clock" => self.clock_constructor(positional, span, ctx),
+            "Clock" => self.clock_constructor((positional, args), span, ctx),
             "sample" if positional.len() == 1 => {
                 self.clocked_sample(positional[0], None, span, ctx)
             }
@@ -237,6 +277,18 @@ impl<'a> Flattener<'a> {
         }
     }
 
+    /// The value of `e` when it is known at translation.
+    fn known_number(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<f64> {
+        let constant = Ctx {
+            mode: super::expr::Mode::Constant,
+            ..*ctx
+        };
+        match self.flatten_expr(e, &constant).ok()? {
+            Tree::Leaf(x) => self.dae.pool.as_const(x),
+            Tree::Node(_) => None,
+        }
+    }
+
     /// A parameter argument of a clock constructor or operator, flattened.
     fn parameter_argument(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<ExprId, Diagnostic> {
         let x = self.scalar_argument(e, ctx)?;
@@ -250,20 +302,14 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// `Clock(interval)`, `Clock(intervalCounter, resolution)` and the event clock
-    /// `Clock(condition)`.
+    /// `Clock(interval)`, `Clock(intervalCounter, resolution)`, the event clock
+    /// `Clock(condition)` and `Clock(c, solverMethod)`.
     fn clock_constructor(
         &mut self,
-        positional: &[&'a Expr],
+        (positional, args): (&[&'a Expr], &'a [Arg]),
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
-        let unsupported = |what: &str| {
-            Err(Diagnostic::error(format!(
-                "{what} (clocks of synchronous models, Modelica 16) is not supported"
-            ))
-            .at(span, "here"))
-        };
         match positional {
             [] => {
                 let name = format!("inferredClock({})", self.clocks.inferred.len() + 1);
@@ -273,11 +319,17 @@ impl<'a> Flattener<'a> {
                 self.clocks.inferred.insert(clock);
                 Ok(Tree::Leaf(self.dae.pool.var(clock)))
             }
-            [c, ..] if self.is_clock(c, ctx) => {
-                unsupported("a discretised continuous partition `Clock(c, solverMethod)`")
-            }
+            [c] if self.is_clock(c, ctx) => self.solver_clock(c, args, span, ctx),
             [condition] if self.static_type(condition, ctx) == Some(ScalarType::Boolean) => {
                 let condition = self.scalar_argument(condition, ctx)?;
+                let start_interval = args
+                    .iter()
+                    .find(|a| a.name.as_ref().is_some_and(|n| n.name == "startInterval"));
+                if let Some(a) = start_interval {
+                    let value = self.parameter_argument(&a.value, ctx)?;
+                    let k = self.clocks.ticks.len();
+                    self.clocks.start_intervals.insert(k, value);
+                }
                 let tick = self.tick_variable(span);
                 // Its partitions' `when` clauses fire as the condition becomes true.
                 self.clocks.ticks.push((tick, Tick::Event(condition), span));
@@ -339,6 +391,18 @@ impl<'a> Flattener<'a> {
     /// A variable a clock operator's mark reads as, of `ty`.
     fn mark_variable(&mut self, what: &str, ty: ScalarType, span: Span) -> VarId {
         let name = format!("{what}#{}", self.clocks.marks.len() + 1);
+        self.algebraic_variable(name, ty, span)
+    }
+
+    /// A variable the lowering of the partitions needs, of `ty`, named apart from the marks'
+    /// (no marks are made then, so their count cannot tell two apart).
+    fn lowering_variable(&mut self, what: &str, ty: ScalarType, span: Span) -> VarId {
+        let name = format!("{what}#v{}", self.dae.variables.len() + 1);
+        self.algebraic_variable(name, ty, span)
+    }
+
+    /// The algebraic variable `name` of `ty`, new unless it exists.
+    fn algebraic_variable(&mut self, name: String, ty: ScalarType, span: Span) -> VarId {
         let var = Variable::derived(name, VarKind::Algebraic, ty, span);
         self.dae
             .add_variable(var)
@@ -471,6 +535,12 @@ impl<'a> Flattener<'a> {
         for e in rest {
             parameters.push(self.parameter_argument(e, ctx)?);
         }
+        let known: Vec<Option<f64>> = rest.iter().map(|e| self.known_number(e, ctx)).collect();
+        let ticks = match known.as_slice() {
+            [Some(k)] => Some(*k),
+            [Some(k), Some(resolution)] => Some(k / resolution),
+            _ => None,
+        };
         let one = self.dae.pool.constant(1.0);
         let op = match (name, parameters.as_slice()) {
             ("subSample", [n]) => ClockOp::Sub(*n),
@@ -480,11 +550,13 @@ impl<'a> Flattener<'a> {
                 k: *k,
                 resolution: one,
                 back: name == "backSample",
+                ticks,
             },
             ("shiftSample" | "backSample", [k, resolution]) => ClockOp::Shift {
                 k: *k,
                 resolution: *resolution,
                 back: name == "backSample",
+                ticks,
             },
             _ => {
                 return Err(Diagnostic::error(format!(
@@ -530,8 +602,12 @@ impl Sets {
         Sets((0..n as u32).collect())
     }
 
+    /// The representative of `v`'s set; a variable made after the sets is alone in its own.
     fn find(&mut self, v: VarId) -> u32 {
         let mut x = v.0;
+        if x as usize >= self.0.len() {
+            self.0.extend(self.0.len() as u32..=x);
+        }
         while self.0[x as usize] != x {
             let up = self.0[self.0[x as usize] as usize];
             self.0[x as usize] = up;
@@ -570,6 +646,9 @@ impl Assigning<'_> {
     /// `action` into the partition of `key`.
     fn add(&mut self, sets: &mut Sets, key: VarId, action: Action, span: Span) {
         for var in Action::assigned(std::slice::from_ref(&action)) {
+            if var.0 as usize >= self.assigned.len() {
+                self.assigned.resize(var.0 as usize + 1, false);
+            }
             self.assigned[var.0 as usize] = true;
         }
         let part = self.partitions.entry(sets.find(key)).or_default();
@@ -670,7 +749,7 @@ impl Flattener<'_> {
             }
             self.join(&mut sets, &mut clocked, &vars);
         }
-        let in_partition = self.spread(&mut sets, &mut clocked, &clock_equation, &holds);
+        let mut in_partition = self.spread(&mut sets, &mut clocked, &clock_equation, &holds);
 
         // Each partition's clock.
         let mut partitions = Partitions::new();
@@ -701,6 +780,22 @@ impl Flattener<'_> {
             part.span.get_or_insert(span);
         }
         self.sub_clock_partitions(&mut sets, &mut partitions)?;
+        let mut methods = FxHashMap::default();
+        for &(clock, method, span) in &self.clocks.solvers {
+            let Some(tick) = resolve(self, clock) else {
+                continue;
+            };
+            if methods
+                .insert(tick, method)
+                .is_some_and(|other| other != method)
+            {
+                return Err(Diagnostic::error(
+                    "a clock is given two different solver methods (Modelica 16.8.4)",
+                )
+                .at(span, "another solver method"));
+            }
+        }
+        self.discretise(&mut sets, &partitions, &mut in_partition, &methods)?;
         self.partition_actions(&mut sets, &mut partitions, &in_partition, &holds)?;
         self.replace_with_clauses(partitions, &in_partition, &clock_whens)
     }
@@ -749,11 +844,12 @@ impl Flattener<'_> {
                         self.clocks.ticks[k].1 = Tick::Periodic { start, interval };
                         progress = true;
                     }
-                    Some(Tick::Event(_)) => {
-                        return Err(Diagnostic::error(
-                            "sub-, super- or shifted sampling of an event clock is not supported",
-                        )
-                        .at(span, "of an event clock"));
+                    Some(Tick::Event(condition)) => {
+                        self.clocks.ticks[k].1 = self.counted_tick(condition, op, span)?;
+                        progress = true;
+                    }
+                    Some(Tick::Counted(_)) => {
+                        return Err(counted::of_counted(span));
                     }
                     Some(Tick::Derived { .. }) => pending = pending.or(Some(span)),
                     None => {
@@ -793,6 +889,7 @@ impl Flattener<'_> {
                 k,
                 resolution,
                 back,
+                ..
             } => {
                 let fraction = pool.div(k, resolution);
                 let shift = pool.mul(fraction, interval);
@@ -935,14 +1032,19 @@ impl Flattener<'_> {
                 };
                 let base = partitions.get(&sets.find(from)).and_then(|p| p.tick);
                 let Some(base) = base else { continue };
-                let Tick::Periodic { start, interval } = self.clocks.ticks[base].1 else {
-                    return Err(Diagnostic::error(
-                        "sub-, super- or shifted sampling of an event clock is not supported",
-                    )
-                    .at(span, "of an event-clocked signal"));
-                };
-                let timing = self.derived_timing((start, interval), op);
-                self.new_periodic_clock(timing, span);
+                match self.clocks.ticks[base].1 {
+                    Tick::Periodic { start, interval } => {
+                        let timing = self.derived_timing((start, interval), op);
+                        self.new_periodic_clock(timing, span);
+                    }
+                    Tick::Event(condition) => {
+                        let tick = self.counted_tick(condition, op, span)?;
+                        let var = self.tick_variable(span);
+                        self.clocks.ticks.push((var, tick, span));
+                    }
+                    Tick::Counted(_) => return Err(counted::of_counted(span)),
+                    Tick::Derived { .. } => continue,
+                }
                 let part = partitions.entry(sets.find(var)).or_default();
                 if part.tick.is_some() {
                     return Err(Diagnostic::error(
@@ -1000,15 +1102,21 @@ impl Flattener<'_> {
                 Mark::Interval { var, .. } => {
                     let span = self.dae.var(var).span;
                     let tick = to.partitions.get(&sets.find(var)).and_then(|p| p.tick);
-                    let Some(Tick::Periodic { interval, .. }) =
-                        tick.map(|t| self.clocks.ticks[t].1)
-                    else {
-                        return Err(Diagnostic::error(
-                            "`interval` of a signal without a periodic clock is not supported",
-                        )
-                        .at(span, "here"));
-                    };
-                    (var, var, interval, span)
+                    match tick.map(|t| (t, self.clocks.ticks[t].1)) {
+                        Some((_, Tick::Periodic { interval, .. })) => (var, var, interval, span),
+                        Some((t, Tick::Event(_) | Tick::Counted(_))) => {
+                            for action in self.event_interval(var, t, span) {
+                                to.add(sets, var, action, span);
+                            }
+                            continue;
+                        }
+                        _ => {
+                            return Err(Diagnostic::error(
+                                "`interval` of a signal whose clock is not known",
+                            )
+                            .at(span, "here"));
+                        }
+                    }
                 }
                 Mark::FirstTick {
                     var,
@@ -1257,6 +1365,7 @@ impl Flattener<'_> {
         clock_whens: &[usize],
     ) -> Result<(), Diagnostic> {
         let mut clauses = Vec::new();
+        let mut counted_ticks = Vec::new();
         for part in partitions.into_values() {
             let span = part.span.unwrap_or(Span::default());
             let Some(tick) = part.tick else {
@@ -1268,8 +1377,17 @@ impl Flattener<'_> {
             if part.actions.is_empty() {
                 continue;
             }
+            let mut actions: Vec<Action> = part.actions.into_iter().map(|(a, _)| a).collect();
             let conditions = match self.clocks.ticks[tick] {
                 (_, Tick::Event(condition), _) => vec![condition],
+                (_, Tick::Counted(counted), _) => {
+                    actions = Self::counted_actions(counted, actions);
+                    if !counted_ticks.contains(&tick) {
+                        counted_ticks.push(tick);
+                        clauses.push(Self::counter_clause(counted, span));
+                    }
+                    vec![counted.condition]
+                }
                 (var, ..) => {
                     // A clock ticking at the start ticks in the initial event, where only a
                     // condition reading `initial()` fires (Modelica 8.6).
@@ -1282,7 +1400,7 @@ impl Flattener<'_> {
             clauses.push(WhenClause {
                 branches: vec![WhenBranch {
                     conditions,
-                    actions: part.actions.into_iter().map(|(a, _)| a).collect(),
+                    actions,
                 }],
                 span,
                 statement: false,

@@ -1397,7 +1397,7 @@ impl<'a> Flattener<'a> {
             self.check_domain(f, &a, positional[0].span)?;
             return Ok(self.map1(&a, |p, x| p.call(f, x)));
         }
-        if let Some(clocked) = self.clock_call(&name, &positional, span, ctx) {
+        if let Some(clocked) = self.clock_call(&name, (&positional, args), span, ctx) {
             return clocked;
         }
         if let Some(hybrid) = self.hybrid_call(&name, &positional, span, ctx) {
