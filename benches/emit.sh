@@ -117,9 +117,10 @@ events() {
 import json, sys
 runs = [json.loads(l) for l in sys.stdin if l.strip()]
 r = min(runs, key=lambda r: r["integration_time_s"])
-print("%-10s %12.4f %10d %10d %12.1f %12.1f %8.2f" % (sys.argv[1], r["integration_time_s"],
-      r["steps"], r["state_events"], 1e6 * r["median_step_s"], 1e6 * r["largest_step_s"],
-      r["largest_step_s"] / r["median_step_s"]))' "$mode"
+print("%-10s %12.4f %10d %10d %12.1f %12.1f %8.2f %12.1f %8.2f %8d" % (sys.argv[1],
+      r["integration_time_s"], r["steps"], r["state_events"], 1e6 * r["median_step_s"],
+      1e6 * r["largest_step_s"], r["largest_step_s"] / r["median_step_s"],
+      1e6 * r["p999_step_s"], r["p999_step_s"] / r["median_step_s"], r["largest_step_index"]))' "$mode"
     done
 }
 
@@ -134,9 +135,11 @@ clocked() {
 import json, sys
 runs = [json.loads(l) for l in sys.stdin if l.strip()]
 r = min(runs, key=lambda r: r["integration_time_s"])
-print("%-10s %12.4f %10.0f %10d %10d %12.1f %12.1f %8.2f" % ("emitted", r["integration_time_s"],
-      100 / r["integration_time_s"], r["steps"], r["time_events"], 1e6 * r["median_step_s"],
-      1e6 * r["largest_step_s"], r["largest_step_s"] / r["median_step_s"]))'
+print("%-10s %12.4f %10.0f %10d %10d %12.1f %12.1f %8.2f %12.1f %8.2f %8d" % ("emitted",
+      r["integration_time_s"], 100 / r["integration_time_s"], r["steps"], r["time_events"],
+      1e6 * r["median_step_s"], 1e6 * r["largest_step_s"],
+      r["largest_step_s"] / r["median_step_s"], 1e6 * r["p999_step_s"],
+      r["p999_step_s"] / r["median_step_s"], r["largest_step_index"]))'
 }
 
 # An MSL example with events, implicit Euler at its output interval, to its stop time: the
@@ -195,8 +198,8 @@ build)
     for n in "${SIZES[@]}"; do build "$n"; done
     ;;
 events)
-    printf '%-10s %12s %10s %10s %12s %12s %8s\n' run "integration s" steps events \
-        "median µs" "largest µs" ratio
+    printf '%-10s %12s %10s %10s %12s %12s %8s %12s %8s %8s\n' run "integration s" steps events \
+        "median µs" "largest µs" ratio "p99.9 µs" ratio "largest#"
     events
     ;;
 msl-events)
@@ -208,8 +211,8 @@ msl-events)
     done
     ;;
 clocked)
-    printf '%-10s %12s %10s %10s %10s %12s %12s %8s\n' run "integration s" "real time×" steps \
-        ticks "median µs" "largest µs" ratio
+    printf '%-10s %12s %10s %10s %10s %12s %12s %8s %12s %8s %8s\n' run "integration s" \
+        "real time×" steps ticks "median µs" "largest µs" ratio "p99.9 µs" ratio "largest#"
     clocked
     ;;
 *)

@@ -324,3 +324,44 @@ fn first_tick_in_an_if_equation_condition_makes_no_stray_partition() {
         |k| if k > 0 && u(k) != u(k - 1) { 1.0 } else { 0.0 },
     );
 }
+
+/// `noClock(v)` takes its clock from its partition and v's value from v's last tick
+/// (16.5.2): v = subSample(u, 3) ticks every 0.3 s with u = the sampled time, w ticks with u
+/// every 0.1 s, so w = 0.3·⌊k/3⌋ + 0.1·k at the tick k (v's tick at the same instant first).
+#[test]
+fn no_clock_reads_the_last_tick_of_its_argument() {
+    let text = "model NoClock\n  Real u;\n  Real v;\n  Real w;\n  Real y;\nequation\n  u = sample(time, Clock(0.1));\n  v = subSample(u, 3);\n  w = noClock(v) + u;\n  y = hold(w);\nend NoClock;\n";
+    let y = &one_column("no_clock_op", text, "1.0", "y");
+    assert_eq!(y.len(), 21, "y at 0, 0.05, …, 1");
+    for (&ms, &value) in y {
+        let k = ms / 100;
+        let want = 0.3 * (k / 3) as f64 + 0.1 * k as f64;
+        assert!(
+            (value - want).abs() < 1e-9,
+            "at {ms} ms: {value}, not {want}"
+        );
+    }
+}
+
+/// `cycles` analyses the continuous part, with a clocked partition already split from it:
+/// the sampled PI controller around the plant `der(phi) = w`, `J·der(w) = tau − d·w −
+/// m·sin(phi)` holds its torque between ticks, so the states are phi and w and the cycles
+/// the plant's two (w on itself through the friction, phi–w), not a loop through the
+/// controller; the partition's values are part of the mode the analysis is taken in.
+#[test]
+fn cycles_see_a_clocked_partition_as_split_from_the_plant() {
+    let file = model_file(
+        "clocked_cycles",
+        "model ClockedPlant\n  parameter Real J = 0.01;\n  parameter Real d = 0.05;\n  Real phi(start = 0, fixed = true);\n  Real w(start = 0, fixed = true);\n  Real tau;\n  Real e;\n  Real x(start = 0);\n  Real u;\nequation\n  der(phi) = w;\n  J*der(w) = tau - d*w - 0.5*sin(phi);\n  e = sample(10 - w, Clock(0.001));\n  x = previous(x) + e*interval(e)/0.05;\n  u = 2*(e + x);\n  tau = hold(u);\nend ClockedPlant;\n",
+    );
+    let (out, err, code) = mocca(&["cycles", file.to_str().expect("utf-8"), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let states: Vec<&str> = (json["states"].as_array().expect("states").iter())
+        .map(|s| s["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(states, ["phi", "w"]);
+    assert_eq!(json["cycles"], 2);
+    let mode = json["modes"][0].as_object().expect("a mode");
+    assert!(mode.contains_key("x") && mode.contains_key("u"), "{mode:?}");
+}

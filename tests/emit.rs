@@ -831,13 +831,14 @@ fn events_at_step_ends_cost_one_step_each() {
     let located = emit_and_build("switch_located", model, &args);
     let mut at_end = args.to_vec();
     at_end.extend(["--events", "step"]);
-    let stepped = emit_and_build("switch_at_step_end", model, &at_end);
+    let stepped_binary = emit_and_build("switch_at_step_end", model, &at_end);
+    let stepped = &stepped_binary;
     let run = |binary: &Path, name: &str| {
         let (csv, err, code) = run_binary(binary, name, &["--format", "json"]);
         assert_eq!(code, 0, "{name}: {err}");
         csv_columns(&csv)
     };
-    let (located, stepped) = (run(&located, "located"), run(&stepped, "stepped"));
+    let (located, stepped) = (run(&located, "located"), run(stepped, "stepped"));
     let steps = (1.0 / h).round();
     let mut times = stepped["time"].clone();
     times.dedup();
@@ -862,6 +863,32 @@ fn events_at_step_ends_cost_one_step_each() {
         (x_located - x_stepped).abs() <= 0.8 / steps + 1e-12,
         "{x_located} {x_stepped}"
     );
+    assert_step_times(&stepped_binary, steps as u64);
+}
+
+/// The step times an emitted binary reports with `--format json`: one per step, so the
+/// largest is one of the `steps` steps and the median ≤ the 99.9th percentile ≤ the largest.
+fn assert_step_times(binary: &Path, steps: u64) {
+    let output = Command::new(binary)
+        .args(["--format", "json"])
+        .output()
+        .expect("the binary runs");
+    assert!(output.status.success(), "{output:?}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let seconds = |key: &str| {
+        json[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: {json}"))
+    };
+    let (median, p999, largest) = (
+        seconds("median_step_s"),
+        seconds("p999_step_s"),
+        seconds("largest_step_s"),
+    );
+    assert!(0.0 < median && median <= p999 && p999 <= largest, "{json}");
+    assert_eq!(json["steps"].as_u64(), Some(steps), "{json}");
+    let index = json["largest_step_index"].as_u64().expect("an index");
+    assert!(index < steps, "{json}");
 }
 
 /// The MSL examples of `tests/data/msl_emitted.txt` (those that match their reference under

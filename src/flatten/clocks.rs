@@ -216,10 +216,9 @@ impl<'a> Flattener<'a> {
                         .at(span, "here")),
                 }
             }
-            "noClock" => Err(Diagnostic::error(format!(
-                "`{name}` (clocks of synchronous models, Modelica 16) is not supported"
-            ))
-            .at(span, "here")),
+            "noClock" => self
+                .one_argument(name, positional, span)
+                .and_then(|u| self.no_clock(u, span, ctx)),
             _ => return None,
         };
         Some(result)
@@ -519,6 +518,18 @@ impl<'a> Flattener<'a> {
         Tree::Leaf(self.dae.pool.var(var))
     }
 
+    /// `noClock(u)`: a signal whose clock is always inferred, of the same base clock as u's,
+    /// with u's value from u's last tick (16.5.2), as `superSample(u)` without a factor
+    /// gives it.
+    fn no_clock(&mut self, u: &'a Expr, span: Span, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        if self.is_clock(u, ctx) {
+            return Err(
+                Diagnostic::error("`noClock` takes a clocked signal, not a clock").at(span, "here"),
+            );
+        }
+        self.clocked_signal("noClock", u, ClockOp::Inferred, span, ctx)
+    }
+
     /// `subSample(u, factor)`, `superSample(u, factor)`, `shiftSample(u, k, resolution)` and
     /// `backSample(u, k, resolution)`, of a clock or of a clocked signal.
     fn sub_clock(
@@ -579,6 +590,18 @@ impl<'a> Flattener<'a> {
                 .push((tick, Tick::Derived { base, op }, span));
             return Ok(Tree::Leaf(self.dae.pool.var(tick)));
         }
+        self.clocked_signal(name, u, op, span, ctx)
+    }
+
+    /// `var = op(u)` for each element of the clocked signal `u`: a partition of its own.
+    fn clocked_signal(
+        &mut self,
+        name: &str,
+        u: &'a Expr,
+        op: ClockOp,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
         let ty = self.static_type(u, ctx).unwrap_or(ScalarType::Real);
         let values = self.flatten_expr(u, ctx)?;
         values.map(&mut |&value| {

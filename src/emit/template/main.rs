@@ -145,13 +145,13 @@ fn main() -> ExitCode {
     if let Some((t, message)) = events.terminated {
         eprintln!("note: the model terminated the run at time {t}: {message}");
     }
-    let (largest, median) = largest_and_median(model.step_seconds());
+    let steps = StepTimes::of(model.step_seconds());
     let simulated = args.settings.stop - args.settings.start;
     let mut out = std::io::stdout().lock();
     let printed = if args.json {
         writeln!(
             out,
-            "{{\"model\":\"{}\",\"steps\":{},\"f_evals\":{},\"jac_evals\":{},\"newton_iters\":{},\"factorizations\":{},\"state_events\":{},\"time_events\":{},\"largest_step_s\":{},\"median_step_s\":{},\"integration_time_s\":{},\"steps_per_second\":{},\"real_time_factor\":{}}}",
+            "{{\"model\":\"{}\",\"steps\":{},\"f_evals\":{},\"jac_evals\":{},\"newton_iters\":{},\"factorizations\":{},\"state_events\":{},\"time_events\":{},\"largest_step_s\":{},\"largest_step_index\":{},\"median_step_s\":{},\"p999_step_s\":{},\"integration_time_s\":{},\"steps_per_second\":{},\"real_time_factor\":{}}}",
             model::MODEL,
             s.steps,
             s.f_evals,
@@ -160,8 +160,10 @@ fn main() -> ExitCode {
             s.factorizations,
             events.counts.state_events,
             events.counts.time_events,
-            number(largest),
-            number(median),
+            number(steps.largest),
+            steps.largest_index,
+            number(steps.median),
+            number(steps.p999),
             number(seconds),
             number(s.steps as f64 / seconds),
             number(simulated / seconds)
@@ -169,7 +171,7 @@ fn main() -> ExitCode {
     } else {
         writeln!(
             out,
-            "{} from {} to {}\n  steps                 {}\n  f evaluations         {}\n  Jacobian evaluations  {}\n  Newton iterations     {}\n  LU factorizations     {}\n  events                {} state, {} time\n  one step              {:.1} µs median, {:.1} µs largest\n  integration time      {:.3} s\n  real-time factor      {:.1}",
+            "{} from {} to {}\n  steps                 {}\n  f evaluations         {}\n  Jacobian evaluations  {}\n  Newton iterations     {}\n  LU factorizations     {}\n  events                {} state, {} time\n  one step              {:.1} µs median, {:.1} µs at the 99.9th percentile, {:.1} µs largest (step {})\n  integration time      {:.3} s\n  real-time factor      {:.1}",
             model::MODEL,
             number(args.settings.start),
             number(args.settings.stop),
@@ -180,8 +182,10 @@ fn main() -> ExitCode {
             s.factorizations,
             events.counts.state_events,
             events.counts.time_events,
-            median * 1e6,
-            largest * 1e6,
+            steps.median * 1e6,
+            steps.p999 * 1e6,
+            steps.largest * 1e6,
+            steps.largest_index,
             seconds,
             simulated / seconds
         )
@@ -190,11 +194,34 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The largest and the median of `seconds` (0 for none).
-fn largest_and_median(seconds: &[f64]) -> (f64, f64) {
-    let mut sorted = seconds.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let largest = sorted.last().copied().unwrap_or(0.0);
-    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-    (largest, median)
+/// What the wall times of the steps say to a rig: the slowest step (and which it was), the
+/// median, and the 99.9th percentile, which tells a slow kind of step from one interrupted
+/// by the machine.
+struct StepTimes {
+    largest: f64,
+    /// The largest step's index, from 0.
+    largest_index: usize,
+    median: f64,
+    p999: f64,
+}
+
+impl StepTimes {
+    /// The times of `seconds`, one per step (0 for none).
+    fn of(seconds: &[f64]) -> StepTimes {
+        let largest_index = (0..seconds.len())
+            .max_by(|&a, &b| seconds[a].total_cmp(&seconds[b]))
+            .unwrap_or(0);
+        let mut sorted = seconds.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            let k = ((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1));
+            sorted.get(k).copied().unwrap_or(0.0)
+        };
+        StepTimes {
+            largest: sorted.last().copied().unwrap_or(0.0),
+            largest_index,
+            median: at(0.5),
+            p999: at(0.999),
+        }
+    }
 }

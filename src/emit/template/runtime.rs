@@ -1582,6 +1582,8 @@ pub fn run(
     let mut events = model.events.take();
     let mut seconds = std::mem::take(&mut model.step_seconds);
     seconds.clear();
+    // Room for every step before the run: no reallocation between two of its steps.
+    seconds.reserve(usize::try_from(grid.2).unwrap_or(0));
     let mut run = Run {
         model: &mut *model,
         integrator,
