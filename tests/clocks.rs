@@ -325,13 +325,9 @@ fn first_tick_in_an_if_equation_condition_makes_no_stray_partition() {
     );
 }
 
-/// `noClock(v)` takes its clock from its partition and v's value from v's last tick
-/// (16.5.2): v = subSample(u, 3) ticks every 0.3 s with u = the sampled time, w ticks with u
-/// every 0.1 s, so w = 0.3·⌊k/3⌋ + 0.1·k at the tick k (v's tick at the same instant first).
-#[test]
-fn no_clock_reads_the_last_tick_of_its_argument() {
-    let text = "model NoClock\n  Real u;\n  Real v;\n  Real w;\n  Real y;\nequation\n  u = sample(time, Clock(0.1));\n  v = subSample(u, 3);\n  w = noClock(v) + u;\n  y = hold(w);\nend NoClock;\n";
-    let y = &one_column("no_clock_op", text, "1.0", "y");
+/// y at 0, 0.05, …, 1 is 0.3·⌊k/3⌋ + 0.1·k on the 0.1 s tick k: a signal of a 0.3 s clock
+/// read on a 0.1 s one, plus the sampled time.
+fn assert_slow_and_fast(y: &BTreeMap<i64, f64>) {
     assert_eq!(y.len(), 21, "y at 0, 0.05, …, 1");
     for (&ms, &value) in y {
         let k = ms / 100;
@@ -341,6 +337,16 @@ fn no_clock_reads_the_last_tick_of_its_argument() {
             "at {ms} ms: {value}, not {want}"
         );
     }
+}
+
+/// `noClock(v)` takes its clock from its partition and v's value from v's last tick
+/// (16.5.2): v = subSample(u, 3) ticks every 0.3 s with u = the sampled time, w ticks with u
+/// every 0.1 s, so w = 0.3·⌊k/3⌋ + 0.1·k at the tick k (v's tick at the same instant first).
+#[test]
+fn no_clock_reads_the_last_tick_of_its_argument() {
+    let text = "model NoClock\n  Real u;\n  Real v;\n  Real w;\n  Real y;\nequation\n  u = sample(time, Clock(0.1));\n  v = subSample(u, 3);\n  w = noClock(v) + u;\n  y = hold(w);\nend NoClock;\n";
+    let y = &one_column("no_clock_op", text, "1.0", "y");
+    assert_slow_and_fast(y);
 }
 
 /// `cycles` analyses the continuous part, with a clocked partition already split from it:
@@ -364,4 +370,14 @@ fn cycles_see_a_clocked_partition_as_split_from_the_plant() {
     assert_eq!(json["cycles"], 2);
     let mode = json["modes"][0].as_object().expect("a mode");
     assert!(mode.contains_key("x") && mode.contains_key("u"), "{mode:?}");
+}
+
+/// A clock inferred backwards through `superSample` (16.7.5): u = sample(time) has no clock
+/// of its own, v = superSample(u, 3) shares w's `Clock(0.1)`, so u ticks every 0.3 s and
+/// w = 0.3·⌊k/3⌋ + 0.1·k at the fast tick k.
+#[test]
+fn a_clock_is_inferred_back_through_super_sample() {
+    let text = "model Backward\n  Real u;\n  Real v;\n  Real w;\n  Real y;\nequation\n  u = sample(time);\n  v = superSample(u, 3);\n  w = v + sample(time, Clock(0.1));\n  y = hold(w);\nend Backward;\n";
+    let y = &one_column("backward", text, "1.0", "y");
+    assert_slow_and_fast(y);
 }

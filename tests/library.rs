@@ -316,6 +316,38 @@ fn a_redeclared_component_takes_its_new_type_and_keeps_the_declarations_modifier
     );
 }
 
+/// The class modification of a constraining clause (`constrainedby Source(offset = 3)`)
+/// applies to the declaration and to a redeclaration, under the declaration's own
+/// modifiers (Modelica 7.3.2); it was dropped, and `offset` kept its default 0.
+#[test]
+fn a_constraining_clauses_modification_applies_under_the_declarations_own() {
+    let text = REDECLARED
+        .replacen("package RD", "package CB", 1)
+        .replace("end RD;", "")
+        .replace(
+            "replaceable Const src(final offset = offset) constrainedby Source;",
+            "replaceable Const src constrainedby Source(offset = 3);",
+        )
+        + "  model Own\n    replaceable Const src(offset = 5) constrainedby Source(offset = 3);\n  end Own;\nend CB;\n";
+    let file = cli_support::model_file("constrained", &text);
+    let path = file.to_str().expect("utf-8");
+    for (model, offset, equation) in [
+        ("CB.Holder", "3.0", "'src.y' = 'src.offset' + 'src.k'"),
+        ("CB.Own", "5.0", "'src.y' = 'src.offset' + 'src.k'"),
+        (
+            "CB.UseRamp",
+            "3.0",
+            "'src.y' = 'src.offset' + 'src.rate' * time",
+        ),
+    ] {
+        let (flat, err, code) = mocca(&["flatten", path, "--model", model]);
+        assert_eq!(code, 0, "{model}: {err}");
+        let binding = format!("parameter Real 'src.offset' = {offset};");
+        assert!(flat.contains(&binding), "{model}: {flat}");
+        assert!(flat.contains(equation), "{model}: {flat}");
+    }
+}
+
 #[test]
 fn an_initial_algorithm_sets_what_a_when_clause_assigns() {
     // The standard library's Trapezoid starts its period count this way.

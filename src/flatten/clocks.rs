@@ -896,6 +896,46 @@ impl Flattener<'_> {
         }
     }
 
+    /// The clock whose `op` is the periodic clock `derived` (`superSample(u, n)` ticking
+    /// with `derived` makes u tick every n-th of its ticks): the index of a new tick.
+    fn inverse_clock(
+        &mut self,
+        derived: usize,
+        op: ClockOp,
+        span: Span,
+    ) -> Result<usize, Diagnostic> {
+        let inverse = match op {
+            ClockOp::Sub(n) => ClockOp::Super(n),
+            ClockOp::Super(n) => ClockOp::Sub(n),
+            ClockOp::Shift {
+                k,
+                resolution,
+                back,
+                ticks,
+            } => ClockOp::Shift {
+                k,
+                resolution,
+                back: !back,
+                ticks,
+            },
+            ClockOp::Inferred => {
+                return Err(Diagnostic::error(
+                    "the clock of this signal cannot be inferred from the partition it feeds: give its factor",
+                )
+                .at(span, "here"));
+            }
+        };
+        let Tick::Periodic { start, interval } = self.clocks.ticks[derived].1 else {
+            return Err(Diagnostic::error(
+                "the clock of this signal would come from an event clock's sub-clock, which is not supported",
+            )
+            .at(span, "here"));
+        };
+        let timing = self.derived_timing((start, interval), inverse);
+        self.new_periodic_clock(timing, span);
+        Ok(self.clocks.ticks.len() - 1)
+    }
+
     /// The start and interval of the clock `op` makes of a periodic one.
     fn derived_timing(
         &mut self,
@@ -1054,7 +1094,19 @@ impl Flattener<'_> {
                         .at(span, "not clocked"));
                 };
                 let base = partitions.get(&sets.find(from)).and_then(|p| p.tick);
-                let Some(base) = base else { continue };
+                let Some(base) = base else {
+                    // The clock may come the other way: from the partition `op` makes.
+                    let derived = partitions.get(&sets.find(var)).and_then(|p| p.tick);
+                    if let Some(derived) = derived {
+                        let tick = self.inverse_clock(derived, op, span)?;
+                        let part = partitions.entry(sets.find(from)).or_default();
+                        part.tick = Some(tick);
+                        part.span.get_or_insert(span);
+                        done[k] = true;
+                        progress = true;
+                    }
+                    continue;
+                };
                 match self.clocks.ticks[base].1 {
                     Tick::Periodic { start, interval } => {
                         let timing = self.derived_timing((start, interval), op);

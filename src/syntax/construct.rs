@@ -393,3 +393,44 @@ pub fn build_composition(
         external,
     }
 }
+
+/// `clause` with the class modification of its constraining clause (`constrainedby T(m)`)
+/// applied to each of its declarations, under their own: "modifications following the
+/// constraining type name are applied in the declaration and in any redeclaration, and the
+/// declaration's own modifiers override them" (Modelica 7.3.2). What the declaration
+/// modifies itself (the same dotted name) keeps its own modification; the rest merge as
+/// sibling modifications do.
+pub fn with_constraining_modification(
+    mut clause: ComponentClause,
+    constraining: Option<Box<Modification>>,
+) -> ComponentClause {
+    let Some(constraining) = constraining else {
+        return clause;
+    };
+    for decl in &mut clause.components {
+        let own = decl.modification.get_or_insert_with(|| {
+            Box::new(Modification {
+                arguments: Vec::new(),
+                binding: None,
+                span: constraining.span,
+            })
+        });
+        let modified: Vec<String> = own.arguments.iter().filter_map(modified_name).collect();
+        let inherited = (constraining.arguments.iter())
+            .filter(|a| modified_name(a).is_none_or(|name| !modified.contains(&name)))
+            .cloned();
+        let mut arguments: Vec<Argument> = inherited.collect();
+        arguments.append(&mut own.arguments);
+        own.arguments = arguments;
+    }
+    clause
+}
+
+/// What a modification argument modifies (its dotted name), if it modifies an element.
+fn modified_name(argument: &Argument) -> Option<String> {
+    match argument {
+        Argument::Modify { name, .. } => Some(name.dotted()),
+        Argument::Redeclare(clause) => clause.components.first().map(|d| d.name.name.clone()),
+        Argument::Weak(_) | Argument::Unsupported => None,
+    }
+}
