@@ -745,7 +745,8 @@ impl Effects<'_> {
                         self.actions(code, body, pass);
                         code.close();
                     }
-                    code.open("else");
+                    // Without a branch (every condition known false) only `else` remains.
+                    code.open(if branches.is_empty() { "" } else { "else" });
                     self.actions(code, otherwise, pass);
                     code.close();
                 }
