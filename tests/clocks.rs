@@ -245,15 +245,20 @@ fn a_derivative_in_a_clocked_partition_needs_a_known_solver_method() {
             "\"ExplicitRungeKutta4\"",
         ),
     ];
-    for (k, (clock, message, at)) in cases.into_iter().enumerate() {
-        let err = check_fails(
-            &format!("no_solver_{k}"),
-            &format!(
-                "model NoSolver\n  Real u = sample(time, {clock});\n  Real x(start = 1);\nequation\n  der(x) = u;\nend NoSolver;\n"
-            ),
-        );
-        assert!(err.contains(message), "{err}");
-        assert!(err.contains(at), "{err}");
+    assert_each_fails("no_solver", &cases, |clock| {
+        format!(
+            "model NoSolver\n  Real u = sample(time, {clock});\n  Real x(start = 1);\nequation\n  der(x) = u;\nend NoSolver;\n"
+        )
+    });
+}
+
+/// Each `(piece, message, at)` of `cases` put into `model` fails `check` with `message`,
+/// quoting `at` (where it points).
+fn assert_each_fails(name: &str, cases: &[(&str, &str, &str)], model: impl Fn(&str) -> String) {
+    for (k, &(piece, message, at)) in cases.iter().enumerate() {
+        let err = check_fails(&format!("{name}_{k}"), &model(piece));
+        assert!(err.contains(message), "{piece}: {err}");
+        assert!(err.contains(at), "{piece}: {err}");
     }
 }
 
@@ -292,20 +297,27 @@ fn clocks_derived_from_an_event_clock_tick_at_its_counted_ticks() {
 #[test]
 fn an_event_clock_is_neither_super_sampled_nor_shifted_by_a_fraction() {
     let cases = [
-        ("superSample(c, 2)", "cannot be super-sampled"),
-        ("shiftSample(c, 1, 3)", "shifts by whole ticks"),
-        ("backSample(c, 1)", "`backSample` of an event clock"),
+        (
+            "superSample(c, 2)",
+            "cannot be super-sampled",
+            "superSample(c, 2)",
+        ),
+        (
+            "shiftSample(c, 1, 3)",
+            "shifts by whole ticks",
+            "shiftSample(c, 1, 3)",
+        ),
+        (
+            "backSample(c, 1)",
+            "`backSample` of an event clock",
+            "backSample(c, 1)",
+        ),
     ];
-    for (k, (clock, message)) in cases.into_iter().enumerate() {
-        let err = check_fails(
-            &format!("event_super_{k}"),
-            &format!(
-                "model EventSuper\n  Clock c = Clock(sample(0.05, 0.1));\n  Integer n(start = 0);\nequation\n  when {clock} then\n    n = previous(n) + 1;\n  end when;\nend EventSuper;\n"
-            ),
-        );
-        assert!(err.contains(message), "{clock}: {err}");
-        assert!(err.contains(clock), "{clock}: {err}");
-    }
+    assert_each_fails("event_super", &cases, |clock| {
+        format!(
+            "model EventSuper\n  Clock c = Clock(sample(0.05, 0.1));\n  Integer n(start = 0);\nequation\n  when {clock} then\n    n = previous(n) + 1;\n  end when;\nend EventSuper;\n"
+        )
+    });
 }
 
 /// `firstTick()` in an if-equation's condition: the condition is first tried as a constant,

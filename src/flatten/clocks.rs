@@ -276,18 +276,6 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// The value of `e` when it is known at translation.
-    fn known_number(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<f64> {
-        let constant = Ctx {
-            mode: super::expr::Mode::Constant,
-            ..*ctx
-        };
-        match self.flatten_expr(e, &constant).ok()? {
-            Tree::Leaf(x) => self.dae.pool.as_const(x),
-            Tree::Node(_) => None,
-        }
-    }
-
     /// A parameter argument of a clock constructor or operator, flattened.
     fn parameter_argument(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Result<ExprId, Diagnostic> {
         let x = self.scalar_argument(e, ctx)?;
@@ -321,10 +309,7 @@ impl<'a> Flattener<'a> {
             [c] if self.is_clock(c, ctx) => self.solver_clock(c, args, span, ctx),
             [condition] if self.static_type(condition, ctx) == Some(ScalarType::Boolean) => {
                 let condition = self.scalar_argument(condition, ctx)?;
-                let start_interval = args
-                    .iter()
-                    .find(|a| a.name.as_ref().is_some_and(|n| n.name == "startInterval"));
-                if let Some(a) = start_interval {
+                if let Some(a) = named_argument(args, "startInterval") {
                     let value = self.parameter_argument(&a.value, ctx)?;
                     let k = self.clocks.ticks.len();
                     self.clocks.start_intervals.insert(k, value);
@@ -615,6 +600,12 @@ impl<'a> Flattener<'a> {
             Ok(self.dae.pool.var(var))
         })
     }
+}
+
+/// The argument of a call named `key` (`Clock(c, solverMethod = "ImplicitEuler")`).
+fn named_argument<'a>(args: &'a [Arg], key: &str) -> Option<&'a Arg> {
+    args.iter()
+        .find(|a| a.name.as_ref().is_some_and(|n| n.name == key))
 }
 
 /// Union–find over variables, by index.

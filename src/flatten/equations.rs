@@ -400,12 +400,17 @@ impl<'a> Flattener<'a> {
     /// The value of an if-condition when it is known at translation (a parameter
     /// expression): its branch is then chosen there.
     pub(super) fn known_condition(&mut self, cond: &'a Expr, ctx: &Ctx<'_>) -> Option<bool> {
+        self.known_number(cond, ctx).map(|x| x != 0.0)
+    }
+
+    /// The value of the scalar `e` when it is known at translation.
+    pub(super) fn known_number(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> Option<f64> {
         let constant = Ctx {
             mode: Mode::Constant,
             ..*ctx
         };
-        match self.flatten_expr(cond, &constant).ok()? {
-            Tree::Leaf(id) => self.dae.pool.as_const(id).map(|x| x != 0.0),
+        match self.flatten_expr(e, &constant).ok()? {
+            Tree::Leaf(id) => self.dae.pool.as_const(id),
             Tree::Node(_) => None,
         }
     }

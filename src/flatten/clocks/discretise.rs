@@ -13,7 +13,7 @@
 //! every clocked partition is, so an implicit method whose `der(x)` reads `x` is an algebraic
 //! loop, which mocca does not solve inside a partition.
 
-use crate::expr::hash::FxHashMap;
+use crate::expr::hash::{FxHashMap, FxHashSet};
 
 use super::{Flattener, Mark, Partitions, Sets, Tick};
 use crate::dae::{Equation, EquationOrigin, ScalarType};
@@ -67,11 +67,7 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
-        let named = |key: &str| {
-            args.iter()
-                .find(|a| a.name.as_ref().is_some_and(|n| n.name == key))
-        };
-        let Some(method) = named("solverMethod") else {
+        let Some(method) = super::named_argument(args, "solverMethod") else {
             return Err(Diagnostic::error(
                 "`Clock` of a clock takes the partition's `solverMethod` as well",
             )
@@ -130,6 +126,7 @@ impl<'a> Flattener<'a> {
                 *rhs = rewrite(*rhs);
             }
         }
+        let defining = self.defining_values(&derivative_of, in_partition);
         let mut first_of: FxHashMap<u32, ExprId> = FxHashMap::default();
         for state in states {
             let root = sets.find(state.key);
@@ -141,8 +138,8 @@ impl<'a> Flattener<'a> {
                     first
                 }
             };
-            let defining = self.defining_value(state.derivative, in_partition);
-            self.push_update(&state, first, defining);
+            let f = defining.get(&state.derivative).copied();
+            self.push_update(&state, first, f);
             in_partition.push(true);
         }
         Ok(())
@@ -159,6 +156,7 @@ impl<'a> Flattener<'a> {
     ) -> Result<Vec<DiscreteState>, Diagnostic> {
         let holds = Default::default();
         let mut states: Vec<DiscreteState> = Vec::new();
+        let mut seen: FxHashSet<VarId> = FxHashSet::default();
         for k in (0..self.dae.equations.len()).filter(|&k| in_partition[k]) {
             let eq = &self.dae.equations[k];
             let (lhs, rhs, span) = (eq.lhs, eq.rhs, eq.span);
@@ -192,7 +190,7 @@ impl<'a> Flattener<'a> {
                 .at(span, "here"));
             };
             for x in ders {
-                if states.iter().any(|s| s.x == x) {
+                if !seen.insert(x) {
                     continue;
                 }
                 let derivative = self.derivative_variable(x);
@@ -232,20 +230,28 @@ impl<'a> Flattener<'a> {
         first
     }
 
-    /// What a partition's equation `derivative = f` (or `f = derivative`) gives it, if one
-    /// does.
-    fn defining_value(&self, derivative: VarId, in_partition: &[bool]) -> Option<ExprId> {
-        let var = Node::Var(derivative);
-        (self.dae.equations.iter().zip(in_partition))
-            .filter(|(_, p)| **p)
-            .find_map(|(eq, _)| {
-                let pool = &self.dae.pool;
-                match (pool.node(eq.lhs) == var, pool.node(eq.rhs) == var) {
-                    (true, false) => Some(eq.rhs),
-                    (false, true) => Some(eq.lhs),
-                    _ => None,
-                }
-            })
+    /// What the partitions' equations `derivative = f` (or `f = derivative`) give each of
+    /// the derivatives `derivative_of` made, for those that have one.
+    fn defining_values(
+        &self,
+        derivative_of: &FxHashMap<VarId, VarId>,
+        in_partition: &[bool],
+    ) -> FxHashMap<VarId, ExprId> {
+        let derivatives: FxHashSet<VarId> = derivative_of.values().copied().collect();
+        let pool = &self.dae.pool;
+        let derivative = |e: ExprId| match pool.node(e) {
+            Node::Var(v) if derivatives.contains(&v) => Some(v),
+            _ => None,
+        };
+        let mut defining = FxHashMap::default();
+        for (eq, _) in (self.dae.equations.iter().zip(in_partition)).filter(|(_, p)| **p) {
+            match (derivative(eq.lhs), derivative(eq.rhs)) {
+                (Some(d), None) => defining.entry(d).or_insert(eq.rhs),
+                (None, Some(d)) => defining.entry(d).or_insert(eq.lhs),
+                _ => continue,
+            };
+        }
+        defining
     }
 
     /// `x = if first then previous(x) else previous(x) + h·step`, `step` the method's. An
