@@ -4,7 +4,7 @@
 //! text → [`syntax`] (tokens, AST) → …
 
 // The runtime shared with the crates `mocca emit` writes (crates/mocca-runtime).
-pub use mocca_runtime::{clauses, event_driver, newton, numfmt, switching};
+pub use mocca_runtime::{clauses, equations, event_driver, newton, numfmt, switching};
 
 pub mod allocator;
 pub mod analysis;

@@ -393,3 +393,81 @@ fn a_clock_is_inferred_back_through_super_sample() {
     let y = &one_column("backward", text, "1.0", "y");
     assert_slow_and_fast(y);
 }
+
+/// Clocked equations no order of assignments solves (16.7.4 sorts them as continuous ones):
+/// `x³ + x = u + 1` (no unknown to isolate), `a + b = u`, `a − b = 1` (a loop of two),
+/// `p = q` (two unknowns alone) with `2q = u`, and `z = 0.5·z + u` (an unknown that reads
+/// itself): at each tick of `Clock(0.1)`, with u the sampled time 0.1·k, x is the real root
+/// of the cubic (checked by its residual and by bisection), a = (u + 1)/2, b = (u − 1)/2,
+/// p = q = u/2, z = 2u.
+#[test]
+fn clocked_loops_are_solved_at_each_tick() {
+    let text = "model ClockedLoops\n  Clock c = Clock(0.1);\n  Real u = sample(time, c);\n  Real x(start = 0.5);\n  Real a, b, p, q, z;\nequation\n  x^3 + x = u + 1;\n  a + b = u;\n  a - b = 1;\n  p = q;\n  2*q = u;\n  z = 0.5*z + u;\nend ClockedLoops;\n";
+    let vars = ["x", "a", "b", "p", "q", "z"];
+    let columns = after_ticks("clocked_loops", text, "0.5", &vars);
+    let cubic_root = |u: f64| {
+        let (mut lo, mut hi) = (0.0, 2.0);
+        for _ in 0..200 {
+            let mid: f64 = 0.5 * (lo + hi);
+            if mid.powi(3) + mid > u + 1.0 {
+                hi = mid
+            } else {
+                lo = mid
+            }
+        }
+        lo
+    };
+    for (&ms, &x) in &columns[0] {
+        let u = 0.1 * (ms / 100) as f64;
+        let near = |got: f64, want: f64, what: &str| {
+            assert!(
+                (got - want).abs() < 1e-12,
+                "{what} at {ms} ms: {got}, not {want}"
+            );
+        };
+        near(x, cubic_root(u), "x");
+        near(columns[1][&ms], (u + 1.0) / 2.0, "a");
+        near(columns[2][&ms], (u - 1.0) / 2.0, "b");
+        near(columns[3][&ms], u / 2.0, "p");
+        near(columns[4][&ms], u / 2.0, "q");
+        near(columns[5][&ms], 2.0 * u, "z");
+    }
+}
+
+/// `"ImplicitEuler"` on `der(x) = −u·x³` (u = 1 sampled on the clock), whose step `x_k = x_{k-1} − h·x_k³` is a cubic in
+/// x_k: solved by Newton at each tick, equal to the root bisection finds from x_{k-1}.
+#[test]
+fn implicit_euler_solves_a_nonlinear_step_at_each_tick() {
+    let text = "model ImplicitCubic\n  Clock c = Clock(Clock(0.1), solverMethod = \"ImplicitEuler\");\n  Real u = sample(1.0, c);\n  Real x(start = 2);\nequation\n  der(x) = -u*x^3;\nend ImplicitCubic;\n";
+    let x = &one_column("implicit_cubic", text, "0.5", "x");
+    let mut expected = vec![2.0];
+    for k in 1..=5 {
+        let before: f64 = expected[k - 1];
+        let (mut lo, mut hi) = (0.0, before);
+        for _ in 0..200 {
+            let mid: f64 = 0.5 * (lo + hi);
+            if mid - before + 0.1 * mid.powi(3) > 0.0 {
+                hi = mid
+            } else {
+                lo = mid
+            }
+        }
+        expected.push(lo);
+    }
+    for (&ms, &value) in x {
+        let want = expected[(ms / 100) as usize];
+        assert!(
+            (value - want).abs() < 1e-12,
+            "at {ms} ms: {value}, not {want}"
+        );
+    }
+}
+
+/// Clocked equations that do not determine their unknowns one for one are an error at the
+/// equation left over (here the partition has one equation too many for `y`).
+#[test]
+fn an_overdetermined_clocked_partition_is_an_error_at_its_equation() {
+    let text = "model Over\n  Real u = sample(time, Clock(0.1));\n  Real y;\nequation\n  2*y = u;\n  3*y = u;\nend Over;\n";
+    let err = check_fails("over_clocked", text);
+    assert!(err.contains("do not determine their"), "{err}");
+}

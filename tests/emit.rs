@@ -891,6 +891,17 @@ fn assert_step_times(binary: &Path, steps: u64) {
     assert!(index < steps, "{json}");
 }
 
+/// Clocked equations solved together at a tick (a cubic, a loop of two, an unknown that
+/// reads itself) run in the crate by the shared Newton as in `simulate`: the same CSV.
+#[test]
+fn clocked_loops_run_as_simulate_runs_them() {
+    let text = "model ClockedLoops\n  Clock c = Clock(0.1);\n  Real u = sample(time, c);\n  Real x(start = 0.5);\n  Real a, b, z;\nequation\n  x^3 + x = u + 1;\n  a + b = u;\n  a - b = 1;\n  z = 0.5*z + u;\nend ClockedLoops;\n";
+    let (emitted, simulated) =
+        text_emitted_and_simulated("clocked_loops", text, &IMPLICIT_EULER_TO_1);
+    assert_eq!(emitted, simulated);
+    assert!(emitted.lines().count() > 100, "{emitted}");
+}
+
 /// The MSL examples of `tests/data/msl_emitted.txt` (those that match their reference under
 /// `simulate`, run with implicit Euler at their output interval, with and without events:
 /// `when` clauses, `sample`, clocked partitions, clutches and diodes that switch, thyristors

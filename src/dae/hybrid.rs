@@ -52,6 +52,20 @@ pub enum Action {
     Assert(Assertion),
     /// `terminate(message)`: the run ends at this event, successfully.
     Terminate { message: String, span: Span },
+    /// Equations of a clocked partition that no order of assignments solves: an algebraic
+    /// loop, or an equation no unknown can be isolated from.
+    Solve(Box<EquationSystem>),
+}
+
+/// `residuals = 0` for `vars`, solved together by Newton from the variables' values, with
+/// the Jacobian `∂residuals[i]/∂vars[j]` at `(i, j, entry)` (entries not listed are zero).
+#[derive(Clone, Debug)]
+pub struct EquationSystem {
+    pub vars: Vec<VarId>,
+    pub residuals: Vec<ExprId>,
+    pub jacobian: Vec<(usize, usize, ExprId)>,
+    /// The first of its equations.
+    pub span: Span,
 }
 
 impl Action {
@@ -59,12 +73,15 @@ impl Action {
     /// order.
     pub fn assigned(actions: &[Action]) -> Vec<VarId> {
         let mut vars = Vec::new();
-        Action::walk(actions, &mut |a| {
-            if let Action::Assign { var, .. } = a
-                && !vars.contains(var)
-            {
+        let mut note = |var: &VarId| {
+            if !vars.contains(var) {
                 vars.push(*var);
             }
+        };
+        Action::walk(actions, &mut |a| match a {
+            Action::Assign { var, .. } => note(var),
+            Action::Solve(system) => system.vars.iter().for_each(&mut note),
+            _ => {}
         });
         vars
     }
@@ -212,10 +229,10 @@ impl Hybrid {
 }
 
 fn actions_vars_mut(actions: &mut [Action], f: &mut impl FnMut(&mut VarId)) {
-    Action::walk_mut(actions, &mut |action| {
-        if let Action::Assign { var, .. } | Action::Reinit { var, .. } = action {
-            f(var);
-        }
+    Action::walk_mut(actions, &mut |action| match action {
+        Action::Assign { var, .. } | Action::Reinit { var, .. } => f(var),
+        Action::Solve(system) => system.vars.iter_mut().for_each(&mut *f),
+        _ => {}
     });
 }
 
@@ -225,5 +242,9 @@ fn actions_exprs_mut(actions: &mut [Action], f: &mut impl FnMut(&mut ExprId)) {
         Action::If { branches, .. } => branches.iter_mut().for_each(|(c, _)| f(c)),
         Action::Assert(a) => f(&mut a.condition),
         Action::Terminate { .. } => {}
+        Action::Solve(system) => {
+            let entries = system.jacobian.iter_mut().map(|(_, _, e)| e);
+            system.residuals.iter_mut().chain(entries).for_each(&mut *f);
+        }
     });
 }

@@ -131,6 +131,14 @@ fn actions(dae: &Dae, list: &[Action], indent: &str, out: &mut impl Write) -> st
             Action::Terminate { message, .. } => {
                 writeln!(out, "{indent}terminate(\"{message}\");")?
             }
+            Action::Solve(system) => {
+                let vars: Vec<String> =
+                    (system.vars.iter()).map(|&v| dae.printed_name(v)).collect();
+                writeln!(out, "{indent}// solved together for {}:", vars.join(", "))?;
+                for &residual in &system.residuals {
+                    writeln!(out, "{indent}0 = {};", dae.display(residual))?;
+                }
+            }
         }
     }
     Ok(())

@@ -9,7 +9,7 @@ use super::code::Code;
 use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
-use crate::dae::hybrid::Action;
+use crate::dae::hybrid::{Action, EquationSystem};
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func, Node, VarId};
 use crate::partition::Partition;
@@ -629,10 +629,14 @@ fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
     code.table("ASSIGNED", "&[&[usize]]", &assigned);
     let discrete: Vec<u32> = discrete.into_iter().map(|v| v.0).collect();
     code.table("DISCRETE", "usize", &discrete);
-    let mut effects = Effects { dae, asserts: 0 };
+    let mut effects = Effects {
+        dae,
+        asserts: 0,
+        systems: Vec::new(),
+    };
     let functions = [
         (
-            "when_assign(c: usize, b: usize, r: &mut [f64])",
+            "when_assign(c: usize, b: usize, r: &mut [f64]) -> Result<(), &'static [usize]>",
             Pass::Assign,
         ),
         (
@@ -651,7 +655,14 @@ fn clauses(code: &mut Code, dae: &Dae, conditions: &[ExprId]) {
             }
         }
         code.line("_ => {}");
-        code.close().close().blank();
+        code.close();
+        if pass == Pass::Assign {
+            code.line("Ok(())");
+        }
+        code.close().blank();
+    }
+    for (k, system) in effects.systems.iter().enumerate() {
+        equation_system(code, dae, k, system);
     }
     code.open("pub fn initial_assignments(r: &mut [f64])");
     for eq in &dae.initial_equations {
@@ -691,14 +702,16 @@ enum Pass {
     Effects,
 }
 
-/// The actions of `when` branches as Rust statements; asserts numbered in written order.
+/// The actions of `when` branches as Rust statements; asserts numbered in written order, and
+/// the equations solved together gathered, in written order, for [`equation_system`].
 struct Effects<'a> {
     dae: &'a Dae,
     asserts: usize,
+    systems: Vec<&'a EquationSystem>,
 }
 
-impl Effects<'_> {
-    fn actions(&mut self, code: &mut Code, actions: &[Action], pass: Pass) {
+impl<'a> Effects<'a> {
+    fn actions(&mut self, code: &mut Code, actions: &'a [Action], pass: Pass) {
         let dae = self.dae;
         let leaves = Registers {
             dae,
@@ -709,6 +722,23 @@ impl Effects<'_> {
             match action {
                 Action::Assign { var, value, .. } if pass == Pass::Assign => {
                     code.line(format_args!("r[{}] = {};", var.0, x(*value)));
+                }
+                Action::Solve(system) if pass == Pass::Assign => {
+                    let k = self.systems.len();
+                    self.systems.push(&**system);
+                    let targets: Vec<String> =
+                        system.vars.iter().map(|v| v.0.to_string()).collect();
+                    code.line(format_args!(
+                        "const TARGETS_{k}: &[usize] = &[{}];",
+                        targets.join(", ")
+                    ));
+                    code.line(format_args!(
+                        "let mut system = crate::equations::OnRegisters {{ r: &mut *r, targets: TARGETS_{k}, residuals: equations_{k}, jacobian: equations_{k}_jacobian }};"
+                    ));
+                    code.line(
+                        "crate::equations::solve(&mut system).map_err(|_| TARGETS_{k})?;"
+                            .replace("{k}", &k.to_string()),
+                    );
                 }
                 Action::Reinit { var, value, .. } if pass == Pass::Effects => {
                     code.line(format_args!(
@@ -754,6 +784,29 @@ impl Effects<'_> {
             }
         }
     }
+}
+
+/// The residuals (`equations_k`) and Jacobian (`equations_k_jacobian`, row-major into
+/// zeros) of the `k`th system of equations the `when` clauses solve together.
+fn equation_system(code: &mut Code, dae: &Dae, k: usize, system: &EquationSystem) {
+    let leaves = Registers {
+        dae,
+        homotopy: None,
+    };
+    let x = |e| expression(&dae.pool, e, &leaves);
+    code.open(format_args!("fn equations_{k}(r: &[f64], f: &mut [f64])"));
+    for (i, &residual) in system.residuals.iter().enumerate() {
+        code.line(format_args!("f[{i}] = {};", x(residual)));
+    }
+    code.close().blank();
+    code.open(format_args!(
+        "fn equations_{k}_jacobian(r: &[f64], j: &mut [f64])"
+    ));
+    let n = system.vars.len();
+    for &(row, col, entry) in &system.jacobian {
+        code.line(format_args!("j[{}] = {};", row * n + col, x(entry)));
+    }
+    code.close().blank();
 }
 
 /// The number of event indicators of the model's watched relations (FMI 2.0): one per

@@ -19,6 +19,7 @@
 
 mod counted;
 mod discretise;
+mod loops;
 
 use crate::expr::hash::{FxHashMap, FxHashSet};
 
@@ -1238,7 +1239,11 @@ impl Flattener<'_> {
                     .iter()
                     .find_map(|&k| if_of.get(&self.dae.equations[k].residual))
                 else {
-                    return Err(unsolvable(eq.span, "this clocked equation"));
+                    for (action, span) in self.solved_together(&left, &to.assigned)? {
+                        let key = Action::assigned(std::slice::from_ref(&action))[0];
+                        to.add(sets, key, action, span);
+                    }
+                    break;
                 };
                 let pending: FxHashSet<ExprId> = left
                     .iter()
@@ -1277,18 +1282,19 @@ impl Flattener<'_> {
     /// `previous` value).
     fn unknown(&self, e: ExprId, assigned: &[bool]) -> Option<VarId> {
         match self.dae.pool.node(e) {
-            Node::Var(v)
-                if !assigned[v.0 as usize]
-                    && !self.clocks.vars.contains(&v)
-                    && !matches!(
-                        self.dae.var(v).kind,
-                        VarKind::Parameter | VarKind::Constant | VarKind::Held
-                    ) =>
-            {
-                Some(v)
-            }
+            Node::Var(v) if self.is_unknown(v, assigned) => Some(v),
             _ => None,
         }
+    }
+
+    /// Whether `v` is an unknown of a clocked partition that nothing has assigned yet.
+    fn is_unknown(&self, v: VarId, assigned: &[bool]) -> bool {
+        !assigned.get(v.0 as usize).copied().unwrap_or(false)
+            && !self.clocks.vars.contains(&v)
+            && !matches!(
+                self.dae.var(v).kind,
+                VarKind::Parameter | VarKind::Constant | VarKind::Held
+            )
     }
 
     /// `lhs = rhs` as the assignment of its one side that is an unknown alone.
@@ -1309,10 +1315,16 @@ impl Flattener<'_> {
 
     /// The rows `rows` of if-equation `g` as one `if` action, each branch's rows solved for
     /// their own unknowns (given those `assigned` already) and put in order.
-    fn if_action(&self, g: usize, rows: &[usize], assigned: &[bool]) -> Result<Action, Diagnostic> {
+    fn if_action(
+        &mut self,
+        g: usize,
+        rows: &[usize],
+        assigned: &[bool],
+    ) -> Result<Action, Diagnostic> {
         let ifs = &self.clocks.if_equations[g];
-        let mut solved = Vec::with_capacity(ifs.branches.len());
-        for branch in &ifs.branches {
+        let (conditions, branches) = (ifs.conditions.clone(), ifs.branches.clone());
+        let mut solved = Vec::with_capacity(branches.len());
+        for branch in &branches {
             let mut assigned = assigned.to_vec();
             let mut open: Vec<usize> = rows.to_vec();
             let mut actions = Vec::new();
@@ -1339,7 +1351,7 @@ impl Flattener<'_> {
         }
         let otherwise = solved.pop().unwrap_or_default();
         Ok(Action::If {
-            branches: ifs.conditions.iter().copied().zip(solved).collect(),
+            branches: conditions.into_iter().zip(solved).collect(),
             otherwise,
         })
     }
@@ -1347,10 +1359,11 @@ impl Flattener<'_> {
     /// `actions` ordered so that each comes after those assigning what it reads (by written
     /// order among those free to go), as a clocked partition evaluates its equations.
     fn in_dependency_order(
-        &self,
+        &mut self,
         actions: Vec<(Action, Span)>,
     ) -> Result<Vec<(Action, Span)>, Diagnostic> {
         use std::cmp::Reverse;
+        let actions = self.cycles_solved_together(actions)?;
         let mut writer: FxHashMap<VarId, usize> = FxHashMap::default();
         for (k, (action, _)) in actions.iter().enumerate() {
             for var in Action::assigned(std::slice::from_ref(action)) {
@@ -1385,13 +1398,7 @@ impl Flattener<'_> {
                 }
             }
         }
-        if order.len() < actions.len() {
-            let stuck = (0..actions.len()).find(|&k| waiting[k] > 0).unwrap_or(0);
-            return Err(Diagnostic::error(
-                "these clocked equations form an algebraic loop, which mocca does not solve inside a clocked partition",
-            )
-            .at(actions[stuck].1, "in the loop"));
-        }
+        debug_assert_eq!(order.len(), actions.len(), "the cycles are merged");
         let mut slots: Vec<Option<(Action, Span)>> = actions.into_iter().map(Some).collect();
         Ok(order.into_iter().filter_map(|k| slots[k].take()).collect())
     }
@@ -1419,6 +1426,7 @@ impl Flattener<'_> {
             }
             Action::Assert(assertion) => of(assertion.condition, reads),
             Action::Terminate { .. } => {}
+            Action::Solve(system) => system.residuals.iter().for_each(|&r| of(r, reads)),
         }
     }
 

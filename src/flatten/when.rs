@@ -439,38 +439,46 @@ impl<'a> Flattener<'a> {
                 Action::walk(&branch.actions, &mut |a| all.push((a, at_end)));
             }
             for (action, at_end) in all {
-                match *action {
-                    Action::Assign { var, span, .. } => {
-                        let v = &mut self.dae.variables[var.0 as usize];
-                        match (v.kind, assigned_by[var.0 as usize]) {
-                            (_, Some(other)) if other != c => diags.push(
-                                Diagnostic::error(format!(
-                                    "`{}` is assigned in two `when` clauses (Modelica 8.3.5: one only)",
-                                    v.name
-                                ))
-                                .at(span, "assigned again here")
-                                .with_secondary(self.dae.hybrid.whens[other].span, "first assigned here"),
-                            ),
-                            (VarKind::Algebraic | VarKind::Discrete | VarKind::Held, _) => {
-                                v.kind = VarKind::Held;
-                                assigned_by[var.0 as usize] = Some(c);
-                            }
-                            (VarKind::State, _) => diags.push(
-                                Diagnostic::error(format!(
-                                    "`{}` is a state: a `when` changes it with `reinit`, not an equation",
-                                    v.name
-                                ))
-                                .at(span, "assigns a state"),
-                            ),
-                            _ => diags.push(
-                                Diagnostic::error(format!(
-                                    "`{}` is not a variable a `when` can assign",
-                                    v.name
-                                ))
-                                .at(span, "a parameter, constant or input"),
-                            ),
-                        }
+                let assigned: Vec<(VarId, Span)> = match action {
+                    Action::Assign { var, span, .. } => vec![(*var, *span)],
+                    Action::Solve(system) => {
+                        system.vars.iter().map(|&v| (v, system.span)).collect()
                     }
+                    _ => Vec::new(),
+                };
+                for (var, span) in assigned {
+                    let v = &mut self.dae.variables[var.0 as usize];
+                    match (v.kind, assigned_by[var.0 as usize]) {
+                        (_, Some(other)) if other != c => diags.push(
+                            Diagnostic::error(format!(
+                                "`{}` is assigned in two `when` clauses (Modelica 8.3.5: one only)",
+                                v.name
+                            ))
+                            .at(span, "assigned again here")
+                            .with_secondary(self.dae.hybrid.whens[other].span, "first assigned here"),
+                        ),
+                        (VarKind::Algebraic | VarKind::Discrete | VarKind::Held, _) => {
+                            v.kind = VarKind::Held;
+                            assigned_by[var.0 as usize] = Some(c);
+                        }
+                        (VarKind::State, _) => diags.push(
+                            Diagnostic::error(format!(
+                                "`{}` is a state: a `when` changes it with `reinit`, not an equation",
+                                v.name
+                            ))
+                            .at(span, "assigns a state"),
+                        ),
+                        _ => diags.push(
+                            Diagnostic::error(format!(
+                                "`{}` is not a variable a `when` can assign",
+                                v.name
+                            ))
+                            .at(span, "a parameter, constant or input"),
+                        ),
+                    }
+                }
+                match *action {
+                    Action::Assign { .. } | Action::Solve(_) => {}
                     Action::Reinit { span, .. } if at_end => diags.push(
                         Diagnostic::error(
                             "`reinit` in a branch that fires at `terminal()`: no step follows the end of the run for it to restart",

@@ -6,9 +6,10 @@
 
 use crate::causal::{Causal, EvalFailure, Point};
 use crate::clauses::{Clauses, Clock};
-use crate::dae::hybrid::Action;
+use crate::dae::hybrid::{Action, EquationSystem};
 use crate::dae::relations::varies_continuously;
 use crate::dae::{Dae, ScalarType, VarKind};
+use crate::equations::{self, Equations};
 use crate::event_driver::{self, CLOSE, Driver, EventModel};
 use crate::expr::{CmpOp, ExprId, Func, Node, VarId};
 use crate::simulate::model::CompiledModel;
@@ -291,8 +292,9 @@ impl<'a> Events<'a> {
         event_driver::at(self, t, x, scheduled)
     }
 
-    /// A fired branch's assignments in written order.
-    fn assign_actions(&mut self, actions: &[Action]) {
+    /// A fired branch's assignments in written order. `Err` names the unknowns of equations
+    /// solved together that Newton did not solve.
+    fn assign_actions(&mut self, actions: &[Action]) -> Result<(), Vec<usize>> {
         for action in actions {
             match action {
                 Action::Assign { var, value, .. } => {
@@ -304,11 +306,22 @@ impl<'a> Events<'a> {
                     otherwise,
                 } => {
                     let chosen = self.chosen(branches, otherwise);
-                    self.assign_actions(chosen);
+                    self.assign_actions(chosen)?;
+                }
+                Action::Solve(system) => {
+                    let mut on_point = PointEquations {
+                        dae: self.dae,
+                        point: &mut self.point,
+                        system,
+                    };
+                    if equations::solve(&mut on_point).is_err() {
+                        return Err(system.vars.iter().map(|v| v.0 as usize).collect());
+                    }
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
     /// A fired branch's `reinit`s (gathered into `reinits`), asserts and `terminate`s in
@@ -357,7 +370,7 @@ impl<'a> Events<'a> {
                         span: *span,
                     });
                 }
-                Action::Assign { .. } => {}
+                Action::Assign { .. } | Action::Solve(_) => {}
             }
         }
         Ok(())
@@ -634,9 +647,9 @@ impl Clauses for Events<'_> {
         self.dae.var(VarId(v as u32)).ty == ScalarType::Real
     }
 
-    fn assign(&mut self, c: usize, b: usize) {
+    fn assign(&mut self, c: usize, b: usize) -> Result<(), Vec<usize>> {
         let dae = self.dae;
-        self.assign_actions(&dae.hybrid.whens[c].branches[b].actions);
+        self.assign_actions(&dae.hybrid.whens[c].branches[b].actions)
     }
 
     fn effects(
@@ -802,4 +815,40 @@ fn watched_relations(dae: &Dae, conditions: &[ExprId]) -> Vec<Watched> {
     }
     out.sort_by_key(|r| r.node.index());
     out
+}
+
+/// Equations solved together at an event, on the event's point.
+struct PointEquations<'a> {
+    dae: &'a Dae,
+    point: &'a mut Point,
+    system: &'a EquationSystem,
+}
+
+impl PointEquations<'_> {
+    fn eval(&self, e: ExprId) -> f64 {
+        self.dae.pool.eval(e, self.point).unwrap_or(f64::NAN)
+    }
+}
+
+impl Equations for PointEquations<'_> {
+    fn unknowns(&self) -> usize {
+        self.system.vars.len()
+    }
+    fn get(&self, k: usize) -> f64 {
+        self.point.vars[self.system.vars[k].0 as usize]
+    }
+    fn set(&mut self, k: usize, value: f64) {
+        self.point.vars[self.system.vars[k].0 as usize] = value;
+    }
+    fn residuals(&self, out: &mut [f64]) {
+        for (o, &r) in out.iter_mut().zip(&self.system.residuals) {
+            *o = self.eval(r);
+        }
+    }
+    fn jacobian(&self, out: &mut [f64]) {
+        let n = self.system.vars.len();
+        for &(i, j, entry) in &self.system.jacobian {
+            out[i * n + j] = self.eval(entry);
+        }
+    }
 }

@@ -37,8 +37,10 @@ pub trait Clauses {
     /// Every variable's value.
     fn vars(&self) -> Vec<f64>;
     fn is_real(&self, v: usize) -> bool;
-    /// Runs the assignments of branch `b` of clause `c` in written order.
-    fn assign(&mut self, c: usize, b: usize);
+    /// Runs the assignments of branch `b` of clause `c` in written order. `Err` holds the
+    /// unknowns of equations it solves together (a clocked partition's loop) that Newton
+    /// did not solve.
+    fn assign(&mut self, c: usize, b: usize) -> Result<(), Vec<usize>>;
     /// At the event's solution, the branch's other actions in written order: its `reinit`s
     /// (gathered into `reinits`, to apply once every branch is done), asserts and
     /// `terminate`s.
@@ -177,7 +179,9 @@ fn substitute<C: Clauses>(
                 m.set_var(v, system.round_start[v]);
             }
         }
-        m.assign(c, b);
+        if let Err(unsolved) = m.assign(c, b) {
+            return Err(m.loop_failure(t, unsolved));
+        }
         let moved_before = moving.len();
         let moved = (assigned.iter().zip(&before)).filter(|&(&v, &was)| !same(m.var(v), was));
         moving.extend(moved.map(|(&v, _)| v));

@@ -284,8 +284,8 @@ impl Clauses for Events {
         !model::DISCRETE.contains(&v)
     }
 
-    fn assign(&mut self, c: usize, b: usize) {
-        model::when_assign(c, b, &mut self.regs.r);
+    fn assign(&mut self, c: usize, b: usize) -> Result<(), Vec<usize>> {
+        model::when_assign(c, b, &mut self.regs.r).map_err(<[usize]>::to_vec)
     }
 
     fn effects(

@@ -13,6 +13,7 @@
 
 pub mod clauses;
 pub mod dense_lu;
+pub mod equations;
 pub mod event_driver;
 pub mod events;
 pub mod fixed_step;
