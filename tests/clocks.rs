@@ -463,6 +463,30 @@ fn implicit_euler_solves_a_nonlinear_step_at_each_tick() {
     }
 }
 
+/// A constraint between states of a discretised partition (an inverse plant `y` made to
+/// follow a filter's `x`) is reduced as in a continuous model: `y = x` differentiated gives
+/// `v`, and explicit Euler integrates the one state left, so at tick k x = 2 - 0.9^k and
+/// v = der(x) + 3x = 2 + 2x, whichever of x and y stays a state.
+#[test]
+fn a_discretised_partition_has_its_index_reduced() {
+    let text = "model InverseFilter\n  Clock c = Clock(Clock(0.1), solverMethod = \"ExplicitEuler\");\n  Real u = sample(2.0, c);\n  Real x(start = 1, fixed = true);\n  Real y(start = 1);\n  Real v;\nequation\n  der(x) = u - x;\n  y = x;\n  der(y) = -3*y + v;\nend InverseFilter;\n";
+    let columns = after_ticks("inverse_filter", text, "0.5", &["x", "v"]);
+    let x = |k: i64| 2.0 - 0.9f64.powi(k as i32);
+    for (&ms, (&x_now, &v_now)) in columns[0]
+        .keys()
+        .zip(columns[0].values().zip(columns[1].values()))
+    {
+        let k = ms / 100;
+        assert!(
+            (x_now - x(k)).abs() < 1e-12,
+            "x at {ms} ms: {x_now}, not {}",
+            x(k)
+        );
+        let v = 2.0 + 2.0 * x(k);
+        assert!((v_now - v).abs() < 1e-12, "v at {ms} ms: {v_now}, not {v}");
+    }
+}
+
 /// Clocked equations that do not determine their unknowns one for one are an error at the
 /// equation left over (here the partition has one equation too many for `y`).
 #[test]

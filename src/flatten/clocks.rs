@@ -19,6 +19,7 @@
 
 mod counted;
 mod discretise;
+mod index;
 mod loops;
 
 use crate::expr::hash::{FxHashMap, FxHashSet};
@@ -660,15 +661,20 @@ struct Assigning<'p> {
 impl Assigning<'_> {
     /// `action` into the partition of `key`.
     fn add(&mut self, sets: &mut Sets, key: VarId, action: Action, span: Span) {
-        for var in Action::assigned(std::slice::from_ref(&action)) {
+        self.mark(&action);
+        let part = self.partitions.entry(sets.find(key)).or_default();
+        part.span.get_or_insert(span);
+        part.actions.push((action, span));
+    }
+
+    /// What `action` assigns marked as assigned.
+    fn mark(&mut self, action: &Action) {
+        for var in Action::assigned(std::slice::from_ref(action)) {
             if var.0 as usize >= self.assigned.len() {
                 self.assigned.resize(var.0 as usize + 1, false);
             }
             self.assigned[var.0 as usize] = true;
         }
-        let part = self.partitions.entry(sets.find(key)).or_default();
-        part.span.get_or_insert(span);
-        part.actions.push((action, span));
     }
 }
 
@@ -1222,13 +1228,24 @@ impl Flattener<'_> {
         let mut open: Vec<usize> = (0..self.dae.equations.len())
             .filter(|&k| in_partition[k])
             .collect();
+        // Each equation is solved for a variable alone on one of its sides where it has one,
+        // which is a matching of equations to unknowns but not always one that can be
+        // completed: when what is left cannot be, all of them are matched at once.
+        let before_equations = to.assigned.clone();
+        let mut by_assignment = Vec::new();
+        let mut solved = Vec::new();
+        let mut through_if = false;
         while !open.is_empty() {
             let before = open.len();
             let mut left = Vec::new();
             for k in open {
                 let eq = &self.dae.equations[k];
                 match self.solved(eq.lhs, eq.rhs, eq.span, &to.assigned) {
-                    Some((var, action)) => to.add(sets, var, action, eq.span),
+                    Some((var, action)) => {
+                        to.mark(&action);
+                        by_assignment.push(k);
+                        solved.push((var, action, eq.span));
+                    }
                     None => left.push(k),
                 }
             }
@@ -1239,12 +1256,25 @@ impl Flattener<'_> {
                     .iter()
                     .find_map(|&k| if_of.get(&self.dae.equations[k].residual))
                 else {
-                    for (action, span) in self.solved_together(&left, &to.assigned)? {
+                    let together = match self.solved_together(&left, &to.assigned) {
+                        Err(_) if !through_if && !by_assignment.is_empty() => {
+                            solved.clear();
+                            let mut rows = std::mem::take(&mut by_assignment);
+                            rows.extend(left);
+                            rows.sort_unstable();
+                            to.assigned = before_equations;
+                            self.solved_together(&rows, &to.assigned)?
+                        }
+                        solved => solved?,
+                    };
+                    for (action, span) in together {
+                        to.mark(&action);
                         let key = Action::assigned(std::slice::from_ref(&action))[0];
-                        to.add(sets, key, action, span);
+                        solved.push((key, action, span));
                     }
                     break;
                 };
+                through_if = true;
                 let pending: FxHashSet<ExprId> = left
                     .iter()
                     .map(|&k| self.dae.equations[k].residual)
@@ -1267,9 +1297,13 @@ impl Flattener<'_> {
                             .at(span, "here"),
                     );
                 };
-                to.add(sets, key, action, span);
+                to.mark(&action);
+                solved.push((key, action, span));
             }
             open = left;
+        }
+        for (key, action, span) in solved {
+            to.add(sets, key, action, span);
         }
         for part in to.partitions.values_mut() {
             part.actions = self.in_dependency_order(std::mem::take(&mut part.actions))?;

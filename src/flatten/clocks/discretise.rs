@@ -9,9 +9,9 @@
 //!
 //! except at the partition's first tick, where `x = previous(x)`, its start value: "the
 //! initial conditions will be used at the first tick of the clock, and the first integration
-//! step will go from the first to the second tick" (16.8.2). The partition is then solved as
-//! every clocked partition is, so an implicit method whose `der(x)` reads `x` is an algebraic
-//! loop, which mocca does not solve inside a partition.
+//! step will go from the first to the second tick" (16.8.2). The partition's index is
+//! reduced before ([`index`](super::index)), and it is then solved as every clocked partition
+//! is: an implicit method whose `der(x)` reads `x` is a block solved at each tick.
 
 use crate::expr::hash::{FxHashMap, FxHashSet};
 
@@ -95,6 +95,8 @@ impl<'a> Flattener<'a> {
         in_partition: &mut Vec<bool>,
         methods: &FxHashMap<usize, SolverMethod>,
     ) -> Result<(), Diagnostic> {
+        let discretised = methods.keys().copied().collect();
+        self.reduce_partition_index(sets, partitions, in_partition, &discretised)?;
         let states = self.discrete_states(sets, partitions, in_partition, methods)?;
         if states.is_empty() {
             return Ok(());

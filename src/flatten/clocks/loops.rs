@@ -28,7 +28,7 @@ impl Flattener<'_> {
         let matching = hopcroft_karp(&graph);
         if let Some(e) = (0..rows.len()).find(|&e| matching.of_equation[e] == NONE) {
             return Err(Diagnostic::error(format!(
-                "these clocked equations do not determine their {} unknowns one for one: a singular or higher-index system, which mocca does not reduce inside a clocked partition",
+                "these clocked equations do not determine their {} unknowns one for one: the system is structurally singular",
                 unknowns.len()
             ))
             .at(self.dae.equations[rows[e]].span, "this equation is left over"));
@@ -47,6 +47,13 @@ impl Flattener<'_> {
         });
         let mut actions = Vec::with_capacity(blocks.len());
         for block in blocks {
+            if let [e] = block[..]
+                && let Some(solved) =
+                    self.alone_on_a_side(rows[e], unknowns[matching.of_equation[e]])
+            {
+                actions.push(solved);
+                continue;
+            }
             let equations: Vec<(ExprId, Span)> = (block.iter())
                 .map(|&e| {
                     let eq = &self.dae.equations[rows[e]];
@@ -119,6 +126,19 @@ impl Flattener<'_> {
             merged[block[0]] = Some(self.block_action(&equations, vars));
         }
         Ok(merged.into_iter().flatten().collect())
+    }
+
+    /// Equation `k` as the assignment of `var` when `var` is one of its sides.
+    fn alone_on_a_side(&self, k: usize, var: VarId) -> Option<(Action, Span)> {
+        let eq = &self.dae.equations[k];
+        let at = Node::Var(var);
+        let value = match (self.dae.pool.node(eq.lhs), self.dae.pool.node(eq.rhs)) {
+            (lhs, _) if lhs == at => eq.rhs,
+            (_, rhs) if rhs == at => eq.lhs,
+            _ => return None,
+        };
+        let span = eq.span;
+        Some((Action::Assign { var, value, span }, span))
     }
 
     /// The unknowns the equations `rows` read, in first-read order, and which each reads.
