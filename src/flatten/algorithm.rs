@@ -110,6 +110,20 @@ impl<'a> Flattener<'a> {
         place: Place,
     ) -> Result<Flow, Diagnostic> {
         match &s.kind {
+            StatementKind::Assign { target, value }
+                if matches!(value.kind, ExprKind::Call { .. })
+                    && self.names_record(target, ctx) =>
+            {
+                let record = self.record_value(value, None, ctx)?;
+                let paths: Vec<&str> = record.iter().map(|(p, _)| p.as_str()).collect();
+                let fields = self.model_record_fields(target, &paths, ctx, target.span)?;
+                let mut assigned = Vec::new();
+                for ((_, field), (_, new)) in fields.into_iter().zip(&record) {
+                    let (targets, new) = (field.leaves(), new.leaves());
+                    assigned.extend(self.assign_leaves(target, targets, new, s.span, values)?);
+                }
+                values.extend(assigned);
+            }
             StatementKind::Assign { target, value } => {
                 let new = self.flatten_expr(value, ctx)?;
                 for (var, value) in self.assignment(target, new, s.span, ctx, values)? {
@@ -185,7 +199,18 @@ impl<'a> Flattener<'a> {
         values: &Values,
     ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
         let targets = self.flatten_ref(target, ctx)?.leaves();
-        let new = new.leaves();
+        self.assign_leaves(target, targets, new.leaves(), span, values)
+    }
+
+    /// `target := new`, element by element, of the variables `targets` `target` names.
+    fn assign_leaves(
+        &mut self,
+        target: &'a ast::ComponentRef,
+        targets: Vec<ExprId>,
+        new: Vec<ExprId>,
+        span: Span,
+        values: &Values,
+    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
         if targets.len() != new.len() {
             return Err(Diagnostic::error(format!(
                 "assigning {} values to {} variables",

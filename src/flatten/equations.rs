@@ -8,6 +8,7 @@ use super::Flattener;
 use super::classes::ClassId;
 use super::connect::Connection;
 use super::expr::{Ctx, Mode, Val};
+use super::function::Output;
 use super::instance::InstId;
 use super::tree::Tree;
 use crate::dae::{Assertion, Equation, EquationOrigin, ScalarType, Term};
@@ -148,6 +149,15 @@ impl<'a> Flattener<'a> {
         if let ExprKind::Tuple(targets) = &lhs.kind {
             return self.outputs_equation(eq, targets, rhs, ctx, sink);
         }
+        if let (ExprKind::Ref(cref), ExprKind::Call { .. }) = (&lhs.kind, &rhs.kind)
+            && self.names_record(cref, ctx)
+        {
+            let inst = ctx.inst.expect("instance");
+            let component = self.insts[inst.0 as usize].owner.clone();
+            let equations = self.record_equation(cref, rhs, (eq.span, component), ctx)?;
+            sink.equations.extend(equations);
+            return Ok(());
+        }
         let mut lhs_terms = Terms::new();
         split_terms(lhs, 1.0, &mut lhs_terms);
         let mut rhs_terms = Terms::new();
@@ -250,14 +260,29 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
         sink: &mut Sink,
     ) -> Result<(), Diagnostic> {
-        let outputs = self.call_outputs(call, ctx)?;
+        let outputs = self.call_outputs_with_records(call, ctx)?;
         super::function::check_targets(targets.len(), outputs.len(), eq.span)?;
         let component = self.insts[ctx.inst.expect("instance").0 as usize]
             .owner
             .clone();
-        for (target, value) in targets.iter().zip(outputs) {
+        for (target, output) in targets.iter().zip(outputs) {
             let Some(target) = target else {
                 continue;
+            };
+            let value = match output {
+                Output::Value(value) => value,
+                Output::Record(value) => {
+                    let ExprKind::Ref(cref) = &target.kind else {
+                        return Err(Diagnostic::error(
+                            "this output is a record: its target must name a record",
+                        )
+                        .at(target.span, "not a record"));
+                    };
+                    let place = (eq.span, component.clone());
+                    let equations = self.record_value_equations(cref, value, place, ctx)?;
+                    sink.equations.extend(equations);
+                    continue;
+                }
             };
             let lhs = self.flatten_expr(target, ctx)?.leaves();
             let rhs = value.leaves();

@@ -13,9 +13,13 @@
 //! of the path whose condition holds. Relations inside a function make no events (Modelica
 //! 8.5), so the conditions are written under `noEvent`.
 
+pub(crate) mod records;
+
 use std::rc::Rc;
 
 use indexmap::IndexMap;
+
+pub(crate) use records::{Output, RecordValue};
 
 use super::Flattener;
 use super::classes::{ClassId, ROOT, TypeRef};
@@ -46,6 +50,8 @@ pub(crate) struct Local {
     pub value: Option<Val>,
     ty: ScalarType,
     input: bool,
+    /// A record variable's class: its fields are the locals named `name.field` after it.
+    record: Option<ClassId>,
 }
 
 /// One declared variable of a function.
@@ -58,6 +64,8 @@ struct Param<'a> {
     /// The class the declaration is written in: where its names are looked up.
     scope: ClassId,
     span: Span,
+    /// The class of a record variable.
+    record: Option<ClassId>,
 }
 
 /// A function class, its variables collected through its `extends`.
@@ -101,6 +109,22 @@ struct Path {
     flow: Flow,
 }
 
+/// An argument's value for an input.
+enum Given {
+    Value(Val),
+    Record(RecordValue),
+}
+
+/// Input `p` of `def` is given no argument and has no default.
+fn not_given(def: &FunctionDef<'_>, p: &Param<'_>, span: Span) -> Diagnostic {
+    err(
+        span,
+        format!("input `{}` of `{}` is not given", p.name, def.path),
+        "missing argument",
+    )
+    .with_secondary(p.span, "declared without a default")
+}
+
 fn err(span: Span, msg: impl Into<String>, label: &str) -> Diagnostic {
     Diagnostic::error(msg).at(span, label)
 }
@@ -121,7 +145,8 @@ impl<'a> Flattener<'a> {
         matches!(def.kind, ClassKind::Function | ClassKind::OperatorFunction).then_some(class)
     }
 
-    /// Every output of the call `func(args)`, in declaration order.
+    /// Every output of the call `func(args)`, in declaration order; a record output is an
+    /// error (where a record is expected, [`Self::record_value`] takes it).
     pub(crate) fn call_function(
         &mut self,
         class: ClassId,
@@ -129,12 +154,37 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Val>, Diagnostic> {
+        let outputs = self.call_function_outputs(class, args, span, ctx)?;
+        (outputs.into_iter())
+            .map(|output| match output {
+                Output::Value(v) => Ok(v),
+                Output::Record(_) => Err(err(
+                    span,
+                    format!(
+                        "`{}` returns a record, which mocca takes only where a record is expected (a record's value or a record variable of a function)",
+                        self.tree.node(class).path
+                    ),
+                    "a record",
+                )),
+            })
+            .collect()
+    }
+
+    /// Every output of the call `func(args)`, in declaration order, records as records.
+    pub(crate) fn call_function_outputs(
+        &mut self,
+        class: ClassId,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Output>, Diagnostic> {
         let def = self.function_def(class, span)?;
         if let Some(external) = def.external {
             if let Some(function) = external.function.as_deref()
                 && super::tables::is_implemented(function)
             {
-                return self.foreign_call(function, args, span, ctx);
+                let values = self.foreign_call(function, args, span, ctx)?;
+                return Ok(values.into_iter().map(Output::Value).collect());
             }
             let (language, at) = (external.language.as_deref().unwrap_or("C"), &external.span);
             return Err(err(
@@ -169,13 +219,25 @@ impl<'a> Flattener<'a> {
         args: &'a [Arg],
         span: Span,
         ctx: &Ctx<'_>,
-    ) -> Result<Vec<Val>, Diagnostic> {
+    ) -> Result<Vec<Output>, Diagnostic> {
         let mut locals = self.bind_inputs(def, args, span, ctx)?;
         for p in def
             .params
             .iter()
             .filter(|p| p.causality != Causality::Input)
         {
+            if let Some(class) = p.record {
+                let value = match p.default {
+                    Some(e) => {
+                        let at = local_ctx(p.scope, &locals, ctx.mode);
+                        Some(self.record_value(e, Some(class), &at)?)
+                    }
+                    None => None,
+                };
+                let how = (false, ctx.mode, p.span);
+                self.insert_record(&mut locals, (&p.name, class), value, how)?;
+                continue;
+            }
             let value = match p.default {
                 Some(e) => Some(self.local_expr(e, p.scope, &locals, ctx.mode)?),
                 None => self.declared_shape(p, &locals)?.map(|shape| {
@@ -189,6 +251,7 @@ impl<'a> Flattener<'a> {
                     value,
                     ty: p.ty,
                     input: false,
+                    record: None,
                 },
             );
         }
@@ -210,9 +273,26 @@ impl<'a> Flattener<'a> {
             }
             None => vec![start],
         };
-        def.outputs()
-            .map(|p| self.merged_output(&paths, &p.name, p.span, span))
-            .collect()
+        let mut outputs = Vec::new();
+        for p in def.outputs() {
+            let Some(class) = p.record else {
+                outputs.push(Output::Value(
+                    self.merged_output(&paths, &p.name, p.span, span)?,
+                ));
+                continue;
+            };
+            let fields = self.record_fields(class, p.span)?;
+            let mut value = Vec::with_capacity(fields.len());
+            for f in fields.iter() {
+                let name = format!("{}.{}", p.name, f.path);
+                value.push((
+                    f.path.clone(),
+                    self.merged_output(&paths, &name, p.span, span)?,
+                ));
+            }
+            outputs.push(Output::Record(value));
+        }
+        Ok(outputs)
     }
 
     /// The class whose names the function's body sees.
@@ -230,7 +310,7 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Locals, Diagnostic> {
         let inputs: Vec<&Param<'a>> = def.inputs().collect();
-        let mut given: Vec<Option<Val>> = vec![None; inputs.len()];
+        let mut given: Vec<Option<Given>> = (0..inputs.len()).map(|_| None).collect();
         let mut position = 0;
         for arg in args {
             let k = match &arg.name {
@@ -267,10 +347,30 @@ impl<'a> Flattener<'a> {
                     "given again",
                 ));
             }
-            given[k] = Some(self.flatten_expr(&arg.value, ctx)?);
+            given[k] = Some(match inputs[k].record {
+                Some(class) => Given::Record(self.record_value(&arg.value, Some(class), ctx)?),
+                None => Given::Value(self.flatten_expr(&arg.value, ctx)?),
+            });
         }
         let mut locals = Locals::new();
         for (p, value) in inputs.iter().zip(given) {
+            if let Some(class) = p.record {
+                let value = match (value, p.default) {
+                    (Some(Given::Record(v)), _) => v,
+                    (_, Some(e)) => {
+                        let at = local_ctx(p.scope, &locals, ctx.mode);
+                        self.record_value(e, Some(class), &at)?
+                    }
+                    _ => return Err(not_given(def, p, span)),
+                };
+                let how = (true, ctx.mode, p.span);
+                self.insert_record(&mut locals, (&p.name, class), Some(value), how)?;
+                continue;
+            }
+            let value = value.map(|v| match v {
+                Given::Value(v) => v,
+                Given::Record(_) => unreachable!("a record is given only to a record input"),
+            });
             let value = match (value, p.default) {
                 (Some(v), _) if p.ty == ScalarType::Real => v,
                 // An Integer or Boolean of parameters is taken at its value, as sizes,
@@ -279,14 +379,7 @@ impl<'a> Flattener<'a> {
                     Ok::<_, Diagnostic>(self.known_now(e, span, &p.name).unwrap_or(e))
                 })?,
                 (None, Some(e)) => self.local_expr(e, p.scope, &locals, ctx.mode)?,
-                (None, None) => {
-                    return Err(err(
-                        span,
-                        format!("input `{}` of `{}` is not given", p.name, def.path),
-                        "missing argument",
-                    )
-                    .with_secondary(p.span, "declared without a default"));
-                }
+                (None, None) => return Err(not_given(def, p, span)),
             };
             locals.insert(
                 p.name.clone(),
@@ -294,6 +387,7 @@ impl<'a> Flattener<'a> {
                     value: Some(value),
                     ty: p.ty,
                     input: true,
+                    record: None,
                 },
             );
         }
@@ -306,12 +400,23 @@ impl<'a> Flattener<'a> {
         p: &Param<'a>,
         locals: &Locals,
     ) -> Result<Option<Vec<usize>>, Diagnostic> {
-        let mut shape = Vec::with_capacity(p.dims.len());
-        for d in &p.dims {
+        self.shape_of(&p.dims, p.scope, locals)
+    }
+
+    /// The size dimensions `dims` declare, seen from `scope` and `locals`, when all are
+    /// known (`:` is not).
+    fn shape_of(
+        &mut self,
+        dims: &[&'a Subscript],
+        scope: ClassId,
+        locals: &Locals,
+    ) -> Result<Option<Vec<usize>>, Diagnostic> {
+        let mut shape = Vec::with_capacity(dims.len());
+        for d in dims {
             let Subscript::Expr(e) = d else {
                 return Ok(None);
             };
-            let n = self.eval_scalar(e, &local_ctx(p.scope, locals, Mode::Constant))?;
+            let n = self.eval_scalar(e, &local_ctx(scope, locals, Mode::Constant))?;
             if n < 0.0 || n.fract() != 0.0 || n > self.max_size as f64 {
                 return Err(err(
                     e.span,
@@ -447,8 +552,12 @@ impl<'a> Flattener<'a> {
                     }
                 }
                 ElementKind::Component(clause) => {
-                    let (ty, type_dims) = self.function_variable_type(&clause.type_name, class)?;
+                    let (ty, type_dims, record) =
+                        self.function_variable_type(&clause.type_name, class)?;
                     for decl in &clause.components {
+                        if record.is_some() && !(decl.dims.is_empty() && clause.dims.is_empty()) {
+                            return Err(records::arrays_of_records(decl.span));
+                        }
                         let causality = match (clause.prefixes.causality, element.visibility) {
                             (Causality::None, _) | (_, Visibility::Protected) => Causality::None,
                             (c, _) => c,
@@ -466,6 +575,7 @@ impl<'a> Flattener<'a> {
                             default: decl.modification.as_ref().and_then(|m| m.binding.as_ref()),
                             scope: class,
                             span: decl.span,
+                            record,
                         });
                     }
                 }
@@ -499,12 +609,12 @@ impl<'a> Flattener<'a> {
         &self,
         name: &'a ast::Name,
         scope: ClassId,
-    ) -> Result<(ScalarType, Vec<&'a Subscript>), Diagnostic> {
+    ) -> Result<(ScalarType, Vec<&'a Subscript>, Option<ClassId>), Diagnostic> {
         let mut dims = Vec::new();
         let mut target = self.tree.resolve(name, scope);
         for _ in 0..32 {
             match target {
-                Some(TypeRef::Builtin(t)) => return Ok((t, dims)),
+                Some(TypeRef::Builtin(t)) => return Ok((t, dims, None)),
                 Some(TypeRef::Clock) => break,
                 Some(TypeRef::Class(c)) => {
                     let Some(def) = self.tree.node(c).def else {
@@ -516,7 +626,9 @@ impl<'a> Flattener<'a> {
                             dims.extend(short.dims.iter());
                             target = self.tree.resolve(&short.base, parent);
                         }
-                        ClassBody::Enumeration { .. } => return Ok((ScalarType::Integer, dims)),
+                        ClassBody::Enumeration { .. } => {
+                            return Ok((ScalarType::Integer, dims, None));
+                        }
                         ClassBody::Long(comp) if def.kind == ClassKind::Type => {
                             let base = comp.elements.iter().find_map(|e| match &e.kind {
                                 ElementKind::Extends(ext) => Some(&ext.base),
@@ -530,13 +642,16 @@ impl<'a> Flattener<'a> {
                         // An external object is opaque: only the foreign functions
                         // implemented in `tables.rs` read one.
                         ClassBody::Long(_) if self.is_external_object(c) => {
-                            return Ok((ScalarType::String, dims));
+                            return Ok((ScalarType::String, dims, None));
+                        }
+                        ClassBody::Long(_) if self.is_record(c) => {
+                            return Ok((ScalarType::Real, dims, Some(c)));
                         }
                         ClassBody::Long(_) => {
                             return Err(err(
                                 name.span,
                                 format!(
-                                    "a function variable of {} type `{}` is not supported (only Real, Integer, Boolean and enumerations)",
+                                    "a function variable of {} type `{}` is not supported (only Real, Integer, Boolean, enumerations and records)",
                                     def.kind.keyword(),
                                     name.dotted()
                                 ),
@@ -623,20 +738,36 @@ impl<'a> Flattener<'a> {
     ) -> Result<Vec<Path>, Diagnostic> {
         match &s.kind {
             StatementKind::Assign { target, value } => {
-                let value = self.local_expr(value, run.class, &p.locals, run.mode)?;
-                self.assign_local(&mut p.locals, target, value, run)?;
+                if let Some((name, class)) = records::record_target(&p.locals, target) {
+                    let ctx = local_ctx(run.class, &p.locals, run.mode);
+                    let value = self.record_value(value, class, &ctx)?;
+                    records::assign_record(&mut p.locals, &name, value, target.span)?;
+                } else {
+                    let value = self.local_expr(value, run.class, &p.locals, run.mode)?;
+                    self.assign_local(&mut p.locals, target, value, run)?;
+                }
             }
             StatementKind::AssignOutputs { targets, call } => {
-                let outputs =
-                    self.call_outputs(call, &local_ctx(run.class, &p.locals, run.mode))?;
+                let ctx = local_ctx(run.class, &p.locals, run.mode);
+                let outputs = self.call_outputs_with_records(call, &ctx)?;
                 check_targets(targets.len(), outputs.len(), s.span)?;
-                for (target, value) in targets.iter().zip(outputs) {
-                    match target.as_ref().map(|t| &t.kind) {
-                        None => {}
-                        Some(ExprKind::Ref(cref)) => {
+                for (target, output) in targets.iter().zip(outputs) {
+                    match (target.as_ref().map(|t| &t.kind), output) {
+                        (None, _) => {}
+                        (Some(ExprKind::Ref(cref)), Output::Value(value)) => {
                             self.assign_local(&mut p.locals, cref, value, run)?
                         }
-                        Some(_) => {
+                        (Some(ExprKind::Ref(cref)), Output::Record(value)) => {
+                            let Some((name, _)) = records::record_target(&p.locals, cref) else {
+                                return Err(err(
+                                    cref.span,
+                                    "this output is a record, and this is not a record variable",
+                                    "not a record",
+                                ));
+                            };
+                            records::assign_record(&mut p.locals, &name, value, cref.span)?;
+                        }
+                        (Some(_), _) => {
                             return Err(err(
                                 target.as_ref().expect("a target").span,
                                 "only a variable can be assigned",
@@ -877,6 +1008,7 @@ impl<'a> Flattener<'a> {
                         value: Some(value.clone()),
                         ty: ScalarType::Integer,
                         input: true,
+                        record: None,
                     },
                 );
             }
@@ -956,15 +1088,30 @@ impl<'a> Flattener<'a> {
         value: Val,
         run: &Run,
     ) -> Result<(), Diagnostic> {
-        let part = &target.parts[0];
-        let name = part.ident.name.as_str();
-        if target.parts.len() > 1 {
-            return Err(err(
-                target.span,
-                "assigning a field of a function variable is not supported",
-                "not supported yet",
-            ));
-        }
+        let first = &target.parts[0];
+        let is_record = |name: &str| locals.get(name).is_some_and(|l| l.record.is_some());
+        let (name, part) = match target.parts.len() {
+            1 if is_record(&first.ident.name) => {
+                return Err(err(
+                    target.span,
+                    format!("`{}` is a record: assign it a record", first.ident.name),
+                    "a record",
+                ));
+            }
+            1 => (first.ident.name.clone(), first),
+            _ if is_record(&first.ident.name) => {
+                let (name, _, part) = records::field_local(target, locals)?;
+                (name, part)
+            }
+            _ => {
+                return Err(err(
+                    target.span,
+                    format!("`{}` has no fields: it is not a record", first.ident.name),
+                    "not a record",
+                ));
+            }
+        };
+        let name = name.as_str();
         let Some(local) = locals.get(name) else {
             return Err(err(
                 part.ident.span,
@@ -1035,15 +1182,24 @@ impl<'a> Flattener<'a> {
         cref: &'a ComponentRef,
         ctx: &Ctx<'_>,
     ) -> Result<Val, Diagnostic> {
-        let part = &cref.parts[0];
+        let (local, part) = match (local.record, ctx.locals) {
+            (Some(_), Some(locals)) => {
+                let (_, local, part) = records::field_local(cref, locals)?;
+                (local, part)
+            }
+            _ if cref.parts.len() > 1 => {
+                return Err(err(
+                    cref.span,
+                    format!(
+                        "`{}` has no fields: it is not a record",
+                        cref.parts[0].ident.name
+                    ),
+                    "not a record",
+                ));
+            }
+            _ => (local, &cref.parts[0]),
+        };
         let name = &part.ident.name;
-        if cref.parts.len() > 1 {
-            return Err(err(
-                cref.span,
-                format!("`{name}` has no fields: records in functions are not supported yet"),
-                "not supported yet",
-            ));
-        }
         let Some(value) = &local.value else {
             return Err(err(
                 part.ident.span,
@@ -1133,6 +1289,21 @@ impl<'a> Flattener<'a> {
             Some(class) => self.call_function(class, args, call.span, ctx),
             None => Ok(vec![self.flatten_expr(call, ctx)?]),
         }
+    }
+
+    /// [`Self::call_outputs`], record outputs as records.
+    pub(crate) fn call_outputs_with_records(
+        &mut self,
+        call: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Output>, Diagnostic> {
+        if let ExprKind::Call { func, args } = &call.kind
+            && let Some(class) = self.function_class(func, ctx)
+        {
+            return self.call_function_outputs(class, args, call.span, ctx);
+        }
+        let values = self.call_outputs(call, ctx)?;
+        Ok(values.into_iter().map(Output::Value).collect())
     }
 }
 

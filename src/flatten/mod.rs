@@ -98,6 +98,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         used_classes: FxHashSet::default(),
         bases: FxHashMap::default(),
         functions: FxHashMap::default(),
+        record_field_lists: FxHashMap::default(),
+        record_values: FxHashMap::default(),
         call_depth: 0,
         external_objects: FxHashMap::default(),
         tables: FxHashMap::default(),
@@ -257,6 +259,11 @@ pub(crate) struct Flattener<'a> {
     pub bases: FxHashMap<ClassId, Vec<ClassId>>,
     /// The functions called so far, collected once each.
     pub functions: FxHashMap<ClassId, std::rc::Rc<function::FunctionDef<'a>>>,
+    /// The fields of the record classes functions use, collected once each.
+    pub record_field_lists: FxHashMap<ClassId, std::rc::Rc<Vec<function::records::Field<'a>>>>,
+    /// The values of function calls bound to record components, computed once for all
+    /// their fields.
+    pub record_values: FxHashMap<expr::BoundKey, function::RecordValue>,
     /// How deep the function calls being inlined nest.
     pub call_depth: usize,
     /// External objects, by their instance: the constructor call each was given.

@@ -37,7 +37,9 @@ impl<'a> Flattener<'a> {
         class: ClassId,
     ) -> Result<ClassId, Diagnostic> {
         let b = modification.binding.take().expect("a record binding");
-        let by_reference = !b.field.is_empty() || matches!(b.expr.kind, ExprKind::Ref(_));
+        let by_reference = !b.field.is_empty()
+            || matches!(b.expr.kind, ExprKind::Ref(_))
+            || self.is_function_call(b.expr, b.class_scope);
         if by_reference {
             for name in self.record_field_names(class) {
                 let child = modification.children.entry(name.clone()).or_default();
@@ -68,10 +70,10 @@ impl<'a> Flattener<'a> {
             return Err(err(
                 b.expr.span,
                 format!(
-                    "`{}` is not a record constructor: functions returning records are not supported yet",
+                    "`{}` is neither a record constructor nor a function",
                     func.dotted()
                 ),
-                "not supported yet",
+                "not a record constructor",
             ));
         };
         let fields = self.record_field_names(constructor);
@@ -114,7 +116,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// A record's fields in declaration order, its bases' first.
-    fn record_field_names(&self, class: ClassId) -> Vec<String> {
+    pub(crate) fn record_field_names(&self, class: ClassId) -> Vec<String> {
         let mut names = Vec::new();
         self.collect_field_names(self.long_class(class), &mut names, 0);
         names
@@ -152,8 +154,48 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// The field `b.field` of the record `b.expr` names, as the values of its variables.
+    /// Whether `e` calls a function (not a record constructor), seen from `scope`.
+    fn is_function_call(&self, e: &crate::syntax::ast::Expr, scope: ClassId) -> bool {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return false;
+        };
+        func.as_name().is_some_and(|name| {
+            self.function_class_named(
+                &name,
+                &super::expr::Ctx {
+                    inst: None,
+                    class: scope,
+                    loops: &[],
+                    mode: Mode::Constant,
+                    end: None,
+                    locals: None,
+                },
+            )
+            .is_some()
+        })
+    }
+
+    /// The field `b.field` of the record `b.expr` gives, as the values of its variables:
+    /// a record component it names, or the record a function it calls returns (the call
+    /// made once for all the fields).
     pub(crate) fn record_field(&mut self, b: &Bound<'a>, mode: Mode) -> Result<Val, Diagnostic> {
+        if let ExprKind::Call { .. } = &b.expr.kind {
+            let key = (std::ptr::from_ref(b.expr), b.scope, b.class_scope, mode);
+            if !self.record_values.contains_key(&key) {
+                let ctx = super::expr::Ctx { mode, ..b.ctx() };
+                let value = self.record_value(b.expr, None, &ctx)?;
+                self.record_values.insert(key, value);
+            }
+            let path = b.field.join(".");
+            return match self.record_values[&key].iter().find(|(p, _)| *p == path) {
+                Some((_, v)) => Ok(v.clone()),
+                None => Err(err(
+                    b.expr.span,
+                    format!("the record this call returns has no field `{path}`"),
+                    "no such field",
+                )),
+            };
+        }
         let ExprKind::Ref(cref) = &b.expr.kind else {
             return Err(err(
                 b.expr.span,
@@ -190,7 +232,7 @@ impl<'a> Flattener<'a> {
     }
 
     /// The whole of element `name` of instance `inst`.
-    fn element_selection(&self, inst: InstId, name: &str) -> Option<Selected> {
+    pub(crate) fn element_selection(&self, inst: InstId, name: &str) -> Option<Selected> {
         let (slot, elem) = self.insts[inst.0 as usize].elements.get_full(name)?;
         let picks: Vec<super::expr::Pick> = (elem.dims.iter())
             .map(|&n| super::expr::Pick::Many((0..n).collect()))
