@@ -301,6 +301,7 @@ const RECORDS_IN_FUNCTIONS: &str = "package P
     parameter Pair pp = makePair(2);
     Sample varying;
     Sample second;
+    Sample copy;
     Real twice;
     Real x(start = 0, fixed = true);
     Real v;
@@ -310,6 +311,7 @@ const RECORDS_IN_FUNCTIONS: &str = "package P
     v = drop(brush, x - 1);
     s = sumPair(makePair(x));
     varying = sample(x);
+    copy = varying;
     (second, twice) = split(x + 1);
   end M;
 end P;
@@ -334,6 +336,7 @@ fn records_are_function_inputs_outputs_and_locals() {
         assert!((c["s"][k] - s).abs() < 1e-9, "s at {t}: {}", c["s"][k]);
         assert!((c["varying.b[2]"][k] - 2.0 * x).abs() < 1e-12);
         assert!((c["varying.a"][k] - x * x).abs() < 1e-12);
+        assert_eq!(c["copy.b[2]"][k], c["varying.b[2]"][k]);
         assert!((c["second.a"][k] - (x + 1.0).powi(2)).abs() < 1e-9);
         assert!((c["twice"][k] - 2.0 * (x + 1.0)).abs() < 1e-12);
     }
@@ -741,4 +744,66 @@ end Terminal;
     let (_, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("not known at translation time"), "{err}");
+}
+
+/// `Complex` arithmetic through its operator record (Modelica 14): `+`, `-`, `*`, `/`,
+/// unary minus, a Real operand converted by `'constructor'`, a record `if`, a function of
+/// a record (`ComplexMath.abs`) and a record equation, against complex arithmetic here.
+#[test]
+fn complex_arithmetic_runs_through_its_operator_record() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let text = "model CX
+  Complex a = Complex(1, 2);
+  Complex b(re = time, im = 1);
+  Complex s = a + b;
+  Complex p = a*b;
+  Complex q = a/b;
+  Complex n = -a - b;
+  Complex r = 2*a;
+  Complex c = if time > 0.6 then a else b;
+  Complex e;
+  Real m = Modelica.ComplexMath.abs(p);
+equation
+  e = p*Complex(0, 1) + Complex(time);
+end CX;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let vars = "s.re,s.im,p.re,p.im,q.re,q.im,n.re,n.im,r.re,r.im,c.re,c.im,e.re,e.im,m";
+    let args = [
+        "--lib", lib, "--model", "CX", "--stop", "1", "--step", "0.25", "--vars", vars,
+    ];
+    let c = columns("complex", text, &args);
+    let mul = |(a, b): (f64, f64), (x, y): (f64, f64)| (a * x - b * y, a * y + b * x);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let (a, b) = ((1.0, 2.0), (t, 1.0));
+        let p = mul(a, b);
+        let d = t * t + 1.0;
+        let q = ((a.0 * t + a.1) / d, (a.1 * t - a.0) / d);
+        let chosen = if t > 0.6 { a } else { b };
+        let e = mul(p, (0.0, 1.0));
+        let expected = [
+            ("s", (a.0 + b.0, a.1 + b.1)),
+            ("p", p),
+            ("q", q),
+            ("n", (-a.0 - b.0, -a.1 - b.1)),
+            ("r", (2.0, 4.0)),
+            ("c", chosen),
+            ("e", (e.0 + t, e.1)),
+        ];
+        for (name, (re, im)) in expected {
+            let (got_re, got_im) = (c[&format!("{name}.re")][k], c[&format!("{name}.im")][k]);
+            assert!(
+                (got_re - re).abs() < 1e-12,
+                "{name}.re at {t}: {got_re}, not {re}"
+            );
+            assert!(
+                (got_im - im).abs() < 1e-12,
+                "{name}.im at {t}: {got_im}, not {im}"
+            );
+        }
+        assert!((c["m"][k] - p.0.hypot(p.1)).abs() < 1e-12);
+    }
 }

@@ -149,12 +149,11 @@ impl<'a> Flattener<'a> {
         if let ExprKind::Tuple(targets) = &lhs.kind {
             return self.outputs_equation(eq, targets, rhs, ctx, sink);
         }
-        if let (ExprKind::Ref(cref), ExprKind::Call { .. }) = (&lhs.kind, &rhs.kind)
-            && self.names_record(cref, ctx)
-        {
+        if let Some(class) = self.record_equation_class(lhs, rhs, ctx) {
             let inst = ctx.inst.expect("instance");
             let component = self.insts[inst.0 as usize].owner.clone();
-            let equations = self.record_equation(cref, rhs, (eq.span, component), ctx)?;
+            let place = (eq.span, component);
+            let equations = self.record_equation((lhs, rhs), class, place, ctx)?;
             sink.equations.extend(equations);
             return Ok(());
         }

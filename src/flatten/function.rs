@@ -13,6 +13,7 @@
 //! of the path whose condition holds. Relations inside a function make no events (Modelica
 //! 8.5), so the conditions are written under `noEvent`.
 
+mod operators;
 pub(crate) mod records;
 
 use std::rc::Rc;
@@ -66,6 +67,8 @@ struct Param<'a> {
     span: Span,
     /// The class of a record variable.
     record: Option<ClassId>,
+    /// A record variable's field modifications (`output Complex c(re = x, im = y)`).
+    fields: Option<&'a ast::Modification>,
 }
 
 /// A function class, its variables collected through its `extends`.
@@ -110,7 +113,7 @@ struct Path {
 }
 
 /// An argument's value for an input.
-enum Given {
+pub(crate) enum Given {
     Value(Val),
     Record(RecordValue),
 }
@@ -197,6 +200,41 @@ impl<'a> Flattener<'a> {
             )
             .with_secondary(*at, "declared external here"));
         }
+        let given = self.given_arguments(&def, args, ctx)?;
+        self.call_with(&def, given, span, ctx)
+    }
+
+    /// The outputs of a call of `class` whose inputs are given as values (an overloaded
+    /// operator's operands).
+    pub(crate) fn call_with_values(
+        &mut self,
+        class: ClassId,
+        given: Vec<Option<Given>>,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Output>, Diagnostic> {
+        let def = self.function_def(class, span)?;
+        if def.external.is_some() {
+            return Err(err(
+                span,
+                format!(
+                    "`{}` is an external function: mocca does not compile foreign code",
+                    def.path
+                ),
+                "an external function",
+            ));
+        }
+        self.call_with(&def, given, span, ctx)
+    }
+
+    /// [`Self::inline_call`] within the nesting limit.
+    fn call_with(
+        &mut self,
+        def: &FunctionDef<'a>,
+        given: Vec<Option<Given>>,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Output>, Diagnostic> {
         if self.call_depth >= MAX_DEPTH {
             return Err(err(
                 span,
@@ -208,7 +246,7 @@ impl<'a> Flattener<'a> {
             ));
         }
         self.call_depth += 1;
-        let result = self.inline_call(&def, args, span, ctx);
+        let result = self.inline_call(def, given, span, ctx);
         self.call_depth -= 1;
         result
     }
@@ -216,11 +254,11 @@ impl<'a> Flattener<'a> {
     fn inline_call(
         &mut self,
         def: &FunctionDef<'a>,
-        args: &'a [Arg],
+        given: Vec<Option<Given>>,
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Output>, Diagnostic> {
-        let mut locals = self.bind_inputs(def, args, span, ctx)?;
+        let mut locals = self.bind_inputs(def, given, span, ctx)?;
         for p in def
             .params
             .iter()
@@ -236,6 +274,9 @@ impl<'a> Flattener<'a> {
                 };
                 let how = (false, ctx.mode, p.span);
                 self.insert_record(&mut locals, (&p.name, class), value, how)?;
+                if let Some(m) = p.fields {
+                    self.modify_fields(&mut locals, p, m, ctx.mode)?;
+                }
                 continue;
             }
             let value = match p.default {
@@ -300,15 +341,14 @@ impl<'a> Flattener<'a> {
         self.tree.find_path(&def.path).unwrap_or(ROOT)
     }
 
-    /// Inputs bound to the arguments: positional first, then named, then defaults (which
-    /// may read the inputs before them).
-    fn bind_inputs(
+    /// The arguments' values, by input in declaration order (positional first, then named;
+    /// none where an input is not given).
+    fn given_arguments(
         &mut self,
         def: &FunctionDef<'a>,
         args: &'a [Arg],
-        span: Span,
         ctx: &Ctx<'_>,
-    ) -> Result<Locals, Diagnostic> {
+    ) -> Result<Vec<Option<Given>>, Diagnostic> {
         let inputs: Vec<&Param<'a>> = def.inputs().collect();
         let mut given: Vec<Option<Given>> = (0..inputs.len()).map(|_| None).collect();
         let mut position = 0;
@@ -352,6 +392,19 @@ impl<'a> Flattener<'a> {
                 None => Given::Value(self.flatten_expr(&arg.value, ctx)?),
             });
         }
+        Ok(given)
+    }
+
+    /// The inputs' locals, from the values `given` (by input, in declaration order) or
+    /// the declared defaults (which may read the inputs before them).
+    fn bind_inputs(
+        &mut self,
+        def: &FunctionDef<'a>,
+        given: Vec<Option<Given>>,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Locals, Diagnostic> {
+        let inputs: Vec<&Param<'a>> = def.inputs().collect();
         let mut locals = Locals::new();
         for (p, value) in inputs.iter().zip(given) {
             if let Some(class) = p.record {
@@ -576,6 +629,7 @@ impl<'a> Flattener<'a> {
                             scope: class,
                             span: decl.span,
                             record,
+                            fields: decl.modification.as_deref().filter(|_| record.is_some()),
                         });
                     }
                 }

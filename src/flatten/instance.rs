@@ -49,6 +49,8 @@ pub struct Instance<'a> {
     /// Prefixes of the component this instance is (`parameter R r`, `flow C c`), with those of
     /// its enclosing components: its elements inherit them (Modelica 4.4.2).
     pub prefixes: TypePrefixes,
+    /// The class it is an instance of (none for an external object's).
+    pub class: Option<ClassId>,
     /// Per element slot, the element still to instantiate: an element a size needs before
     /// its turn is instantiated then (`nout = size(columns, 1)` of a later `columns[:]`).
     pending: Vec<Option<ElemSpec<'a>>>,
@@ -67,6 +69,7 @@ impl Instance<'_> {
             weak_marks: Vec::new(),
             class_mods: Vec::new(),
             prefixes: TypePrefixes::default(),
+            class: None,
             pending: Vec::new(),
         }
     }
@@ -184,6 +187,7 @@ impl<'a> Flattener<'a> {
             weak_marks,
             class_mods: Vec::new(),
             prefixes,
+            class: Some(class),
             pending: Vec::new(),
         });
         self.instantiating.push(class);

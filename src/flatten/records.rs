@@ -37,8 +37,16 @@ impl<'a> Flattener<'a> {
         class: ClassId,
     ) -> Result<ClassId, Diagnostic> {
         let b = modification.binding.take().expect("a record binding");
+        // Each field bound to the same field of the value: a record's, or one computed once
+        // (a function's result, an operation of operator records, an `if` of records).
         let by_reference = !b.field.is_empty()
-            || matches!(b.expr.kind, ExprKind::Ref(_))
+            || matches!(
+                b.expr.kind,
+                ExprKind::Ref(_)
+                    | ExprKind::Binary { .. }
+                    | ExprKind::Unary { .. }
+                    | ExprKind::If { .. }
+            )
             || self.is_function_call(b.expr, b.class_scope);
         if by_reference {
             for name in self.record_field_names(class) {
@@ -176,10 +184,10 @@ impl<'a> Flattener<'a> {
     }
 
     /// The field `b.field` of the record `b.expr` gives, as the values of its variables:
-    /// a record component it names, or the record a function it calls returns (the call
-    /// made once for all the fields).
+    /// a record component it names, or the record it computes (a function's result, an
+    /// operation of operator records; computed once for all the fields).
     pub(crate) fn record_field(&mut self, b: &Bound<'a>, mode: Mode) -> Result<Val, Diagnostic> {
-        if let ExprKind::Call { .. } = &b.expr.kind {
+        if !matches!(b.expr.kind, ExprKind::Ref(_)) {
             let key = (std::ptr::from_ref(b.expr), b.scope, b.class_scope, mode);
             if !self.record_values.contains_key(&key) {
                 let ctx = super::expr::Ctx { mode, ..b.ctx() };

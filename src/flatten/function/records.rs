@@ -12,7 +12,7 @@ use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
 use crate::flatten::classes::{ClassId, ROOT, TypeRef};
 use crate::flatten::expr::{Ctx, Mode, Selected, Val};
-use crate::flatten::instance::strip_quotes;
+use crate::flatten::instance::{InstId, strip_quotes};
 use crate::flatten::tree::Tree;
 use crate::source::Span;
 use crate::syntax::ast::{
@@ -146,7 +146,7 @@ impl<'a> Flattener<'a> {
                     }
                     Some(_) => return Err(not_a_record(e.span)),
                     None => {
-                        let Some(class) = class else {
+                        let Some(class) = class.or_else(|| self.record_class_of(e, ctx)) else {
                             return Err(not_a_record(e.span));
                         };
                         return self.model_record(cref, class, ctx, e.span);
@@ -162,7 +162,10 @@ impl<'a> Flattener<'a> {
                     })
                     .filter(|&c| self.is_record(c));
                 match constructor {
-                    Some(c) => self.constructed(c, args, ctx, e.span)?,
+                    Some(c) => match self.operator_functions(c, "'constructor'").as_slice() {
+                        [] => self.constructed(c, args, ctx, e.span)?,
+                        functions => self.overloaded_constructor(functions, args, e.span, ctx)?,
+                    },
                     None => {
                         let Some(function) = self.function_class(func, ctx) else {
                             return Err(not_a_record(e.span));
@@ -178,12 +181,85 @@ impl<'a> Flattener<'a> {
                     }
                 }
             }
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.binary_operation(*op, (lhs, rhs), e.span, ctx)?
+            }
+            ExprKind::Unary { op, operand } => self.unary_operation(*op, operand, e.span, ctx)?,
+            ExprKind::If {
+                branches,
+                else_branch,
+            } => self.record_if(branches, else_branch, ctx)?,
             _ => return Err(not_a_record(e.span)),
         };
         match class {
             None => Ok(value),
             Some(class) => self.as_class(value, class, e.span),
         }
+    }
+
+    /// `R(args)` of an operator record by the first of its `'constructor'` functions that
+    /// takes the arguments.
+    fn overloaded_constructor(
+        &mut self,
+        functions: &[ClassId],
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<RecordValue, Diagnostic> {
+        let mut first_error = None;
+        for &function in functions {
+            match self.call_function_outputs(function, args, span, ctx) {
+                Ok(outputs) => {
+                    if let Some(Output::Record(value)) = outputs.into_iter().next() {
+                        return Ok(value);
+                    }
+                }
+                Err(d) => {
+                    first_error.get_or_insert(d);
+                }
+            }
+        }
+        Err(first_error.unwrap_or_else(|| not_a_record(span)))
+    }
+
+    /// `if c1 then r1 elseif … else r` of records: the branch a condition known at
+    /// translation time picks, else field by field `if`-expressions.
+    fn record_if(
+        &mut self,
+        branches: &'a [(Expr, Expr)],
+        otherwise: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Result<RecordValue, Diagnostic> {
+        let mut value = self.record_value(otherwise, None, ctx)?;
+        for (condition, branch) in branches.iter().rev() {
+            let Tree::Leaf(c) = self.flatten_expr(condition, ctx)? else {
+                return Err(err(
+                    condition.span,
+                    "an `if` condition must be a scalar",
+                    "not a scalar",
+                ));
+            };
+            let taken = self.record_value(branch, None, ctx)?;
+            value = match self.dae.pool.as_const(c) {
+                Some(k) if k != 0.0 => taken,
+                Some(_) => value,
+                None => {
+                    let mut chosen = Vec::with_capacity(value.len());
+                    for ((path, a), (_, b)) in taken.into_iter().zip(value) {
+                        let Some(v) = self.choose(c, &a, &b) else {
+                            return Err(err(
+                                condition.span,
+                                "the branches' records differ in size",
+                                "sizes differ",
+                            ));
+                        };
+                        chosen.push((path, v));
+                    }
+                    chosen
+                }
+            };
+        }
+        Ok(value)
     }
 
     /// `value`'s fields that record class `class` has, in its order.
@@ -265,60 +341,72 @@ impl<'a> Flattener<'a> {
     /// Whether `cref` names one component of the model (not a variable, not an array): a
     /// record, where an equation gives it a record.
     pub(crate) fn names_record(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> bool {
-        let Some(mut inst) = ctx.inst else {
-            return false;
-        };
+        self.named_instance(cref, ctx).is_some()
+    }
+
+    /// The one component of the model `cref` names, if it names one.
+    pub(super) fn named_instance(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> Option<InstId> {
+        let mut inst = ctx.inst?;
         for part in &cref.parts {
             if !part.subscripts.is_empty() {
-                return false;
+                return None;
             }
             match self.element_selection(inst, &strip_quotes(&part.ident.name)) {
                 Some(Selected::Insts(Tree::Leaf(child))) => inst = child,
-                _ => return false,
+                _ => return None,
             }
         }
-        true
+        Some(inst)
     }
 
-    /// `r = f(…)` of a record component `r` of the model: one equation per scalar field, as
-    /// the record the call gives has them (Modelica 10.6.2: a record equation is its
-    /// fields' equations).
+    /// The record class of an equation's sides, when either is a record (a record component,
+    /// a function returning a record, an operation of operator records).
+    pub(crate) fn record_equation_class(
+        &mut self,
+        lhs: &'a Expr,
+        rhs: &'a Expr,
+        ctx: &Ctx<'_>,
+    ) -> Option<ClassId> {
+        self.record_class_of(lhs, ctx)
+            .or_else(|| self.record_class_of(rhs, ctx))
+    }
+
+    /// `lhs = rhs` of records of class `class`: one equation per scalar field (Modelica
+    /// 10.6.2: a record equation is its fields' equations).
     pub(crate) fn record_equation(
         &mut self,
-        cref: &'a ComponentRef,
-        call: &'a Expr,
+        (lhs, rhs): (&'a Expr, &'a Expr),
+        class: ClassId,
         (span, component): (Span, std::sync::Arc<str>),
         ctx: &Ctx<'_>,
     ) -> Result<Vec<crate::dae::Equation>, Diagnostic> {
-        let value = self.record_value(call, None, ctx)?;
-        self.record_value_equations(cref, value, (span, component), ctx)
+        let left = self.record_value(lhs, Some(class), ctx)?;
+        let right = self.record_value(rhs, Some(class), ctx)?;
+        self.field_equations(left, right, (span, component))
     }
 
-    /// The equations `r.f = v` of record component `r` (`cref`) and record value `value`.
-    pub(crate) fn record_value_equations(
+    /// `left.f = right.f` for each field, element by element.
+    fn field_equations(
         &mut self,
-        cref: &'a ComponentRef,
-        value: RecordValue,
+        left: RecordValue,
+        right: RecordValue,
         (span, component): (Span, std::sync::Arc<str>),
-        ctx: &Ctx<'_>,
     ) -> Result<Vec<crate::dae::Equation>, Diagnostic> {
-        let paths: Vec<&str> = value.iter().map(|(p, _)| p.as_str()).collect();
-        let targets = self.model_record_fields(cref, &paths, ctx, cref.span)?;
         let mut equations = Vec::new();
-        for ((path, target), (_, v)) in targets.into_iter().zip(value) {
-            let (lhs, rhs) = (target.leaves(), v.leaves());
-            if lhs.len() != rhs.len() {
+        for ((path, l), (_, r)) in left.into_iter().zip(right) {
+            let (l, r) = (l.leaves(), r.leaves());
+            if l.len() != r.len() {
                 return Err(err(
                     span,
                     format!(
-                        "field `{path}` has {} elements and the value {}",
-                        lhs.len(),
-                        rhs.len()
+                        "field `{path}` has {} elements on one side and {} on the other",
+                        l.len(),
+                        r.len()
                     ),
                     "sizes differ",
                 ));
             }
-            for (l, r) in lhs.into_iter().zip(rhs) {
+            for (l, r) in l.into_iter().zip(r) {
                 let place = (span, component.clone());
                 let origin = crate::dae::EquationOrigin::Model;
                 equations.push(crate::dae::Equation::between(
@@ -331,6 +419,19 @@ impl<'a> Flattener<'a> {
             }
         }
         Ok(equations)
+    }
+
+    /// The equations `r.f = v` of record component `r` (`cref`) and record value `value`.
+    pub(crate) fn record_value_equations(
+        &mut self,
+        cref: &'a ComponentRef,
+        value: RecordValue,
+        (span, component): (Span, std::sync::Arc<str>),
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<crate::dae::Equation>, Diagnostic> {
+        let paths: Vec<&str> = value.iter().map(|(p, _)| p.as_str()).collect();
+        let targets = self.model_record_fields(cref, &paths, ctx, cref.span)?;
+        self.field_equations(targets, value, (span, component))
     }
 
     /// `class(args)`: the fields the arguments give (positional in declaration order, or by
@@ -415,6 +516,42 @@ impl<'a> Flattener<'a> {
             locals: None,
         };
         self.flatten_expr(default, &at)
+    }
+
+    /// The field modifications `m` of record variable `p` applied to its locals (each
+    /// `field = value` evaluated among the function's variables).
+    pub(super) fn modify_fields(
+        &mut self,
+        locals: &mut Locals,
+        p: &super::Param<'a>,
+        m: &'a crate::syntax::ast::Modification,
+        mode: Mode,
+    ) -> Result<(), Diagnostic> {
+        for argument in &m.arguments {
+            let crate::syntax::ast::Argument::Modify {
+                name,
+                modification: Some(inner),
+                span,
+                ..
+            } = argument
+            else {
+                continue;
+            };
+            let Some(e) = &inner.binding else {
+                continue;
+            };
+            let key = format!("{}.{}", p.name, name.dotted());
+            if !locals.contains_key(&key) {
+                return Err(err(
+                    *span,
+                    format!("`{}` has no field `{}`", p.name, name.dotted()),
+                    "no such field",
+                ));
+            }
+            let value = self.local_expr(e, p.scope, locals, mode)?;
+            locals[&key].value = Some(value);
+        }
+        Ok(())
     }
 
     /// The locals of record variable `name` of class `class`, with `value`, or where `None`
