@@ -807,3 +807,24 @@ end CX;
         assert!((c["m"][k] - p.0.hypot(p.1)).abs() < 1e-12);
     }
 }
+
+/// A connector declared as a short class of a record (`connector ComplexOutput = output
+/// Complex`) is a connector, so `connect` joins its fields.
+#[test]
+fn a_connector_of_a_record_type_connects_its_fields() {
+    let text = "record R Real a; Real b; end R;
+connector RIn = input R;
+connector ROut = output R;
+block Src ROut y; equation y.a = time; y.b = 2; end Src;
+block Sink RIn u; Real s = u.a + u.b; end Sink;
+model M Src src; Sink sink; equation connect(src.y, sink.u); end M;
+";
+    let c = columns(
+        "record_connector",
+        text,
+        &["--model", "M", "--stop", "1", "--step", "0.5"],
+    );
+    for (k, &t) in c["time"].iter().enumerate() {
+        assert_eq!(c["sink.s"][k], t + 2.0, "at {t}");
+    }
+}

@@ -156,22 +156,25 @@ struct ResolvedType<'a> {
 }
 
 impl<'a> Flattener<'a> {
-    /// Creates the instance of `class` at `prefix` with the modification `outer`.
+    /// Creates the instance of `class` at `prefix` with the modification `outer`; a connector
+    /// when `class` is one or the component's type names one on the way to it
+    /// (`connector ComplexOutput = output Complex`: `declared_connector`).
     pub(crate) fn instantiate(
         &mut self,
         class: ClassId,
         prefix: String,
         outer: Mod<'a>,
         parent: Option<InstId>,
-        prefixes: TypePrefixes,
+        (prefixes, declared_connector): (TypePrefixes, bool),
     ) -> InstId {
         let id = InstId(self.insts.len() as u32);
-        let is_connector = self.tree.node(class).def.is_some_and(|d| {
-            matches!(
-                d.kind,
-                ClassKind::Connector | ClassKind::ExpandableConnector
-            )
-        });
+        let is_connector = declared_connector
+            || self.tree.node(class).def.is_some_and(|d| {
+                matches!(
+                    d.kind,
+                    ClassKind::Connector | ClassKind::ExpandableConnector
+                )
+            });
         let weak_marks = outer.weak.clone();
         let owner = match parent {
             Some(p) if is_connector => self.insts[p.0 as usize].owner.clone(),
@@ -905,7 +908,7 @@ impl<'a> Flattener<'a> {
                         name,
                         child_mod,
                         Some(inst),
-                        prefixes.clone(),
+                        (prefixes.clone(), ty.connector),
                     ));
                 }
                 Content::Insts(children)

@@ -116,7 +116,13 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         f.dae.experiment = experiment::experiment_of(def);
     }
     let outer = overrides_mod(request.overrides, model);
-    let root = f.instantiate(model, String::new(), outer, None, Default::default());
+    let root = f.instantiate(
+        model,
+        String::new(),
+        outer,
+        None,
+        (Default::default(), false),
+    );
     debug_assert_eq!(root, InstId(0));
     if !diagnostics::has_errors(&f.diags) {
         f.bindings_and_attributes();
