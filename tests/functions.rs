@@ -828,3 +828,21 @@ model M Src src; Sink sink; equation connect(src.y, sink.u); end M;
         assert_eq!(c["sink.s"][k], t + 2.0, "at {t}");
     }
 }
+
+/// An array of records bound to an array of record constructors binds each element, also
+/// through a record passed on whole (`Use u(cell = data)`).
+#[test]
+fn an_array_of_records_binds_each_element() {
+    let text = "record RC parameter Real R = 1; parameter Real C = 1; end RC;
+record Cell parameter RC rc[2] = {RC(R = 2), RC(C = 3)}; end Cell;
+model Use parameter Cell cell; Real s = cell.rc[1].R + 10*cell.rc[2].C + 100*cell.rc[2].R; end Use;
+model Top
+  parameter Cell data(rc = {RC(R = 5), RC(R = 7, C = 9)});
+  Use u(cell = data);
+  Use plain;
+end Top;
+";
+    let c = columns("record_arrays", text, &["--model", "Top", "--stop", "1"]);
+    assert_eq!(c["u.s"][0], 5.0 + 10.0 * 9.0 + 100.0 * 7.0);
+    assert_eq!(c["plain.s"][0], 2.0 + 10.0 * 3.0 + 100.0 * 1.0);
+}

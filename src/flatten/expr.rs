@@ -299,12 +299,7 @@ impl<'a> Flattener<'a> {
             locals: None,
         };
         if !b.field.is_empty() {
-            return Some(
-                self.record_field(b, Mode::Constant)
-                    .ok()?
-                    .select(&b.select)?
-                    .shape(),
-            );
+            return Some(self.record_field(b, Mode::Constant).ok()?.shape());
         }
         if b.select.is_empty()
             && let Some(shape) = self.filled_shape(b.expr, &ctx)
@@ -405,10 +400,9 @@ impl<'a> Flattener<'a> {
     ) -> Result<Option<ExprId>, Diagnostic> {
         let ctx = Ctx { mode, ..b.ctx() };
         if !b.field.is_empty() {
-            let value = self.record_field(b, mode)?;
-            return Ok(match value.select(&b.select) {
-                Some(Tree::Leaf(id)) => Some(*id),
-                _ => None,
+            return Ok(match self.record_field(b, mode)? {
+                Tree::Leaf(id) => Some(id),
+                Tree::Node(_) => None,
             });
         }
         if b.select.is_empty() {

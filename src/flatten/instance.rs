@@ -884,7 +884,10 @@ impl<'a> Flattener<'a> {
             TypeRef::Class(class) => {
                 let mut modification = modification;
                 let mut class = class;
-                if modification.binding.is_some() && self.is_record(class) {
+                // An array of records bound to an array value binds each element apart.
+                let bound_elements =
+                    modification.binding.is_some() && self.is_record(class) && !dims.is_empty();
+                if modification.binding.is_some() && self.is_record(class) && dims.is_empty() {
                     match self.record_binding(&mut modification, class) {
                         Ok(c) => class = c,
                         Err(d) => {
@@ -893,18 +896,29 @@ impl<'a> Flattener<'a> {
                         }
                     }
                 }
-                if let Some(d) =
-                    self.value_given_to_component(&base, spec.decl, class, &modification)
+                if !bound_elements
+                    && let Some(d) =
+                        self.value_given_to_component(&base, spec.decl, class, &modification)
                 {
                     self.diags.push(d);
                     return;
                 }
                 let mut children = Ids::new();
                 for index in indices(&dims) {
-                    let child_mod = modification.for_element(&index);
+                    let mut child_mod = modification.for_element(&index);
+                    let mut child_class = class;
+                    if bound_elements {
+                        match self.record_binding(&mut child_mod, class) {
+                            Ok(c) => child_class = c,
+                            Err(d) => {
+                                self.diags.push(d);
+                                return;
+                            }
+                        }
+                    }
                     let name = element_name(&base, &index);
                     children.push(self.instantiate(
-                        class,
+                        child_class,
                         name,
                         child_mod,
                         Some(inst),

@@ -13,6 +13,7 @@ use super::classes::{ClassId, ROOT, TypeRef};
 use super::expr::{Mode, Selected, Val};
 use super::instance::{InstId, strip_quotes};
 use super::modifier::{Bound, Mod};
+use super::tree::Tree;
 use crate::diagnostics::Diagnostic;
 use crate::syntax::ast::{ClassBody, ClassKind, ComponentRef, ElementKind, ExprKind};
 
@@ -36,7 +37,21 @@ impl<'a> Flattener<'a> {
         modification: &mut Mod<'a>,
         class: ClassId,
     ) -> Result<ClassId, Diagnostic> {
-        let b = modification.binding.take().expect("a record binding");
+        let mut b = modification.binding.take().expect("a record binding");
+        // An element of an array of records bound to an array of records (`rc = {R(…),
+        // R(…)}`): that element's value.
+        while let (ExprKind::Array(items), Some((&k, rest))) =
+            (&b.expr.kind, b.select.split_first())
+        {
+            let Some(item) = items.get(k) else {
+                break;
+            };
+            b = Bound {
+                expr: item,
+                select: rest.to_vec(),
+                ..b
+            };
+        }
         // Each field bound to the same field of the value: a record's, or one computed once
         // (a function's result, an operation of operator records, an `if` of records).
         let by_reference = !b.field.is_empty()
@@ -183,10 +198,18 @@ impl<'a> Flattener<'a> {
         })
     }
 
-    /// The field `b.field` of the record `b.expr` gives, as the values of its variables:
+    /// The field `b.field` of the record `b.expr` gives, as the values of its variables (the
+    /// element `b.select` of it):
     /// a record component it names, or the record it computes (a function's result, an
     /// operation of operator records; computed once for all the fields).
     pub(crate) fn record_field(&mut self, b: &Bound<'a>, mode: Mode) -> Result<Val, Diagnostic> {
+        let out_of_range = || {
+            err(
+                b.expr.span,
+                "this element is not in the record's value",
+                "no such element",
+            )
+        };
         if !matches!(b.expr.kind, ExprKind::Ref(_)) {
             let key = (std::ptr::from_ref(b.expr), b.scope, b.class_scope, mode);
             if !self.record_values.contains_key(&key) {
@@ -196,7 +219,7 @@ impl<'a> Flattener<'a> {
             }
             let path = b.field.join(".");
             return match self.record_values[&key].iter().find(|(p, _)| *p == path) {
-                Some((_, v)) => Ok(v.clone()),
+                Some((_, v)) => v.select(&b.select).cloned().ok_or_else(out_of_range),
                 None => Err(err(
                     b.expr.span,
                     format!("the record this call returns has no field `{path}`"),
@@ -212,17 +235,30 @@ impl<'a> Flattener<'a> {
             ));
         };
         let mut inst = self.record_instance(cref, b.scope)?;
+        // The subscripts of an element of an array of records on the way select it.
+        let mut select: &[usize] = &b.select;
         let (last, path) = b.field.split_last().expect("a field path");
         for name in path {
             inst = match self.element_selection(inst, name) {
-                Some(Selected::Insts(super::tree::Tree::Leaf(child))) => child,
+                Some(Selected::Insts(Tree::Leaf(child))) => child,
+                Some(Selected::Insts(tree)) => {
+                    let depth = tree.shape().len();
+                    match select.get(..depth).and_then(|at| tree.select(at)) {
+                        Some(Tree::Leaf(child)) => {
+                            select = &select[depth..];
+                            *child
+                        }
+                        _ => return Err(self.no_field(cref, name)),
+                    }
+                }
                 _ => return Err(self.no_field(cref, name)),
             };
         }
         match self.element_selection(inst, last) {
             Some(Selected::Vars(vars)) => {
                 let ctx = super::expr::Ctx { mode, ..b.ctx() };
-                vars.map(&mut |&v| self.var_value(v, &ctx, b.expr.span))
+                let value = vars.map(&mut |&v| self.var_value(v, &ctx, b.expr.span))?;
+                value.select(select).cloned().ok_or_else(out_of_range)
             }
             _ => Err(self.no_field(cref, last)),
         }
@@ -269,7 +305,7 @@ impl<'a> Flattener<'a> {
             }
             let name = strip_quotes(&part.ident.name);
             inst = match self.element_selection(inst, &name) {
-                Some(Selected::Insts(super::tree::Tree::Leaf(child))) => child,
+                Some(Selected::Insts(Tree::Leaf(child))) => child,
                 _ => {
                     return Err(err(
                         cref.span,
