@@ -765,13 +765,16 @@ fn complex_arithmetic_runs_through_its_operator_record() {
   Complex r = 2*a;
   Complex c = if time > 0.6 then a else b;
   Complex e;
+  Complex w;
   Real m = Modelica.ComplexMath.abs(p);
 equation
   e = p*Complex(0, 1) + Complex(time);
+algorithm
+  w := a*b;
 end CX;
 ";
     let lib = msl.to_str().expect("utf-8");
-    let vars = "s.re,s.im,p.re,p.im,q.re,q.im,n.re,n.im,r.re,r.im,c.re,c.im,e.re,e.im,m";
+    let vars = "s.re,s.im,p.re,p.im,q.re,q.im,n.re,n.im,r.re,r.im,c.re,c.im,e.re,e.im,w.re,w.im,m";
     let args = [
         "--lib", lib, "--model", "CX", "--stop", "1", "--step", "0.25", "--vars", vars,
     ];
@@ -792,6 +795,7 @@ end CX;
             ("r", (2.0, 4.0)),
             ("c", chosen),
             ("e", (e.0 + t, e.1)),
+            ("w", p),
         ];
         for (name, (re, im)) in expected {
             let (got_re, got_im) = (c[&format!("{name}.re")][k], c[&format!("{name}.im")][k]);

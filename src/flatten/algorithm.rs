@@ -110,11 +110,9 @@ impl<'a> Flattener<'a> {
         place: Place,
     ) -> Result<Flow, Diagnostic> {
         match &s.kind {
-            StatementKind::Assign { target, value }
-                if matches!(value.kind, ExprKind::Call { .. })
-                    && self.names_record(target, ctx) =>
-            {
-                let record = self.record_value(value, None, ctx)?;
+            StatementKind::Assign { target, value } if self.named_record(target, ctx).is_some() => {
+                let class = self.named_record(target, ctx);
+                let record = self.record_value(value, class, ctx)?;
                 let paths: Vec<&str> = record.iter().map(|(p, _)| p.as_str()).collect();
                 let fields = self.model_record_fields(target, &paths, ctx, target.span)?;
                 let mut assigned = Vec::new();

@@ -39,10 +39,7 @@ impl<'a> Flattener<'a> {
                         None
                     };
                 }
-                let inst = self.named_instance(cref, ctx)?;
-                self.insts[inst.0 as usize]
-                    .class
-                    .filter(|&c| self.is_record(c))
+                self.named_record(cref, ctx)
             }
             ExprKind::Call { func, .. } => {
                 let class = match self.tree.resolve(&func.as_name()?, ctx.class)? {

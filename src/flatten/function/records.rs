@@ -338,10 +338,13 @@ impl<'a> Flattener<'a> {
         Ok(value)
     }
 
-    /// Whether `cref` names one component of the model (not a variable, not an array): a
-    /// record, where an equation gives it a record.
-    pub(crate) fn names_record(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> bool {
-        self.named_instance(cref, ctx).is_some()
+    /// The record class of the one record component of the model `cref` names, if it names
+    /// one.
+    pub(crate) fn named_record(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> Option<ClassId> {
+        let inst = self.named_instance(cref, ctx)?;
+        self.insts[inst.0 as usize]
+            .class
+            .filter(|&c| self.is_record(c))
     }
 
     /// The one component of the model `cref` names, if it names one.
