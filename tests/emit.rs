@@ -1016,3 +1016,20 @@ fn initial_systems_past_newton_are_solved_as_simulate_solves_them() {
     );
     assert_eq!(emitted, simulated);
 }
+
+/// A function kept as code (a Newton iteration to a tolerance) is one generated Rust function
+/// with its tangent mode: the binary's CSV is `simulate`'s, bit for bit, with a fixed-step
+/// implicit method (Jacobians through the tangent) and an explicit one.
+#[test]
+fn a_function_kept_as_code_runs_as_simulate_runs_it() {
+    let text = format!(
+        "model Cube\n{}  Real x(start = 8, fixed = true);\n  Real r;\nequation\n  r = cubeRoot(x);\n  der(x) = -r;\nend Cube;\n",
+        include_str!("data/cube_root.mo")
+    );
+    for method in ["implicit-euler", "heun"] {
+        let args = ["--method", method, "--step", "0.01", "--stop", "1"];
+        let (emitted, simulated) =
+            text_emitted_and_simulated(&format!("kept_{method}"), &text, &args);
+        assert_eq!(emitted, simulated, "{method}");
+    }
+}

@@ -850,3 +850,167 @@ end Top;
     assert_eq!(c["u.s"][0], 5.0 + 10.0 * 9.0 + 100.0 * 7.0);
     assert_eq!(c["plain.s"][0], 2.0 + 10.0 * 3.0 + 100.0 * 1.0);
 }
+
+/// The cube root by Newton's iteration to a tolerance: a `while` whose turns depend on the
+/// state, which no inlining can follow, so the function is kept as code.
+const CUBE_ROOT: &str = include_str!("data/cube_root.mo");
+
+/// The same root as the largest real root of a polynomial given by its coefficients (an
+/// input of unknown size), Horner's scheme inside Newton's iteration.
+const POLY_ROOT: &str = "function polyRoot
+  input Real c[:];
+  input Real x0;
+  output Real x;
+protected
+  Real p = 1;
+  Real dp;
+algorithm
+  x := x0;
+  while abs(p) > 1e-12 loop
+    p := 0;
+    dp := 0;
+    for i in 1:size(c, 1) loop
+      dp := dp*x + p;
+      p := p*x + c[i];
+    end for;
+    x := x - p/dp;
+  end while;
+end polyRoot;
+";
+
+/// `der(x) = −∛x` from `x(0) = 8`: `x(t) = (4 − 2t/3)^(3/2)`.
+fn cube_root_decay(t: f64) -> f64 {
+    (4.0 - 2.0 * t / 3.0).powf(1.5)
+}
+
+/// The models of the two root finders: `der(x) = −root`.
+fn root_models() -> [(&'static str, String); 2] {
+    let model = |function: &str, call: &str| {
+        format!(
+            "{function}
+model Decay
+  Real x(start = 8, fixed = true);
+  Real r;
+equation
+  r = {call};
+  der(x) = -r;
+end Decay;
+"
+        )
+    };
+    [
+        ("cube_root", model(CUBE_ROOT, "cubeRoot(x)")),
+        ("poly_root", model(POLY_ROOT, "polyRoot({1, 0, 0, -x}, 2)")),
+    ]
+}
+
+#[test]
+fn an_iterative_function_is_kept_as_code_and_follows_the_exact_solution() {
+    for (name, text) in root_models() {
+        let c = columns(
+            name,
+            &text,
+            &["--method", "bdf", "--tol", "1e-10", "--stop", "3"],
+        );
+        for (k, (&t, &x)) in c["time"].iter().zip(&c["x"]).enumerate() {
+            let exact = cube_root_decay(t);
+            assert!(
+                (x - exact).abs() < 1e-6,
+                "{name}: x({t}) = {x}, exact {exact}"
+            );
+            assert!((c["r"][k] - x.cbrt()).abs() < 1e-9, "{name}: r = ∛x at {t}");
+        }
+    }
+}
+
+/// The symbolic Jacobian differentiates a kept call through its tangent function: exactly
+/// `−1/(3∛x²)`, and within truncation of a central difference of the closed form.
+#[test]
+fn the_jacobian_of_a_kept_call_is_exact() {
+    for (name, text) in root_models() {
+        let file = model_file(name, &text);
+        let json = cli_support::mocca_json(&[
+            "jacobian",
+            file.to_str().expect("utf-8"),
+            "--format",
+            "json",
+        ]);
+        let value = json["entries"][0]["value"].as_f64().expect("an entry");
+        let rhs = |x: f64| -x.cbrt();
+        let h = 1e-5;
+        let difference = (rhs(8.0 + h) - rhs(8.0 - h)) / (2.0 * h);
+        assert!((value + 1.0 / 12.0).abs() < 1e-13, "{name}: {value}");
+        assert!(
+            (value - difference).abs() < 1e-9,
+            "{name}: {value} vs {difference}"
+        );
+        assert!(
+            json["entries"][0]["expr"]
+                .as_str()
+                .is_some_and(|e| e.contains(".tangent("))
+        );
+    }
+}
+
+/// A recursion on a varying value: kept as code, it calls itself at run time.
+#[test]
+fn a_recursion_on_a_varying_value_calls_itself() {
+    let text = "function tri
+  input Real x;
+  output Real y;
+algorithm
+  if x <= 0 then
+    y := 0;
+  else
+    y := x + tri(x - 1);
+  end if;
+end tri;
+model R
+  Real y;
+equation
+  y = tri(0.5 + 3*time);
+end R;
+";
+    let c = columns("recursion", text, &["--stop", "2", "--step", "0.01"]);
+    for (&t, &y) in c["time"].iter().zip(&c["y"]) {
+        let x = 0.5 + 3.0 * t;
+        let brute: f64 = (0..).map(|k| x - k as f64).take_while(|&v| v > 0.0).sum();
+        assert!(
+            (y - brute).abs() < 1e-12,
+            "tri({x}) = {y}, brute force {brute}"
+        );
+    }
+}
+
+/// A table search over more entries than inlining follows: the kept function reads the
+/// table at varying subscripts and interpolates as the closed form does.
+#[test]
+fn a_search_over_a_long_table_is_kept_as_code() {
+    let n = 300;
+    let xs: Vec<f64> = (0..n).map(|k| k as f64 / 30.0).collect();
+    let ys: Vec<f64> = xs.iter().map(|x| x.sin()).collect();
+    let rows: Vec<String> = (xs.iter().zip(&ys))
+        .map(|(x, y)| format!("{x:?}, {y:?}"))
+        .collect();
+    let text = format!(
+        "{INTERPOLATE}
+model T
+  parameter Real tab[:, 2] = [{}];
+  Real x(start = -1, fixed = true);
+  Real y;
+equation
+  der(x) = 1;
+  y = interp(tab[:, 1], tab[:, 2], x);
+end T;
+",
+        rows.join("; ")
+    );
+    let c = columns("long_table", &text, &["--stop", "12", "--step", "0.05"]);
+    for (&x, &y) in c["x"].iter().zip(&c["y"]) {
+        let expected = piecewise(&xs, &ys, x);
+        assert!(
+            (y - expected).abs() < 1e-12,
+            "y({x}) = {y}, expected {expected}"
+        );
+    }
+}

@@ -11,6 +11,7 @@
 
 mod code;
 pub mod fmu;
+mod functions;
 pub mod model;
 mod program;
 mod rust;

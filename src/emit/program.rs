@@ -174,13 +174,13 @@ fn step_tangent(tape: &Tape, k: usize) -> Vec<String> {
     let tangents = |range: &std::ops::Range<usize>| -> Vec<String> {
         tape.instructions(range.clone())
             .iter()
-            .map(tangent)
+            .map(|i| tangent(i, &tape.sites))
             .collect()
     };
     let values = |range: &std::ops::Range<usize>| -> Vec<String> {
         tape.instructions(range.clone())
             .iter()
-            .map(statement)
+            .map(|i| statement(i, &tape.sites))
             .collect()
     };
     let mut lines = tangents(&step.pre);
@@ -565,7 +565,7 @@ fn straight(code: &mut Code, name: &str, tape: &Tape, ranges: &[std::ops::Range<
     let lines = ranges
         .iter()
         .flat_map(|r| tape.instructions(r.clone()))
-        .map(|i| vec![statement(i)]);
+        .map(|i| vec![statement(i, &tape.sites)]);
     chunked(code, name, &PLAIN, lines, &[]);
 }
 
@@ -604,7 +604,7 @@ fn solved_step(tape: &Tape, k: usize) -> Vec<String> {
     let mut lines: Vec<String> = tape
         .instructions(step.pre.clone())
         .iter()
-        .map(statement)
+        .map(|i| statement(i, &tape.sites))
         .collect();
     match &step.code {
         StepCode::Assign => {}
@@ -656,7 +656,7 @@ fn newton_code(code: &mut Code, tape: &Tape, k: usize) {
         code.open(format_args!("fn step_{k}_{name}(r: &mut [f64])"));
         view_line(code);
         for i in tape.instructions(range.clone()) {
-            code.line(statement(i));
+            code.line(statement(i, &tape.sites));
         }
         code.close().blank();
     }
@@ -669,7 +669,7 @@ fn jacobian(code: &mut Code, name: &str, tape: &Tape, view: &PartView<'_>) {
         let mut lines: Vec<String> = tape
             .instructions(range.clone())
             .iter()
-            .map(statement)
+            .map(|i| statement(i, &tape.sites))
             .collect();
         lines.push(format!("values[{k}] = r[{reg}];"));
         Some(lines)

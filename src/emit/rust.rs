@@ -4,6 +4,7 @@
 //! operation.
 
 use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Node};
+use crate::simulate::functions::CallSite;
 use crate::simulate::tape::Instr;
 
 /// A literal that reads back to exactly `x`, typed `f64`.
@@ -65,8 +66,23 @@ fn compare(op: CmpOp, a: &str, b: &str) -> String {
     format!("truth({a} {symbol} {b})")
 }
 
-/// One instruction as a statement on `r`.
-pub fn statement(i: &Instr) -> String {
+/// `f{K}(&[a, b, …], output)`: the generated function of a kept function's program (see
+/// [`super::functions`]), its arguments' registers read from `file`; `_t` and the tangents
+/// from `tangents` for its tangent mode.
+pub fn call_site(site: &CallSite, file: &str, tangents: Option<&str>) -> String {
+    let list = |file: &str| {
+        let args: Vec<String> = site.args.iter().map(|a| format!("{file}[{a}]")).collect();
+        format!("&[{}]", args.join(", "))
+    };
+    let f = site.function.0;
+    match tangents {
+        None => format!("f{f}({}, {})", list(file), site.output),
+        Some(t) => format!("f{f}_t({}, {}, {})", list(file), list(t), site.output),
+    }
+}
+
+/// One instruction as a statement on `r`; a call's site is one of `sites`.
+pub fn statement(i: &Instr, sites: &[CallSite]) -> String {
     let r = |k: u32| format!("r[{k}]");
     let (d, value) = match *i {
         Instr::Add(d, a, b) => (d, format!("{} + {}", r(a), r(b))),
@@ -88,6 +104,7 @@ pub fn statement(i: &Instr) -> String {
         Instr::Or(d, a, b) => (d, format!("truth({} != 0.0 || {} != 0.0)", r(a), r(b))),
         Instr::Not(d, a) => (d, format!("truth({} == 0.0)", r(a))),
         Instr::Copy(d, a) => (d, r(a)),
+        Instr::Apply(d, s) => (d, call_site(&sites[s as usize], "r", None)),
     };
     format!("r[{d}] = {value};")
 }
@@ -115,8 +132,8 @@ fn derivative(f: Func, x: &str) -> String {
 }
 
 /// One instruction's tangent as a statement on `t` (tangents) from `r` (values), as the
-/// tape's forward-mode pass computes it.
-pub fn tangent(i: &Instr) -> String {
+/// tape's forward-mode pass computes it; a call's site is one of `sites`.
+pub fn tangent(i: &Instr, sites: &[CallSite]) -> String {
     let (r, t) = (|k: u32| format!("r[{k}]"), |k: u32| format!("t[{k}]"));
     let (d, value) = match *i {
         Instr::Add(d, a, b) => (d, format!("{} + {}", t(a), t(b))),
@@ -176,6 +193,10 @@ pub fn tangent(i: &Instr) -> String {
             (d, "0.0".to_string())
         }
         Instr::Copy(d, a) => (d, t(a)),
+        Instr::Apply(d, s) => (
+            d,
+            format!("{}.1", call_site(&sites[s as usize], "r", Some("t"))),
+        ),
     };
     format!("t[{d}] = {value};")
 }
@@ -198,7 +219,14 @@ pub fn expression(pool: &ExprPool, e: ExprId, leaves: &dyn Leaves) -> String {
     let x = |k: ExprId| expression(pool, k, leaves);
     match pool.node(e) {
         Node::Const(bits) => literal(f64::from_bits(bits)),
-        n @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time) => leaves.leaf(n),
+        n @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time | Node::Local(_)) => {
+            leaves.leaf(n)
+        }
+        Node::Apply(f, output, list) => {
+            let args: Vec<String> = pool.arguments(f, list).into_iter().map(x).collect();
+            format!("f{}(&[{}], {output})", f.0, args.join(", "))
+        }
+        Node::Args(..) => unreachable!("an argument list is written by its call"),
         Node::Add(..) | Node::Mul(..) => format!("({})", chain(pool, e, leaves)),
         Node::If(_, _, b) if matches!(pool.node(b), Node::If(..)) => branches(pool, e, leaves),
         Node::Neg(a) => format!("(-{})", x(a)),

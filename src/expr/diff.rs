@@ -2,7 +2,9 @@
 
 use super::hash::FxHashMap as HashMap;
 
-use super::{ExprId, ExprPool, Func, Func2, Node};
+use smallvec::SmallVec;
+
+use super::{ExprId, ExprPool, Func, Func2, FunctionId, Node};
 
 impl ExprPool {
     /// ∂e/∂leaf, where `leaf` is a `Var`, `Der`, `Last` or `Time` node; every other leaf is held
@@ -18,7 +20,11 @@ impl ExprPool {
             return d;
         }
         let d = match self.node(e) {
-            n @ (Node::Var(_) | Node::Der(_) | Node::Last(_)) => self.boolean(n == leaf),
+            n @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Local(_)) => {
+                self.boolean(n == leaf)
+            }
+            Node::Apply(f, output, list) => self.diff_apply((f, output, list), leaf, memo),
+            Node::Args(..) => unreachable!("an argument list is differentiated by its call"),
             Node::Time => self.boolean(leaf == Node::Time),
             Node::Const(_) => self.zero(),
             Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => self.zero(),
@@ -85,6 +91,27 @@ impl ExprPool {
         };
         memo.insert(e, d);
         d
+    }
+
+    /// ∂f_k(a₁ … aₙ)/∂leaf: the tangent function of `f` at the arguments along their
+    /// derivatives, exact (no finite differences).
+    fn diff_apply(
+        &mut self,
+        (f, output, list): (FunctionId, u32, ExprId),
+        leaf: Node,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> ExprId {
+        let mut args: SmallVec<[ExprId; 16]> = self.arguments(f, list).into_iter().collect();
+        let n = args.len();
+        for k in 0..n {
+            let d = self.diff_memo(args[k], leaf, memo);
+            args.push(d);
+        }
+        if args[n..].iter().all(|&d| self.as_const(d) == Some(0.0)) {
+            return self.zero();
+        }
+        let tangent = self.tangent_function(f);
+        self.apply(tangent, output, &args)
     }
 
     fn diff_pow(

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{ExprId, ExprPool, Func, Node, VarId};
+use super::{ExprId, ExprPool, Func, FunctionId, Node, VarId};
 
 /// Writes a variable's printed name (quoted where needed).
 pub type NameWriter<'a> = dyn Fn(VarId, &mut fmt::Formatter<'_>) -> fmt::Result + 'a;
@@ -105,6 +105,9 @@ impl Display<'_> {
                 f.write_str(")")
             }
             Node::Time => write!(f, "time"),
+            Node::Local(k) => write!(f, "_l{k}"),
+            Node::Apply(func, output, list) => self.call(f, (func, output, list)),
+            Node::Args(..) => unreachable!("an argument list is printed by its call"),
             Node::Add(a, b) => {
                 self.child(f, a, ARITH, value)?;
                 match self.pool.node(b) {
@@ -168,6 +171,27 @@ impl Display<'_> {
                 self.child(f, a, CMP, Boolean)
             }
         }
+    }
+
+    /// A call of a kept function: `f(a, b)`, and its output k > 1 as `f(a, b)[k]`.
+    fn call(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        (func, output, list): (FunctionId, u32, ExprId),
+    ) -> fmt::Result {
+        let function = self.pool.function(func);
+        write!(f, "{}(", function.name)?;
+        for (k, a) in self.pool.arguments(func, list).into_iter().enumerate() {
+            if k > 0 {
+                write!(f, ", ")?;
+            }
+            self.write(f, a, Value::Real)?;
+        }
+        write!(f, ")")?;
+        if function.outputs.len() > 1 {
+            write!(f, "[{}]", output + 1)?;
+        }
+        Ok(())
     }
 
     /// Left-associative infix: the right operand must bind strictly more strongly.

@@ -14,6 +14,10 @@ pub trait Values {
     fn homotopy(&self) -> f64 {
         1.0
     }
+    /// A function's local variable (only a running call of a kept function has them).
+    fn local(&self, _slot: u32) -> Option<f64> {
+        None
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -222,6 +226,15 @@ impl ExprPool {
             n @ (Node::Var(v) | Node::Last(v)) => values.var(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Der(v) => values.der(v).ok_or(EvalError::Unknown(n))?,
             n @ Node::Time => values.time().ok_or(EvalError::Unknown(n))?,
+            n @ Node::Local(k) => values.local(k).ok_or(EvalError::Unknown(n))?,
+            Node::Apply(f, output, list) => {
+                let mut args = smallvec::SmallVec::<[f64; 8]>::new();
+                for a in self.arguments(f, list) {
+                    args.push(walk.visit(self, a)?);
+                }
+                self.run_function(f, &args)[output as usize]
+            }
+            n @ Node::Args(..) => return Err(EvalError::Unknown(n).into()),
             Node::Add(x, y) => walk.visit(self, x)? + walk.visit(self, y)?,
             Node::Mul(x, y) => walk.visit(self, x)? * walk.visit(self, y)?,
             Node::Neg(x) => -walk.visit(self, x)?,

@@ -8,11 +8,13 @@
 mod diff;
 mod display;
 mod eval;
+pub mod function;
 pub mod hash;
 pub(crate) mod table;
 
 pub use display::{Display, Value};
 pub use eval::{EvalError, Scaled, Values};
+pub use function::{Function, FunctionId, Stmt};
 
 use std::hash::BuildHasher;
 
@@ -273,6 +275,15 @@ pub enum Node {
     And(ExprId, ExprId),
     Or(ExprId, ExprId),
     Not(ExprId),
+    /// A local variable of a function kept as code (its slot): found only in the bodies of
+    /// the pool's [`Function`]s.
+    Local(u32),
+    /// Output `output` of a call of the pool's function `function` on the arguments `args`:
+    /// one argument itself, several an [`Node::Args`] list, none a constant 0.
+    Apply(FunctionId, u32, ExprId),
+    /// The first argument of a call and the list of the rest (the last one itself): not a
+    /// value, only the arguments of an [`Node::Apply`].
+    Args(ExprId, ExprId),
 }
 
 impl Node {
@@ -280,7 +291,12 @@ impl Node {
     pub fn is_leaf(self) -> bool {
         matches!(
             self,
-            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time
+            Node::Const(_)
+                | Node::Var(_)
+                | Node::Der(_)
+                | Node::Last(_)
+                | Node::Time
+                | Node::Local(_)
         )
     }
 }
@@ -385,6 +401,8 @@ pub struct ExprPool {
     /// probe of the table.
     vars: Vec<ExprId>,
     zero_and_one: [Option<ExprId>; 2],
+    /// The functions kept as calls that [`Node::Apply`] nodes call.
+    functions: Vec<Function>,
 }
 
 impl ExprPool {
@@ -487,6 +505,11 @@ impl ExprPool {
 
     pub fn time(&mut self) -> ExprId {
         self.intern(Node::Time)
+    }
+
+    /// A function's local variable in slot `slot` (see [`Node::Local`]).
+    pub fn local(&mut self, slot: u32) -> ExprId {
+        self.intern(Node::Local(slot))
     }
 
     /// The constant `value` when it is finite; `None` tells a constructor to keep the
@@ -633,10 +656,13 @@ impl ExprPool {
     /// Children of a node, in order (no allocation: at most three).
     pub fn children(&self, id: ExprId) -> Kids {
         let (items, len) = match self.node(id) {
-            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
-                ([id; 3], 0)
-            }
-            Node::Neg(a) | Node::Call(_, a) | Node::Not(a) => ([a; 3], 1),
+            Node::Const(_)
+            | Node::Var(_)
+            | Node::Der(_)
+            | Node::Last(_)
+            | Node::Time
+            | Node::Local(_) => ([id; 3], 0),
+            Node::Neg(a) | Node::Call(_, a) | Node::Not(a) | Node::Apply(_, _, a) => ([a; 3], 1),
             Node::Add(a, b)
             | Node::Mul(a, b)
             | Node::Div(a, b)
@@ -644,7 +670,8 @@ impl ExprPool {
             | Node::Call2(_, a, b)
             | Node::Cmp(_, a, b)
             | Node::And(a, b)
-            | Node::Or(a, b) => ([a, b, b], 2),
+            | Node::Or(a, b)
+            | Node::Args(a, b) => ([a, b, b], 2),
             Node::If(c, a, b) => ([c, a, b], 3),
         };
         Kids { items, len }
@@ -660,7 +687,11 @@ impl ExprPool {
                 continue;
             }
             match self.node(id) {
-                leaf @ (Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time) => visit(leaf),
+                leaf @ (Node::Var(_)
+                | Node::Der(_)
+                | Node::Last(_)
+                | Node::Time
+                | Node::Local(_)) => visit(leaf),
                 _ => stack.extend(self.children(id)),
             }
         }
@@ -689,7 +720,9 @@ impl ExprPool {
         }
         let node = self.node(id);
         let result = match node {
-            Node::Var(_) | Node::Der(_) | Node::Last(_) => map(self, node).unwrap_or(id),
+            Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Local(_) => {
+                map(self, node).unwrap_or(id)
+            }
             Node::Const(_) | Node::Time => id,
             _ => {
                 let mut kids = self.children(id);
@@ -715,9 +748,14 @@ impl ExprPool {
     /// constructors).
     pub fn rebuild(&mut self, node: Node, kids: &[ExprId]) -> ExprId {
         match node {
-            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
-                self.intern(node)
-            }
+            Node::Const(_)
+            | Node::Var(_)
+            | Node::Der(_)
+            | Node::Last(_)
+            | Node::Time
+            | Node::Local(_) => self.intern(node),
+            Node::Apply(f, output, _) => self.applied(f, output, kids[0]),
+            Node::Args(..) => self.intern(Node::Args(kids[0], kids[1])),
             Node::Add(..) => self.add(kids[0], kids[1]),
             Node::Mul(..) => self.mul(kids[0], kids[1]),
             Node::Neg(_) => self.neg(kids[0]),

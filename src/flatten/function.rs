@@ -13,6 +13,7 @@
 //! of the path whose condition holds. Relations inside a function make no events (Modelica
 //! 8.5), so the conditions are written under `noEvent`.
 
+pub(crate) mod kept;
 mod operators;
 pub(crate) mod records;
 
@@ -245,10 +246,26 @@ impl<'a> Flattener<'a> {
                 "too deep",
             ));
         }
+        // A recursion on values not known at translation time is kept as code at once: inlined,
+        // each level would fork again.
+        let recursive = self.inlining.contains(&def.path);
+        if recursive && !given_are_known(&self.dae.pool, &given) {
+            return self.kept_call(def, given, span, ctx.mode);
+        }
+        // The executor takes the arguments: kept as code after all, the call is made again.
+        let retry = (!recursive).then(|| clone_given(&given));
         self.call_depth += 1;
+        self.inlining.push(def.path.clone());
+        self.varying_flow = false;
         let result = self.inline_call(def, given, span, ctx);
+        self.inlining.pop();
         self.call_depth -= 1;
-        result
+        match (result, retry) {
+            (Err(_), Some(given)) if std::mem::take(&mut self.varying_flow) => {
+                self.kept_call(def, given, span, ctx.mode)
+            }
+            (result, _) => result,
+        }
     }
 
     fn inline_call(
@@ -771,6 +788,7 @@ impl<'a> Flattener<'a> {
                 }
             }
             if next.len() > MAX_PATHS {
+                self.varying_flow = true;
                 return Err(err(
                     s.span,
                     format!(
@@ -848,13 +866,7 @@ impl<'a> Flattener<'a> {
             StatementKind::Call { name, args } => {
                 self.call_statement(name, args, s.span, &p, run)?
             }
-            StatementKind::When { .. } => {
-                return Err(err(
-                    s.span,
-                    "a function cannot hold a `when` statement (Modelica 12.2)",
-                    "not allowed in a function",
-                ));
-            }
+            StatementKind::When { .. } => return Err(when_in_function(s.span)),
             StatementKind::Unsupported => {}
         }
         Ok(vec![p])
@@ -880,10 +892,7 @@ impl<'a> Flattener<'a> {
         if let Tree::Leaf(c) = value
             && self.dae.pool.as_const(c) == Some(0.0)
         {
-            let message = match args.get(1).map(|a| &a.value.kind) {
-                Some(ExprKind::Str(m)) => m.trim_matches('"').to_string(),
-                _ => "assertion failed".to_string(),
-            };
+            let message = assert_message(args);
             return Err(err(
                 span,
                 format!("assertion failed in a function: {message}"),
@@ -1114,6 +1123,7 @@ impl<'a> Flattener<'a> {
             let turned = self.block(body, entering, run)?;
             after_turn(turned, &mut active, &mut done);
             if active.len() + done.len() > MAX_PATHS {
+                self.varying_flow = true;
                 return Err(err(
                     condition.span,
                     format!(
@@ -1263,6 +1273,10 @@ impl<'a> Flattener<'a> {
         };
         let value = if part.subscripts.is_empty() {
             value.clone()
+        } else if self.keeping {
+            let shape = value.shape();
+            let picks = self.varying_picks(&part.subscripts, &shape, cref.span, ctx)?;
+            self.varying_select(value, &shape, &picks)
         } else {
             let shape = value.shape();
             let picks = self.picks(&part.subscripts, (&shape, &[]), cref.span, ctx)?;
@@ -1374,6 +1388,41 @@ fn after_turn(turned: Vec<Path>, active: &mut Vec<Path>, done: &mut Vec<Path>) {
             Flow::Return => done.push(q),
         }
     }
+}
+
+/// The message of `assert(c, message)` when it is a literal.
+fn assert_message(args: &[Arg]) -> String {
+    match args.get(1).map(|a| &a.value.kind) {
+        Some(ExprKind::Str(m)) => m.trim_matches('"').to_string(),
+        _ => "assertion failed".to_string(),
+    }
+}
+
+fn when_in_function(span: Span) -> Diagnostic {
+    err(
+        span,
+        "a function cannot hold a `when` statement (Modelica 12.2)",
+        "not allowed in a function",
+    )
+}
+
+/// Whether every argument given is known at translation time.
+fn given_are_known(pool: &crate::expr::ExprPool, given: &[Option<Given>]) -> bool {
+    given.iter().flatten().all(|g| match g {
+        Given::Value(v) => v.leaves().iter().all(|&e| pool.as_const(e).is_some()),
+        Given::Record(_) => false,
+    })
+}
+
+/// The arguments again, where they are values (records are not kept as code).
+fn clone_given(given: &[Option<Given>]) -> Vec<Option<Given>> {
+    given
+        .iter()
+        .map(|g| match g {
+            Some(Given::Value(v)) => Some(Given::Value(v.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// More targets than a call has outputs: an error at the statement or equation.

@@ -101,6 +101,10 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         record_field_lists: FxHashMap::default(),
         record_values: FxHashMap::default(),
         call_depth: 0,
+        inlining: Vec::new(),
+        varying_flow: false,
+        keeping: false,
+        kept: Default::default(),
         external_objects: FxHashMap::default(),
         tables: FxHashMap::default(),
         max_size: request.max_size,
@@ -272,6 +276,15 @@ pub(crate) struct Flattener<'a> {
     pub record_values: FxHashMap<expr::BoundKey, function::RecordValue>,
     /// How deep the function calls being inlined nest.
     pub call_depth: usize,
+    /// The functions being inlined, innermost last.
+    pub inlining: Vec<String>,
+    /// Set when a call could not be inlined because its control flow depends on varying
+    /// values in too many ways: the call is then kept as code.
+    pub varying_flow: bool,
+    /// A function's body is being translated to code (its variables are slots).
+    pub keeping: bool,
+    /// The functions kept as code so far.
+    pub kept: function::kept::Kept,
     /// External objects, by their instance: the constructor call each was given.
     pub external_objects: FxHashMap<InstId, Bound<'a>>,
     /// The tables read from external objects' constructors so far.

@@ -35,6 +35,8 @@ fn same_operation(x: &Instr, y: &Instr) -> bool {
         (Instr::Call(f, ..), Instr::Call(g, ..)) => f == g,
         (Instr::Call2(f, ..), Instr::Call2(g, ..)) => f == g,
         (Instr::Cmp(p, ..), Instr::Cmp(q, ..)) => p == q,
+        // A call reads its site's registers, which strides do not move.
+        (Instr::Apply(..), _) | (_, Instr::Apply(..)) => false,
         _ => std::mem::discriminant(x) == std::mem::discriminant(y),
     }
 }
@@ -177,7 +179,9 @@ pub unsafe fn run(code: &[Instr], strides: &[Strides], instances: Range<usize>, 
                     let moved =
                         instr.with_registers(std::array::from_fn(|k| at(regs[k], s[k], i) as Reg));
                     // SAFETY: the moved instruction names this instance's registers.
-                    unsafe { super::tape::run_at(std::slice::from_ref(&moved), p) };
+                    // A batched run holds no calls (`same_operation`): no call sites to pass.
+                    let no_calls = super::functions::Programs::default();
+                    unsafe { super::tape::run_at(std::slice::from_ref(&moved), p, &no_calls, &[]) };
                 }
             }
         }
@@ -219,7 +223,7 @@ mod tests {
         let mut in_order = batched.clone();
         unsafe {
             run(&shape, &strides, 0..6, batched.as_mut_ptr());
-            super::super::tape::run(&instrs, &mut in_order);
+            super::super::tape::run(&instrs, &mut in_order, &Default::default(), &[]);
         }
         assert_eq!(batched, in_order);
     }
@@ -243,7 +247,7 @@ mod tests {
                 || run_shared(file, &shape, &strides, 400..count),
             )
         });
-        unsafe { super::super::tape::run(&instrs, &mut in_order) };
+        unsafe { super::super::tape::run(&instrs, &mut in_order, &Default::default(), &[]) };
         assert_eq!(halves, in_order);
     }
 

@@ -17,6 +17,7 @@ pub mod bdf;
 pub mod dissection;
 pub mod events;
 pub mod fixed_step;
+pub mod functions;
 pub mod init;
 pub mod linear;
 pub mod mixed;

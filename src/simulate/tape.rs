@@ -24,11 +24,13 @@ use std::ops::Range;
 
 use crate::causal::{Causal, EvalFailure, Step};
 use crate::dae::{Dae, VarKind};
-use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, Kids, Node, VarId, homotopy};
+use crate::expr::{CmpOp, ExprId, ExprPool, Func, Func2, FunctionId, Kids, Node, VarId, homotopy};
 use crate::newton;
 use crate::structure::Unknown;
+use smallvec::SmallVec;
 
 use super::batch::{self, Strides};
+use super::functions::{CallSite, Programs};
 use super::linear::DenseLu;
 use super::pair::Pair;
 
@@ -83,6 +85,9 @@ pub enum Instr {
     Or(Reg, Reg, Reg),
     Not(Reg, Reg),
     Copy(Reg, Reg),
+    /// `dst = ` the call at this index of the code's call sites (the tape's, or a compiled
+    /// function's own): a kept Modelica function, its arguments in the site's registers.
+    Apply(Reg, u32),
 }
 
 impl Instr {
@@ -105,6 +110,8 @@ impl Instr {
             | Instr::Not(d, a)
             | Instr::Copy(d, a) => ([d, a, d, d], 2),
             Instr::Select(d, c, a, b) | Instr::Homotopy(d, c, a, b) => ([d, c, a, b], 4),
+            // Its arguments are the call site's, not named here.
+            Instr::Apply(d, _) => ([d; 4], 1),
         }
     }
 
@@ -128,6 +135,7 @@ impl Instr {
             Instr::Copy(..) => Instr::Copy(d, a),
             Instr::Select(..) => Instr::Select(d, a, b, c),
             Instr::Homotopy(..) => Instr::Homotopy(d, a, b, c),
+            Instr::Apply(_, site) => Instr::Apply(d, site),
         }
     }
 }
@@ -236,6 +244,10 @@ pub struct Tape {
     /// Registers holding each such relation's parameter side (its breakpoint), set by the
     /// setup code.
     pub breakpoints: Vec<Reg>,
+    /// The calls of kept functions the code makes ([`Instr::Apply`] indexes them), and the
+    /// functions compiled.
+    pub sites: Vec<CallSite>,
+    pub programs: Programs,
 }
 
 impl Tape {
@@ -536,7 +548,16 @@ impl Compiler<'_> {
                     continue;
                 }
                 stack.push((e, true));
-                stack.extend(self.operands(e, node).into_iter().map(|k| (k, false)));
+                match node {
+                    Node::Apply(f, _, list) => {
+                        stack.extend(self.pool.arguments(f, list).into_iter().map(|k| (k, false)))
+                    }
+                    _ => stack.extend(self.operands(e, node).into_iter().map(|k| (k, false))),
+                }
+                continue;
+            }
+            if let Node::Apply(f, output, list) = node {
+                self.emit_call(e, (f, output, list), s);
                 continue;
             }
             let kids = self.operands(e, node);
@@ -550,24 +571,53 @@ impl Compiler<'_> {
             let dst = self.alloc();
             let instr = self.instr(node, dst, args);
             let instr = self.divide_by_reciprocal(instr, args, class);
-            match class {
-                Class::Setup => {
-                    self.setup_code.push(instr);
-                    self.setup_nodes.insert(e, dst);
-                }
-                Class::Final => {
-                    s.pre.push(instr);
-                    self.finals.insert(s.group, e, dst);
-                }
-                Class::Pending => {
-                    s.pending.push(instr);
-                    self.local.insert(e, dst);
-                }
-            }
-            self.emitted.insert(e, (dst, class));
+            self.place(e, (instr, dst, class), s);
         }
         self.emit_stack = stack;
         self.emitted.get(root).expect("the root is emitted").0
+    }
+
+    /// Puts the instruction computing node `e` into `dst` where its class says: the setup
+    /// code, the step's shareable code or its code that reads unknowns not yet solved.
+    fn place(&mut self, e: ExprId, (instr, dst, class): (Instr, Reg, Class), s: &mut StepEmit) {
+        match class {
+            Class::Setup => {
+                self.setup_code.push(instr);
+                self.setup_nodes.insert(e, dst);
+            }
+            Class::Final => {
+                s.pre.push(instr);
+                self.finals.insert(s.group, e, dst);
+            }
+            Class::Pending => {
+                s.pending.push(instr);
+                self.local.insert(e, dst);
+            }
+        }
+        self.emitted.insert(e, (dst, class));
+    }
+
+    /// A call of a kept function: its arguments' registers in a call site, the function
+    /// compiled, the result as variable as its most variable argument.
+    fn emit_call(
+        &mut self,
+        e: ExprId,
+        (f, output, list): (FunctionId, u32, ExprId),
+        s: &mut StepEmit,
+    ) {
+        let args: Vec<(Reg, Class)> = (self.pool.arguments(f, list).into_iter())
+            .map(|a| self.emitted.get(a).expect("arguments are emitted first"))
+            .collect();
+        let class = args.iter().map(|a| a.1).max().unwrap_or(Class::Setup);
+        self.tape.programs.ensure(self.pool, f);
+        self.tape.sites.push(CallSite {
+            function: f,
+            output,
+            args: args.iter().map(|a| a.0).collect(),
+        });
+        let dst = self.alloc();
+        let instr = Instr::Apply(dst, self.tape.sites.len() as u32 - 1);
+        self.place(e, (instr, dst, class), s);
     }
 
     /// A relation between `time` and an expression of parameters and constants reads
@@ -593,50 +643,12 @@ impl Compiler<'_> {
     /// `(−b) + a` read `a` and `b` and compile to `a − b` (the same value exactly), so a
     /// negation used only in sums costs no instruction.
     fn operands(&self, e: ExprId, node: Node) -> Kids {
-        match self.difference(node) {
-            Some((a, b)) => Kids::pair(a, b),
-            None => self.pool.children(e),
-        }
-    }
-
-    /// `(a, b)` when `node` is `a + (−b)` or `(−b) + a`.
-    fn difference(&self, node: Node) -> Option<(ExprId, ExprId)> {
-        let Node::Add(x, y) = node else {
-            return None;
-        };
-        match (self.pool.node(x), self.pool.node(y)) {
-            (_, Node::Neg(b)) => Some((x, b)),
-            (Node::Neg(b), _) => Some((y, b)),
-            _ => None,
-        }
+        operand_nodes(self.pool, e, node)
     }
 
     fn instr(&self, node: Node, dst: Reg, args: &[(Reg, Class)]) -> Instr {
-        let a = |i: usize| args[i].0;
-        match node {
-            Node::Add(..) if self.difference(node).is_some() => Instr::Sub(dst, a(0), a(1)),
-            Node::Add(..) => Instr::Add(dst, a(0), a(1)),
-            Node::Mul(..) => Instr::Mul(dst, a(0), a(1)),
-            Node::Neg(_) => Instr::Neg(dst, a(0)),
-            Node::Div(..) => Instr::Div(dst, a(0), a(1)),
-            Node::Pow(_, k) => match self.pool.as_const(k) {
-                Some(x) if x.fract() == 0.0 && x.abs() <= 64.0 => Instr::PowI(dst, a(0), x as i32),
-                _ => Instr::Pow(dst, a(0), a(1)),
-            },
-            Node::Call(f, _) => Instr::Call(f, dst, a(0)),
-            Node::Call2(Func2::Homotopy, ..) => {
-                Instr::Homotopy(dst, self.tape.homotopy, a(0), a(1))
-            }
-            Node::Call2(f, ..) => Instr::Call2(f, dst, a(0), a(1)),
-            Node::If(..) => Instr::Select(dst, a(0), a(1), a(2)),
-            Node::Cmp(op, ..) => Instr::Cmp(op, dst, a(0), a(1)),
-            Node::And(..) => Instr::And(dst, a(0), a(1)),
-            Node::Or(..) => Instr::Or(dst, a(0), a(1)),
-            Node::Not(_) => Instr::Not(dst, a(0)),
-            Node::Const(_) | Node::Var(_) | Node::Der(_) | Node::Last(_) | Node::Time => {
-                unreachable!("leaves take no instruction")
-            }
-        }
+        let regs: SmallVec<[Reg; 3]> = args.iter().map(|a| a.0).collect();
+        operation(self.pool, node, dst, &regs, self.tape.homotopy)
     }
 
     /// `a / b` with `b` fixed for the run (parameters and constants) but `a` not, becomes
@@ -790,6 +802,59 @@ impl Compiler<'_> {
     }
 }
 
+/// The nodes an instruction for `e` reads: its children, except that `a + (−b)` and
+/// `(−b) + a` read `a` and `b` and compile to `a − b` (the same value exactly), so a
+/// negation used only in sums costs no instruction.
+pub(super) fn operand_nodes(pool: &ExprPool, e: ExprId, node: Node) -> Kids {
+    match difference(pool, node) {
+        Some((a, b)) => Kids::pair(a, b),
+        None => pool.children(e),
+    }
+}
+
+/// `(a, b)` when `node` is `a + (−b)` or `(−b) + a`.
+fn difference(pool: &ExprPool, node: Node) -> Option<(ExprId, ExprId)> {
+    let Node::Add(x, y) = node else {
+        return None;
+    };
+    match (pool.node(x), pool.node(y)) {
+        (_, Node::Neg(b)) => Some((x, b)),
+        (Node::Neg(b), _) => Some((y, b)),
+        _ => None,
+    }
+}
+
+/// The instruction computing `node` into `dst` from its operands' registers `a` (in
+/// [`operand_nodes`]' order); `homotopy` is the register of λ.
+pub(super) fn operation(pool: &ExprPool, node: Node, dst: Reg, a: &[Reg], homotopy: Reg) -> Instr {
+    match node {
+        Node::Add(..) if difference(pool, node).is_some() => Instr::Sub(dst, a[0], a[1]),
+        Node::Add(..) => Instr::Add(dst, a[0], a[1]),
+        Node::Mul(..) => Instr::Mul(dst, a[0], a[1]),
+        Node::Neg(_) => Instr::Neg(dst, a[0]),
+        Node::Div(..) => Instr::Div(dst, a[0], a[1]),
+        Node::Pow(_, k) => match pool.as_const(k) {
+            Some(x) if x.fract() == 0.0 && x.abs() <= 64.0 => Instr::PowI(dst, a[0], x as i32),
+            _ => Instr::Pow(dst, a[0], a[1]),
+        },
+        Node::Call(f, _) => Instr::Call(f, dst, a[0]),
+        Node::Call2(Func2::Homotopy, ..) => Instr::Homotopy(dst, homotopy, a[0], a[1]),
+        Node::Call2(f, ..) => Instr::Call2(f, dst, a[0], a[1]),
+        Node::If(..) => Instr::Select(dst, a[0], a[1], a[2]),
+        Node::Cmp(op, ..) => Instr::Cmp(op, dst, a[0], a[1]),
+        Node::And(..) => Instr::And(dst, a[0], a[1]),
+        Node::Or(..) => Instr::Or(dst, a[0], a[1]),
+        Node::Not(_) => Instr::Not(dst, a[0]),
+        Node::Apply(..) | Node::Args(..) => unreachable!("calls are compiled with their sites"),
+        Node::Const(_)
+        | Node::Var(_)
+        | Node::Der(_)
+        | Node::Last(_)
+        | Node::Time
+        | Node::Local(_) => unreachable!("leaves take no instruction"),
+    }
+}
+
 /// Compiles the steps of `causal` and then the `extra` expressions `(expr, group)`.
 pub fn compile(
     dae: &Dae,
@@ -827,6 +892,8 @@ pub fn compile(
             switch_time,
             homotopy,
             breakpoints: Vec::new(),
+            sites: Vec::new(),
+            programs: Programs::default(),
         },
         setup_code: Vec::new(),
         setup_nodes: NodeTable::new(&dae.pool),
@@ -849,11 +916,9 @@ pub fn compile(
     }
     let setup = std::mem::take(&mut c.setup_code);
     c.tape.setup = c.append(setup);
-    c.tape.bound = c
-        .tape
-        .instrs
-        .iter()
-        .flat_map(registers_named)
+    let arguments = c.tape.sites.iter().flat_map(|s| s.args.iter().copied());
+    c.tape.bound = (c.tape.instrs.iter().flat_map(registers_named))
+        .chain(arguments)
         .max()
         .map_or(0, |r| r as usize + 1);
     c.tape
@@ -996,7 +1061,7 @@ impl Tape {
         );
         // SAFETY: every register the tape's instructions name is below `bound` (computed once
         // they were all compiled, and they never change), and `regs` holds that many.
-        unsafe { run(&self.instrs[code], regs) }
+        unsafe { run(&self.instrs[code], regs, &self.programs, &self.sites) }
     }
 
     /// `count` instances of the instructions `code`, moved by `strides` (see [`batch::run`]);
@@ -1039,7 +1104,7 @@ impl Tape {
             "a register file smaller than its tape"
         );
         // SAFETY: as in `exec`, for both register files.
-        unsafe { run_tangent(&self.instrs[code], regs, tan) }
+        unsafe { run_tangent(&self.instrs[code], regs, tan, &self.programs, &self.sites) }
     }
 
     /// Groups `steps` for [`Tape::run_plan`]: consecutive assignments whose code is contiguous
@@ -1345,10 +1410,10 @@ impl RegisterFile {
 ///
 /// # Safety
 /// Every register an instruction of `code` names is below `r.len()`.
-pub(super) unsafe fn run(code: &[Instr], r: &mut [f64]) {
+pub(super) unsafe fn run(code: &[Instr], r: &mut [f64], calls: &Programs, sites: &[CallSite]) {
     // SAFETY: the caller vouches for the registers, and the exclusive borrow keeps every other
     // access out.
-    unsafe { run_at(code, r.as_mut_ptr()) }
+    unsafe { run_at(code, r.as_mut_ptr(), calls, sites) }
 }
 
 /// [`run`] on a register file given by where it starts.
@@ -1356,7 +1421,7 @@ pub(super) unsafe fn run(code: &[Instr], r: &mut [f64]) {
 /// # Safety
 /// Every register an instruction of `code` names is inside the register file at `p`, and no
 /// other thread meanwhile writes a register `code` reads or touches one it writes.
-pub(super) unsafe fn run_at(code: &[Instr], p: *mut f64) {
+pub(super) unsafe fn run_at(code: &[Instr], p: *mut f64, calls: &Programs, sites: &[CallSite]) {
     // SAFETY (both): the caller vouches that every register index is in bounds and that no
     // other thread races on them.
     let get = |i: Reg| unsafe { *p.add(i as usize) };
@@ -1379,6 +1444,7 @@ pub(super) unsafe fn run_at(code: &[Instr], p: *mut f64) {
             Instr::Or(d, a, b) => set(d, truth(get(a) != 0.0 || get(b) != 0.0)),
             Instr::Not(d, a) => set(d, truth(get(a) == 0.0)),
             Instr::Copy(d, a) => set(d, get(a)),
+            Instr::Apply(d, s) => set(d, calls.call(&sites[s as usize], get)),
         }
     }
 }
@@ -1410,7 +1476,13 @@ fn func_derivative(f: Func, x: f64) -> f64 {
 ///
 /// # Safety
 /// Every register an instruction of `code` names is below `r.len()` and `t.len()`.
-unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
+pub(super) unsafe fn run_tangent(
+    code: &[Instr],
+    r: &[f64],
+    t: &mut [f64],
+    calls: &Programs,
+    sites: &[CallSite],
+) {
     let (rp, tp) = (r.as_ptr(), t.as_mut_ptr());
     // SAFETY (all three): the caller vouches for the indices; `r` and `t` are distinct slices
     // and `t` is not used otherwise while `tp` is.
@@ -1469,6 +1541,7 @@ unsafe fn run_tangent(code: &[Instr], r: &[f64], t: &mut [f64]) {
                 (d, 0.0)
             }
             Instr::Copy(d, a) => (d, t(a)),
+            Instr::Apply(d, s) => (d, calls.call_tangent(&sites[s as usize], r, t).1),
         };
         set(d, dt);
     }
