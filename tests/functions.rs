@@ -1014,3 +1014,38 @@ end T;
         );
     }
 }
+
+/// A kept function's `assert` failing at run time fails the step at the calling equation,
+/// with a note naming the function; no result is written.
+#[test]
+fn a_failed_assert_in_a_kept_function_is_an_error_naming_it() {
+    let text = "model Halves
+  function g
+    input Real a;
+    output Real y;
+  algorithm
+    y := a;
+    while y > 1 loop
+      y := y/2;
+    end while;
+    assert(y > 0.6, \"y too small\");
+  end g;
+  Real x(start = 5, fixed = true);
+equation
+  der(x) = -g(x);
+end Halves;
+";
+    let file = model_file("kept_assert", text);
+    let out = cli_support::temp_path("kept_assert.csv");
+    let _ = std::fs::remove_file(&out);
+    let (_, err, code) = mocca(&[
+        "simulate",
+        file.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("der(x) = -g(x)"), "{err}");
+    assert!(err.contains("`Halves.g`, kept as code"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}

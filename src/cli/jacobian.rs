@@ -209,6 +209,21 @@ pub(crate) fn failure(dae: &Dae, steps: &[Step], f: &EvalFailure) -> Diagnostic 
     for &e in &equations[1..] {
         d = d.with_secondary(dae.equations[e].span, "in the same block");
     }
+    let mut called = Vec::new();
+    for &e in &equations {
+        for f in dae.pool.called_functions(dae.equations[e].residual) {
+            let name = format!("`{}`", dae.pool.function(f).name);
+            if !called.contains(&name) {
+                called.push(name);
+            }
+        }
+    }
+    if matches!(f, EvalFailure::NotFinite(_)) && !called.is_empty() {
+        d = d.with_note(format!(
+            "the block calls {}, kept as code: a failed `assert`, a `while` loop of more than 10⁷ turns or calls nested more than 1000 deep make a call's outputs NaN",
+            called.join(", ")
+        ));
+    }
     d
 }
 

@@ -252,6 +252,24 @@ impl ExprPool {
         Flow::Failed
     }
 
+    /// The functions `root` calls, each once, in order of first call.
+    pub fn called_functions(&self, root: ExprId) -> Vec<FunctionId> {
+        let (mut found, mut seen, mut stack) = (Vec::new(), Vec::new(), vec![root]);
+        while let Some(e) = stack.pop() {
+            if seen.contains(&e) {
+                continue;
+            }
+            seen.push(e);
+            if let Node::Apply(f, ..) = self.node(e)
+                && !found.contains(&f)
+            {
+                found.push(f);
+            }
+            stack.extend(self.children(e));
+        }
+        found
+    }
+
     /// The forward-mode tangent function of `f`: its inputs are `f`'s inputs and then their
     /// tangents, its outputs the tangents of `f`'s outputs. Made once per function.
     pub fn tangent_function(&mut self, f: FunctionId) -> FunctionId {

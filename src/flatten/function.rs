@@ -1176,20 +1176,7 @@ impl<'a> Flattener<'a> {
             }
         };
         let name = name.as_str();
-        let Some(local) = locals.get(name) else {
-            return Err(err(
-                part.ident.span,
-                format!("`{name}` is not a variable of this function"),
-                "unknown name",
-            ));
-        };
-        if local.input {
-            return Err(err(
-                part.ident.span,
-                format!("`{name}` is an input: a function cannot assign it (Modelica 12.2)"),
-                "an input",
-            ));
-        }
+        let local = assignable(locals, name, part.ident.span)?;
         if part.subscripts.is_empty() {
             if let Some(old) = &local.value
                 && old.shape() != value.shape()
@@ -1388,6 +1375,26 @@ fn after_turn(turned: Vec<Path>, active: &mut Vec<Path>, done: &mut Vec<Path>) {
             Flow::Return => done.push(q),
         }
     }
+}
+
+/// The function variable `name` that an assignment writes: an error where it is none or an
+/// input.
+fn assignable<'l>(locals: &'l Locals, name: &str, span: Span) -> Result<&'l Local, Diagnostic> {
+    let Some(local) = locals.get(name) else {
+        return Err(err(
+            span,
+            format!("`{name}` is not a variable of this function"),
+            "unknown name",
+        ));
+    };
+    if local.input {
+        return Err(err(
+            span,
+            format!("`{name}` is an input: a function cannot assign it (Modelica 12.2)"),
+            "an input",
+        ));
+    }
+    Ok(local)
 }
 
 /// The message of `assert(c, message)` when it is a literal.

@@ -376,20 +376,14 @@ impl<'a> Flattener<'a> {
     ) -> Result<(), Diagnostic> {
         let part = &target.parts[0];
         let name = &part.ident.name;
-        let Some(local) = locals.get(name).filter(|_| target.parts.len() == 1) else {
+        if target.parts.len() > 1 {
             return Err(err(
                 target.span,
-                format!("`{}` is not a variable of this function", part.ident.name),
-                "unknown name",
-            ));
-        };
-        if local.input {
-            return Err(err(
-                part.ident.span,
-                format!("`{name}` is an input: a function cannot assign it (Modelica 12.2)"),
-                "an input",
+                format!("`{name}` has no fields here: a function kept as code has no records"),
+                "not a record",
             ));
         }
+        let local = super::assignable(locals, name, part.ident.span)?;
         let whole = local
             .value
             .clone()
