@@ -7,6 +7,7 @@
 #   benches/emit.sh events                             # state events: the relay heat exchanger
 #   benches/emit.sh msl-events                         # MSL examples with events
 #   benches/emit.sh clocked                            # a 1 kHz clocked controller, 100 s
+#   benches/emit.sh functions                          # 1 000 cube roots kept as code
 #
 # speed: the linear and the nonlinear heat exchanger (examples/, N = 1000, --step 0.01,
 # --stop 2) with implicit-euler and with mixed-euler --partition auto: the integration time of
@@ -28,6 +29,10 @@
 # 100 s, implicit Euler at the clock's period, `--events step`): `simulate`'s integration
 # time and the emitted binary's, best of RUNS, its real-time factor, and the binary's median
 # and largest wall time of one step.
+# functions: benches/cube_roots.mo (1 000 states, each derivative a Newton cube root:
+# `CubeRoots` in a `while` loop kept as code, `CubeRootsUnrolled` in six inlined `for` turns),
+# implicit Euler and Heun, --step 0.01, --stop 20: `simulate`'s integration time of both forms
+# and the emitted binary's of the kept one, best of RUNS, with the two ratios.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -159,6 +164,25 @@ print("%-28s %10.5f %10.5f %8d %8d %8.2f" % (sys.argv[1], sim, emitted, r["steps
       r["state_events"] + r["time_events"], sim / emitted))' "${model##*.}" "$sim" "$emitted"
 }
 
+functions() {
+    local method=$1
+    local file=$ROOT/benches/cube_roots.mo
+    local args=(--method "$method" --step 0.01 --stop 20)
+    local kept inlined bin emitted
+    kept=$(best_time '["stats"]["integration_time_s"]' \
+        "$MOCCA" simulate "$file" --model CubeRootBench.CubeRoots "${args[@]}")
+    inlined=$(best_time '["stats"]["integration_time_s"]' \
+        "$MOCCA" simulate "$file" --model CubeRootBench.CubeRootsUnrolled "${args[@]}")
+    bin=$(emitted_binary "cube_roots_$method" "$file" --model CubeRootBench.CubeRoots "${args[@]}")
+    emitted=$(best_time '["integration_time_s"]' "$bin")
+    python3 - "$method" "$kept" "$inlined" "$emitted" <<'PY'
+import sys
+method, kept, inlined, emitted = sys.argv[1], *map(float, sys.argv[2:])
+print("%-16s %12.3f %12.3f %12.3f %10.2f %10.2f" % (method, kept, inlined, emitted,
+      kept / inlined, kept / emitted))
+PY
+}
+
 build() {
     local n=$1
     local model=$OUT/rc_chain_$n.mo dir=$OUT/rc_chain_$n
@@ -215,8 +239,13 @@ clocked)
         "real time×" steps ticks "median µs" "largest µs" ratio "p99.9 µs" ratio "largest#"
     clocked
     ;;
+functions)
+    printf '%-16s %12s %12s %12s %10s %10s\n' method "kept sim s" "inlined s" "emitted s" \
+        "kept/inl" "sim/emit"
+    for method in implicit-euler heun; do functions "$method"; done
+    ;;
 *)
-    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events | msl-events | clocked" >&2
+    echo "usage: benches/emit.sh speed | threads [cells...] | build [stages...] | events | msl-events | clocked | functions" >&2
     exit 2
     ;;
 esac

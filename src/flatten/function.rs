@@ -248,8 +248,11 @@ impl<'a> Flattener<'a> {
         }
         // A recursion on values not known at translation time is kept as code at once: inlined,
         // each level would fork again.
+        // A function already kept as code is kept again: inlining it would fail as it failed
+        // before, after following its paths once more.
         let recursive = self.inlining.contains(&def.path);
-        if recursive && !given_are_known(&self.dae.pool, &given) {
+        let kept_before = self.kept_before(&def.path);
+        if (recursive || kept_before) && !given_are_known(&self.dae.pool, &given) {
             return self.kept_call(def, given, span, ctx.mode);
         }
         // The executor takes the arguments: kept as code after all, the call is made again.

@@ -94,12 +94,13 @@ impl Programs {
     /// by `r`.
     pub fn call(&self, site: &CallSite, r: impl Fn(Reg) -> f64) -> f64 {
         let program = self.program(site.function);
-        let mut regs = program.fresh_registers();
-        for (k, &a) in site.args.iter().enumerate() {
-            regs[k] = r(a);
-        }
-        let flow = self.execute(program, &program.body, &mut regs, None);
-        self.outcome(program, site, &regs, flow)
+        program.with_registers(|regs| {
+            for (k, &a) in site.args.iter().enumerate() {
+                regs[k] = r(a);
+            }
+            let flow = self.execute(program, &program.body, regs, None);
+            self.outcome(program, site, regs, flow)
+        })
     }
 
     /// The value and tangent of the call `site`, its arguments' values read by `r` and their
@@ -111,20 +112,22 @@ impl Programs {
         t: impl Fn(Reg) -> f64,
     ) -> (f64, f64) {
         let program = self.program(site.function);
-        let mut regs = program.fresh_registers();
-        let mut tans: SmallVec<[f64; 64]> = SmallVec::from_elem(0.0, program.registers);
-        for (k, &a) in site.args.iter().enumerate() {
-            regs[k] = r(a);
-            tans[k] = t(a);
-        }
-        let flow = self.execute(program, &program.body, &mut regs, Some(&mut tans));
-        let value = self.outcome(program, site, &regs, flow);
-        let tangent = if value.is_nan() {
-            f64::NAN
-        } else {
-            tans[program.outputs[site.output as usize] as usize]
-        };
-        (value, tangent)
+        program.with_registers(|regs| {
+            let mut tans: SmallVec<[f64; 64]> = SmallVec::new();
+            tans.resize(program.registers, 0.0);
+            for (k, &a) in site.args.iter().enumerate() {
+                regs[k] = r(a);
+                tans[k] = t(a);
+            }
+            let flow = self.execute(program, &program.body, regs, Some(&mut tans));
+            let value = self.outcome(program, site, regs, flow);
+            let tangent = if value.is_nan() {
+                f64::NAN
+            } else {
+                tans[program.outputs[site.output as usize] as usize]
+            };
+            (value, tangent)
+        })
     }
 
     fn outcome(&self, program: &Program, site: &CallSite, regs: &[f64], flow: Flow) -> f64 {
@@ -196,39 +199,54 @@ impl Programs {
         Flow::Failed
     }
 
-    /// The instructions `code` of `p`, each one's tangent after its value when `t` is given.
+    /// The instructions `code` of `p`, with their tangents when `t` is given.
     fn straight(&self, p: &Program, code: Range<usize>, r: &mut [f64], t: Option<&mut [f64]>) {
         let instrs = &p.instrs[code];
         match t {
-            None => {
-                for i in instrs {
-                    match *i {
-                        Instr::Apply(d, s) => {
-                            r[d as usize] = self.call(&p.sites[s as usize], |a| r[a as usize])
+            // SAFETY: `compile` allocated every register the program's instructions name, and
+            // `r` has the program's size.
+            None => unsafe { run(instrs, r, self, &p.sites) },
+            // A statement's instructions write registers of their own but for its last, the
+            // copy into its slot: its values can all run before its tangents, the copy last.
+            Some(t) => {
+                for piece in instrs.split_inclusive(|i| matches!(i, Instr::Copy(..))) {
+                    if piece.iter().any(|i| matches!(i, Instr::Apply(..))) {
+                        self.interleaved(p, piece, r, t);
+                        continue;
+                    }
+                    let (values, copy) = match piece.split_last() {
+                        Some((last @ Instr::Copy(..), rest)) => (rest, Some(last)),
+                        _ => (piece, None),
+                    };
+                    // SAFETY: as above, for both register files of the program's size.
+                    unsafe {
+                        run(values, r, self, &p.sites);
+                        run_tangent(piece, r, t, self, &p.sites);
+                        if let Some(copy) = copy {
+                            run(std::slice::from_ref(copy), r, self, &p.sites);
                         }
-                        // SAFETY: `compile` allocated every register the program's
-                        // instructions name, and `r` has the program's size.
-                        _ => unsafe { run(std::slice::from_ref(i), r, self, &p.sites) },
                     }
                 }
             }
-            Some(t) => {
-                for i in instrs {
-                    match *i {
-                        Instr::Apply(d, s) => {
-                            let site = &p.sites[s as usize];
-                            let (value, tangent) =
-                                self.call_tangent(site, |a| r[a as usize], |a| t[a as usize]);
-                            (r[d as usize], t[d as usize]) = (value, tangent);
-                        }
-                        _ => {
-                            let one = std::slice::from_ref(i);
-                            // SAFETY: as above, for both register files of the program's size.
-                            unsafe {
-                                run_tangent(one, r, t, self, &p.sites);
-                                run(one, r, self, &p.sites);
-                            }
-                        }
+        }
+    }
+
+    /// Each instruction's tangent and then its value, a call's both at once.
+    fn interleaved(&self, p: &Program, instrs: &[Instr], r: &mut [f64], t: &mut [f64]) {
+        for i in instrs {
+            match *i {
+                Instr::Apply(d, s) => {
+                    let site = &p.sites[s as usize];
+                    let (value, tangent) =
+                        self.call_tangent(site, |a| r[a as usize], |a| t[a as usize]);
+                    (r[d as usize], t[d as usize]) = (value, tangent);
+                }
+                _ => {
+                    let one = std::slice::from_ref(i);
+                    // SAFETY: as in `straight`.
+                    unsafe {
+                        run_tangent(one, r, t, self, &p.sites);
+                        run(one, r, self, &p.sites);
                     }
                 }
             }
@@ -237,12 +255,21 @@ impl Programs {
 }
 
 impl Program {
-    fn fresh_registers(&self) -> SmallVec<[f64; 64]> {
-        let mut regs = SmallVec::from_elem(0.0, self.registers);
+    /// `run` on a fresh register file of the program, its constants set: on the stack when it
+    /// is small (calls are frequent and their programs mostly are).
+    fn with_registers<T>(&self, run: impl FnOnce(&mut [f64]) -> T) -> T {
+        let mut small = [0.0; 64];
+        let mut large = Vec::new();
+        let regs = if self.registers <= small.len() {
+            &mut small[..self.registers]
+        } else {
+            large.resize(self.registers, 0.0);
+            &mut large[..]
+        };
         for &(r, x) in &self.constants {
             regs[r as usize] = x;
         }
-        regs
+        run(regs)
     }
 }
 

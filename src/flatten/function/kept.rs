@@ -53,6 +53,11 @@ impl Builder {
 }
 
 impl<'a> Flattener<'a> {
+    /// Whether a function of this path has been kept as code.
+    pub(super) fn kept_before(&self, path: &str) -> bool {
+        self.kept.keys().any(|s| s.path == path)
+    }
+
     /// The outputs of `def` on `given` as calls of the function kept as code.
     pub(super) fn kept_call(
         &mut self,
