@@ -172,6 +172,18 @@ fn what_an_algorithm_may_not_do_is_an_error_at_its_span() {
             "not allowed in an initial algorithm",
             5,
         ),
+        (
+            "model M
+  discrete Real x[2](start = {1, 2}, each fixed = true);
+algorithm
+  when sample(0.5, 1) then
+    x := {x[2], x[1]};
+  end when;
+end M;
+",
+            "read each other's targets in a cycle",
+            5,
+        ),
     ];
     for (k, (text, message, line)) in cases.into_iter().enumerate() {
         let file = model_file(&format!("algorithm_error_{k}"), text);
@@ -229,4 +241,60 @@ end Counted;
     assert_eq!(*columns["count"].last().expect("rows"), 34.0, "{csv}");
     assert_eq!(*columns["y[3]"].last().expect("rows"), 21.0, "{csv}");
     assert_eq!(*columns["time"].last().expect("rows"), 1.75, "{csv}");
+}
+
+/// Inside `when`, an array assignment and a call's outputs take every value as it was before
+/// the statement, though mocca writes the elements one after another: a shift written so
+/// that the first element written is read by the next one, and the outputs of a call that
+/// reads a target of the same statement.
+#[test]
+fn a_when_statement_assigns_all_elements_from_the_values_before_it() {
+    let text = "model Shifted
+  function rotate
+    input Real a[3];
+    output Real first;
+    output Real rest[2];
+  algorithm
+    first := a[3];
+    rest := a[1:2];
+  end rotate;
+  function shift
+    input Real a[3];
+    input Real t;
+    output Real first;
+    output Real rest[2];
+  algorithm
+    first := t;
+    rest := a[1:2];
+  end shift;
+  discrete Real x[3](start = {1, 2, 3}, each fixed = true);
+  discrete Real y[3](start = {1, 2, 3}, each fixed = true);
+  discrete Real z(start = 0, fixed = true);
+algorithm
+  when sample(0.5, 1) then
+    x := {10*time, x[1], x[2]};
+    (y[1], y[2:3]) := shift(y, time);
+    (z, ) := rotate({x[3], y[1], z});
+  end when;
+end Shifted;
+";
+    let args = ["--stop", "2.6", "--step", "0.1", "--vars", "all"];
+    let c = columns("when_shift", text, &args);
+    let last = |name: &str| *c[name].last().expect("rows");
+    // Shifts at 0.5, 1.5 and 2.5.
+    let (x, y) = ([25.0, 15.0, 5.0], [2.5, 1.5, 0.5]);
+    for k in 0..3 {
+        assert!(
+            (last(&format!("x[{}]", k + 1)) - x[k]).abs() < 1e-9,
+            "x[{}]",
+            k + 1
+        );
+        assert!(
+            (last(&format!("y[{}]", k + 1)) - y[k]).abs() < 1e-9,
+            "y[{}]",
+            k + 1
+        );
+    }
+    // z takes the previous z (the last of its own argument, read before it is written).
+    assert_eq!(last("z"), 0.0);
 }

@@ -1033,3 +1033,20 @@ fn a_function_kept_as_code_runs_as_simulate_runs_it() {
         assert_eq!(emitted, simulated, "{method}");
     }
 }
+
+/// The standard library's random generators (their C functions written in Rust, copied into
+/// the crate with the runtime) draw in the emitted crate what they draw in `simulate`.
+#[test]
+fn the_random_generators_run_as_simulate_runs_them() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let args = ["--lib", lib, "--step", "0.05", "--stop", "1"];
+    let text = include_str!("data/random_generators.mo");
+    let (emitted, simulated) = text_emitted_and_simulated("random_generators", text, &args);
+    assert_eq!(emitted, simulated);
+    let drawn = cli_support::csv_columns(&simulated)["drawn"].clone();
+    assert!(drawn.last().is_some_and(|&s| s > 0.0), "{simulated}");
+}

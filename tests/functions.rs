@@ -1049,3 +1049,83 @@ end Halves;
     assert!(err.contains("`Halves.g`, kept as code"), "{err}");
     assert!(!out.exists(), "nothing written");
 }
+
+/// The standard library's xorshift64*, xorshift128+ and xorshift1024* (their C functions
+/// written in Rust) draw the reference's numbers to the last bit: the reference of
+/// `GenerateRandomNumbers` has its first draw at time 0 (its tool fires `sample(0, T)` after
+/// initialization, where mocca follows Modelica 8.6 and fires nothing), so our draw at
+/// `k·T` is its draw at `(k − 1)·T`.
+#[test]
+fn the_standard_librarys_random_generators_draw_the_reference_numbers() {
+    let (Some(msl), Some(reference)) = (cli_support::msl(), msl_reference_csv()) else {
+        eprintln!("skipped: no ../shared/msl or its reference results");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let text = include_str!("data/random_generators.mo");
+    let args = [
+        "--lib",
+        lib,
+        "--stop",
+        "1",
+        "--step",
+        "0.05",
+        "--vars",
+        "r64,r128,r1024",
+    ];
+    let ours = columns("random_generators", text, &args);
+    let expected = csv_columns(&reference);
+    // The value after each instant's event: the last row at that time.
+    let after = |c: &std::collections::BTreeMap<String, Vec<f64>>, name: &str, t: f64| {
+        let rows = c["time"].iter().zip(&c[name]);
+        let at: Vec<f64> = rows
+            .filter(|(s, _)| (**s - t).abs() < 1e-9)
+            .map(|(_, v)| *v)
+            .collect();
+        *at.last().unwrap_or_else(|| panic!("no row at {t}"))
+    };
+    for name in ["r64", "r128", "r1024"] {
+        for k in 1..=20 {
+            let t = 0.05 * k as f64;
+            let (got, want) = (after(&ours, name, t), after(&expected, name, t - 0.05));
+            assert_eq!(got, want, "{name} at {t}");
+            assert!(got > 0.0 && got < 1.0);
+        }
+    }
+}
+
+fn msl_reference_csv() -> Option<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/msl-reference/Modelica.Math.Random.Examples.GenerateRandomNumbers");
+    let text = std::fs::read_to_string(dir.join("reference.csv")).ok()?;
+    Some(text.replace('"', ""))
+}
+
+/// A foreign function mocca implements, declared otherwise than it implements it (here its
+/// outputs swapped), is an error naming both, not a call with its outputs mixed up.
+#[test]
+fn an_implemented_foreign_function_declared_otherwise_is_an_error() {
+    let text = "model Swapped
+  function draw
+    input Integer stateIn[2];
+    output Integer stateOut[2];
+    output Real result;
+    external \"C\" ModelicaRandom_xorshift64star(stateIn, stateOut, result);
+  end draw;
+  discrete Integer s[2](each start = 1, each fixed = true);
+  discrete Real r(start = 0, fixed = true);
+algorithm
+  when sample(0.1, 0.1) then
+    (s, r) := draw(pre(s));
+  end when;
+end Swapped;
+";
+    let file = model_file("native_declared_otherwise", text);
+    let (out, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("`Swapped.draw` calls `ModelicaRandom_xorshift64star`"),
+        "{err}"
+    );
+    assert!(err.contains(":12:"), "{err}");
+}

@@ -5,9 +5,10 @@
 
 use super::code::Code;
 use super::rust::{call_site, literal, statement, tangent};
+use crate::expr::function::Native;
 use crate::expr::{ExprPool, FunctionId, function::MAX_TURNS};
 use crate::simulate::functions::{Op, Program, Programs};
-use crate::simulate::tape::Instr;
+use crate::simulate::tape::{Instr, Reg};
 
 /// Every function of the pool compiled: those the tape calls and those the model's other
 /// expressions (events, initial values, assertions) call.
@@ -158,6 +159,28 @@ impl Body<'_, '_> {
                     self.code
                         .line(format_args!("if r[{c}] == 0.0 {{ {failed} }}"));
                 }
+                Op::Native(native, inputs, outputs) => self.native(*native, inputs, outputs),
+            }
+        }
+    }
+
+    /// A foreign function implemented in the crate's `externals`; its outputs' tangents
+    /// are zero.
+    fn native(&mut self, native: Native, inputs: &[Reg], outputs: &[Reg]) {
+        let args: Vec<String> = inputs.iter().map(|k| format!("r[{k}]")).collect();
+        let out = format!("out_{}", &self.label()[2..]);
+        self.code.line(format_args!(
+            "let mut {out} = [0.0_f64; {}];",
+            outputs.len()
+        ));
+        self.code.line(format_args!(
+            "crate::externals::Native::{native:?}.call(&[{}], &mut {out});",
+            args.join(", ")
+        ));
+        for (k, o) in outputs.iter().enumerate() {
+            self.code.line(format_args!("r[{o}] = {out}[{k}];"));
+            if self.tangents {
+                self.code.line(format_args!("t[{o}] = 0.0;"));
             }
         }
     }

@@ -12,6 +12,8 @@ use std::cell::Cell;
 
 use smallvec::SmallVec;
 
+pub use mocca_runtime::externals::Native;
+
 use super::{ExprId, ExprPool, Node, Values};
 
 /// Index of a function in its pool.
@@ -35,6 +37,8 @@ pub enum Stmt {
     /// `assert(c, message)`: a call whose assertion fails yields NaN outputs, so the step or
     /// the Newton iteration computing it fails visibly.
     Assert(ExprId, String),
+    /// A foreign function implemented in Rust: its outputs' slots from its inputs' slots.
+    Native(Native, Vec<u32>, Vec<u32>),
 }
 
 /// A function kept as code.
@@ -228,6 +232,15 @@ impl ExprPool {
                     Ok(x) if x != 0.0 => Flow::Next,
                     _ => Flow::Failed,
                 },
+                Stmt::Native(native, inputs, outputs) => {
+                    let args: Vec<f64> = inputs.iter().map(|&k| frame.0[k as usize]).collect();
+                    let mut values = vec![0.0; outputs.len()];
+                    native.call(&args, &mut values);
+                    for (&k, v) in outputs.iter().zip(values) {
+                        frame.0[k as usize] = v;
+                    }
+                    Flow::Next
+                }
             };
             if flow != Flow::Next {
                 return flow;
@@ -322,6 +335,15 @@ impl ExprPool {
                 Stmt::Return => out.push(Stmt::Return),
                 Stmt::Assert(c, message) => {
                     out.push(Stmt::Assert(self.renamed(*c, layout), message.clone()))
+                }
+                // The foreign functions implemented are piecewise constant (Integer states).
+                Stmt::Native(native, inputs, outputs) => {
+                    let zero = self.zero();
+                    for &k in outputs {
+                        out.push(Stmt::Assign(layout.tangent(k), zero));
+                    }
+                    let value = |ks: &[u32]| ks.iter().map(|&k| layout.value(k)).collect();
+                    out.push(Stmt::Native(*native, value(inputs), value(outputs)));
                 }
             }
         }

@@ -129,22 +129,7 @@ impl<'a> Flattener<'a> {
                 }
             }
             StatementKind::AssignOutputs { targets, call } => {
-                let outputs = self.call_outputs(call, ctx)?;
-                super::function::check_targets(targets.len(), outputs.len(), s.span)?;
-                // Every output is computed before any target is written.
-                let mut assigned = Vec::new();
-                for (target, new) in targets.iter().zip(outputs) {
-                    match target.as_ref().map(|t| (&t.kind, t.span)) {
-                        None => {}
-                        Some((ExprKind::Ref(cref), _)) => {
-                            assigned.extend(self.assignment(cref, new, s.span, ctx, values)?);
-                        }
-                        Some((_, span)) => {
-                            return Err(Diagnostic::error("only a variable can be assigned")
-                                .at(span, "not a variable"));
-                        }
-                    }
-                }
+                let assigned = self.output_assignments(targets, call, s.span, ctx, values)?;
                 values.extend(assigned);
             }
             StatementKind::Break => return Ok(Flow::Break),
@@ -198,6 +183,34 @@ impl<'a> Flattener<'a> {
     ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
         let targets = self.flatten_ref(target, ctx)?.leaves();
         self.assign_leaves(target, targets, new.leaves(), span, values)
+    }
+
+    /// `(a, , c) := f(x)`: the element assignments of every target written, from the call's
+    /// outputs, all computed before any target is written.
+    fn output_assignments(
+        &mut self,
+        targets: &'a [Option<Expr>],
+        call: &'a Expr,
+        span: Span,
+        ctx: &Ctx<'_>,
+        values: &Values,
+    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
+        let outputs = self.call_outputs(call, ctx)?;
+        super::function::check_targets(targets.len(), outputs.len(), span)?;
+        let mut assigned = Vec::new();
+        for (target, new) in targets.iter().zip(outputs) {
+            match target.as_ref().map(|t| (&t.kind, t.span)) {
+                None => {}
+                Some((ExprKind::Ref(cref), _)) => {
+                    assigned.extend(self.assignment(cref, new, span, ctx, values)?);
+                }
+                Some((_, at)) => {
+                    return Err(Diagnostic::error("only a variable can be assigned")
+                        .at(at, "not a variable"));
+                }
+            }
+        }
+        Ok(assigned)
     }
 
     /// `target := new`, element by element, of the variables `targets` `target` names.
@@ -460,13 +473,14 @@ impl<'a> Flattener<'a> {
             StatementKind::Assign { target, value } => {
                 // Read at the event, after the actions before it wrote: no symbolic values.
                 let new = self.flatten_expr(value, ctx)?;
-                for (var, value) in self.assignment(target, new, s.span, ctx, &Values::new())? {
-                    actions.push(Action::Assign {
-                        var,
-                        value,
-                        span: s.span,
-                    });
-                }
+                let assigned = self.assignment(target, new, s.span, ctx, &Values::new())?;
+                actions.extend(self.simultaneous(assigned, s.span)?);
+                Ok(())
+            }
+            StatementKind::AssignOutputs { targets, call } => {
+                let none = Values::new();
+                let assigned = self.output_assignments(targets, call, s.span, ctx, &none)?;
+                actions.extend(self.simultaneous(assigned, s.span)?);
                 Ok(())
             }
             StatementKind::If {
@@ -489,11 +503,69 @@ impl<'a> Flattener<'a> {
             )
             .at(s.span, "nested")),
             _ => Err(Diagnostic::error(
-                "inside a `when` statement mocca supports assignments, `if`, `for`, `reinit`, \
-                 `assert` and `terminate`; not `while`, `break` or `return` yet",
+                "inside a `when` statement mocca supports assignments (of a call's outputs too), \
+                 `if`, `for`, `reinit`, `assert` and `terminate`; not `while`, `break` or \
+                 `return` yet",
             )
             .at(s.span, "not supported yet")),
         }
+    }
+}
+
+impl Flattener<'_> {
+    /// The element assignments of one statement (an array's elements, a call's outputs) as
+    /// actions that run one after the other at the event, yet each value as it was before
+    /// the statement: an assignment whose value reads another's target runs before it. A
+    /// cycle of such reads (`x := {x[2], x[1]}`) would need a temporary: an error.
+    fn simultaneous(
+        &self,
+        assigned: Vec<(VarId, ExprId)>,
+        span: Span,
+    ) -> Result<Vec<Action>, Diagnostic> {
+        let target: IndexMap<VarId, usize> = (assigned.iter().enumerate())
+            .map(|(k, &(v, _))| (v, k))
+            .collect();
+        // `before[j]`: the assignments whose values read `j`'s target, which must run first.
+        let mut before: Vec<Vec<usize>> = vec![Vec::new(); assigned.len()];
+        let mut waiting = vec![0usize; assigned.len()];
+        for (i, &(_, value)) in assigned.iter().enumerate() {
+            self.dae.pool.visit_leaves(value, |leaf| {
+                if let Node::Var(v) = leaf
+                    && let Some(&j) = target.get(&v)
+                    && j != i
+                {
+                    before[j].push(i);
+                    waiting[j] += 1;
+                }
+            });
+        }
+        let mut after: Vec<Vec<usize>> = vec![Vec::new(); assigned.len()];
+        for (j, readers) in before.iter().enumerate() {
+            readers.iter().for_each(|&i| after[i].push(j));
+        }
+        // Written order wherever the reads allow it.
+        let mut ready: std::collections::BTreeSet<usize> =
+            (0..assigned.len()).filter(|&k| waiting[k] == 0).collect();
+        let mut actions = Vec::with_capacity(assigned.len());
+        while let Some(i) = ready.pop_first() {
+            let (var, value) = assigned[i];
+            actions.push(Action::Assign { var, value, span });
+            for &j in &after[i] {
+                waiting[j] -= 1;
+                if waiting[j] == 0 {
+                    ready.insert(j);
+                }
+            }
+        }
+        if actions.len() < assigned.len() {
+            return Err(Diagnostic::error(
+                "the values of this assignment read each other's targets in a cycle: inside a \
+                 `when` statement mocca writes the elements one after another, so this needs a \
+                 temporary variable (assign the values to one first)",
+            )
+            .at(span, "its elements read each other"));
+        }
+        Ok(actions)
     }
 }
 

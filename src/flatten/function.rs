@@ -29,6 +29,7 @@ use super::expr::{Ctx, Mode, Pick, Val, select};
 use super::tree::Tree;
 use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
+use crate::expr::function::Native;
 use crate::expr::{ExprId, Func, Node};
 use crate::source::Span;
 use crate::syntax::ast::{
@@ -189,6 +190,17 @@ impl<'a> Flattener<'a> {
             {
                 let values = self.foreign_call(function, args, span, ctx)?;
                 return Ok(values.into_iter().map(Output::Value).collect());
+            }
+            // A foreign function implemented in Rust is a function kept as code whose body
+            // is the implementation; constant calls fold.
+            if external
+                .function
+                .as_deref()
+                .and_then(Native::by_name)
+                .is_some()
+            {
+                let given = self.given_arguments(&def, args, ctx)?;
+                return self.kept_call(&def, given, span, ctx.mode);
             }
             let (language, at) = (external.language.as_deref().unwrap_or("C"), &external.span);
             return Err(err(

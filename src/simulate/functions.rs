@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
-use crate::expr::function::Flow;
+use crate::expr::function::{Flow, Native};
 use crate::expr::hash::FxHashMap as HashMap;
 use crate::expr::{ExprId, ExprPool, FunctionId, Node, Stmt};
 
@@ -38,6 +38,8 @@ pub enum Op {
     Return,
     /// The condition's code and register.
     Assert(Range<usize>, Reg),
+    /// A foreign function implemented in Rust on the inputs' registers, into the outputs'.
+    Native(Native, Vec<Reg>, Vec<Reg>),
 }
 
 /// One function compiled.
@@ -170,6 +172,14 @@ impl Programs {
                         Flow::Failed
                     }
                 }
+                Op::Native(native, inputs, outputs) => {
+                    native_call(*native, inputs, outputs, r);
+                    // Its outputs are piecewise constant.
+                    if let Some(t) = t.as_deref_mut() {
+                        outputs.iter().for_each(|&o| t[o as usize] = 0.0);
+                    }
+                    Flow::Next
+                }
             };
             if flow != Flow::Next {
                 return flow;
@@ -251,6 +261,16 @@ impl Programs {
                 }
             }
         }
+    }
+}
+
+/// `native` on the registers `inputs` of `r`, into its registers `outputs`.
+fn native_call(native: Native, inputs: &[Reg], outputs: &[Reg], r: &mut [f64]) {
+    let args: SmallVec<[f64; 64]> = inputs.iter().map(|&k| r[k as usize]).collect();
+    let mut values: SmallVec<[f64; 64]> = SmallVec::from_elem(0.0, outputs.len());
+    native.call(&args, &mut values);
+    for (&k, v) in outputs.iter().zip(values) {
+        r[k as usize] = v;
     }
 }
 
@@ -366,6 +386,9 @@ impl ProgramCompiler<'_> {
                 Stmt::Assert(c, _) => {
                     let (code, r) = self.code(*c);
                     ops.push(Op::Assert(code, r));
+                }
+                Stmt::Native(native, inputs, outputs) => {
+                    ops.push(Op::Native(*native, inputs.clone(), outputs.clone()))
                 }
             }
         }

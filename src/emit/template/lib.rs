@@ -16,6 +16,7 @@ pub mod dense_lu;
 pub mod equations;
 pub mod event_driver;
 pub mod events;
+pub mod externals;
 pub mod fixed_step;
 pub mod grid;
 pub mod init;

@@ -21,6 +21,7 @@ use super::super::tree::Tree;
 use super::{FunctionDef, Given, Local, Locals, Output, Param, err, local_ctx, pick_paths};
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
+use crate::expr::function::Native;
 use crate::expr::{ExprId, Function, FunctionId, Stmt};
 use crate::source::Span;
 use crate::syntax::ast::{self, Causality, ComponentRef, Expr, ExprKind, Statement, StatementKind};
@@ -162,7 +163,7 @@ impl<'a> Flattener<'a> {
         let f = self.dae.pool.add_function(Function::declared(
             def.path.clone(),
             inputs_end,
-            output_slots,
+            output_slots.clone(),
             0,
         ));
         self.kept
@@ -176,9 +177,13 @@ impl<'a> Flattener<'a> {
             }
         }
         let was = std::mem::replace(&mut self.keeping, true);
-        let statements = match def.body {
-            Some(statements) => self.kept_block(&mut b, statements, &mut locals),
-            None => Ok(Vec::new()),
+        let native = (def.external)
+            .and_then(|e| e.function.as_deref())
+            .and_then(Native::by_name);
+        let statements = match (def.body, native) {
+            (_, Some(native)) => native_body(def, native, inputs_end, &output_slots, span),
+            (Some(statements), None) => self.kept_block(&mut b, statements, &mut locals),
+            (None, None) => Ok(Vec::new()),
         };
         self.keeping = was;
         body.extend(statements?);
@@ -478,6 +483,44 @@ fn slots_of(f: &Flattener<'_>, value: &Val) -> Vec<u32> {
             _ => unreachable!("a kept function's variable is slots"),
         })
         .collect()
+}
+
+/// The body of `def`, declared external as `native`: the implementation's one statement,
+/// once the declaration is the one it implements (`input Integer stateIn[n]; output Real
+/// result; output Integer stateOut[n]`, n the generator's state size).
+fn native_body(
+    def: &FunctionDef<'_>,
+    native: Native,
+    inputs: u32,
+    outputs: &[u32],
+    span: Span,
+) -> Result<Vec<Stmt>, Diagnostic> {
+    let n = native.state_size();
+    let ins: Vec<&Param<'_>> = def.inputs().collect();
+    let outs: Vec<&Param<'_>> = def.outputs().collect();
+    let declared = ins.len() == 1
+        && ins[0].ty == ScalarType::Integer
+        && inputs as usize == n
+        && outs.len() == 2
+        && outs[0].ty == ScalarType::Real
+        && outs[1].ty == ScalarType::Integer
+        && outputs.len() == n + 1;
+    if !declared {
+        return Err(err(
+            span,
+            format!(
+                "`{}` calls `{}`, which mocca implements for the declaration `input Integer stateIn[{n}]; output Real result; output Integer stateOut[{n}]`, not this one",
+                def.path,
+                native.name()
+            ),
+            "an external function declared otherwise",
+        ));
+    }
+    Ok(vec![Stmt::Native(
+        native,
+        (0..inputs).collect(),
+        outputs.to_vec(),
+    )])
 }
 
 /// The known value of an Integer or Boolean input, as the signature's key.
