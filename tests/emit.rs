@@ -1032,6 +1032,21 @@ fn a_function_kept_as_code_runs_as_simulate_runs_it() {
             text_emitted_and_simulated(&format!("kept_{method}"), &text, &args);
         assert_eq!(emitted, simulated, "{method}");
     }
+    // A record in and a record out: the fields are slots of the same program.
+    let records = text.replace(
+        "  r = cubeRoot(x);",
+        "  s = Pair(cubeRoot(x), 0);\n  t = swapped(s);\n  r = t.b;",
+    );
+    let records = records.replacen(
+        "model Cube\n",
+        "model Cube\n  record Pair\n    Real a;\n    Real b;\n  end Pair;\n  function swapped\n    input Pair p;\n    output Pair q;\n  protected\n    Real k = 0;\n  algorithm\n    q.a := p.b;\n    q.b := p.a;\n    while k < p.a loop\n      k := k + 1;\n    end while;\n  end swapped;\n  Pair s;\n  Pair t;\n",
+        1,
+    );
+    let (emitted, simulated) =
+        text_emitted_and_simulated("kept_records", &records, &IMPLICIT_EULER_TO_1);
+    assert_eq!(emitted, simulated);
+    let x = cli_support::csv_columns(&simulated)["x"].clone();
+    assert!((x[x.len() - 1] - 8.0).abs() > 0.5, "{simulated}");
 }
 
 /// The standard library's random generators (their C functions written in Rust, copied into

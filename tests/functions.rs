@@ -883,8 +883,51 @@ fn cube_root_decay(t: f64) -> f64 {
     (4.0 - 2.0 * t / 3.0).powf(1.5)
 }
 
-/// The models of the two root finders: `der(x) = −root`.
-fn root_models() -> [(&'static str, String); 2] {
+/// The root again as a record's field: Newton on `p·T³ = a` inside a function taking and
+/// returning a record (a protected record's field default starts it), with `p = 1`.
+const RECORD_ROOT: &str = "record State
+  Real p;
+  Real T;
+  Real v[2];
+end State;
+record Guess
+  Real T = 1;
+end Guess;
+function solveT
+  input State s;
+  input Real a;
+  output State r;
+  output Integer iterations;
+protected
+  Real err;
+  Guess g;
+algorithm
+  r := s;
+  r.T := g.T;
+  err := r.p*r.T^3 - a;
+  iterations := 0;
+  while abs(err) > 1e-12 loop
+    r.T := r.T - err/(3*r.p*r.T^2);
+    err := r.p*r.T^3 - a;
+    iterations := iterations + 1;
+  end while;
+  r.v := {r.T, 2*r.T};
+end solveT;
+model Decay
+  Real x(start = 8, fixed = true);
+  Real r;
+  State s0(p = 1, T = 0, v = {0, 0});
+  State s1;
+  Integer n;
+equation
+  (s1, n) = solveT(s0, x);
+  r = s1.v[2]/2;
+  der(x) = -r;
+end Decay;
+";
+
+/// The models of the three root finders: `der(x) = −root`.
+fn root_models() -> [(&'static str, String); 3] {
     let model = |function: &str, call: &str| {
         format!(
             "{function}
@@ -901,6 +944,7 @@ end Decay;
     [
         ("cube_root", model(CUBE_ROOT, "cubeRoot(x)")),
         ("poly_root", model(POLY_ROOT, "polyRoot({1, 0, 0, -x}, 2)")),
+        ("record_root", RECORD_ROOT.to_string()),
     ]
 }
 

@@ -1436,13 +1436,14 @@ fn given_are_known(pool: &crate::expr::ExprPool, given: &[Option<Given>]) -> boo
     })
 }
 
-/// The arguments again, where they are values (records are not kept as code).
+/// The arguments again.
 fn clone_given(given: &[Option<Given>]) -> Vec<Option<Given>> {
     given
         .iter()
         .map(|g| match g {
             Some(Given::Value(v)) => Some(Given::Value(v.clone())),
-            _ => None,
+            Some(Given::Record(r)) => Some(Given::Record(r.clone())),
+            None => None,
         })
         .collect()
 }

@@ -18,6 +18,7 @@ use super::super::Flattener;
 use super::super::classes::ClassId;
 use super::super::expr::{Ctx, Mode, Pick, Val, select};
 use super::super::tree::Tree;
+use super::records::{self, RecordValue};
 use super::{FunctionDef, Given, Local, Locals, Output, Param, err, local_ctx, pick_paths};
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
@@ -67,16 +68,6 @@ impl<'a> Flattener<'a> {
         span: Span,
         mode: Mode,
     ) -> Result<Vec<Output>, Diagnostic> {
-        if def.params.iter().any(|p| p.record.is_some()) {
-            return Err(err(
-                span,
-                format!(
-                    "`{}` cannot be inlined, and a function with record variables is not yet kept as code",
-                    def.path
-                ),
-                "not inlined",
-            ));
-        }
         let none = Locals::new();
         let ctx = local_ctx(self.function_scope(def), &none, mode);
         let inputs = self.bind_inputs(def, given, span, &ctx)?;
@@ -85,13 +76,15 @@ impl<'a> Flattener<'a> {
             inputs: Vec::new(),
         };
         let mut args = Vec::new();
-        for (p, local) in def.inputs().zip(inputs.values()) {
-            let value = local.value.as_ref().expect("inputs are bound");
-            match known_discrete(self, p, value) {
-                Some(bits) => signature.inputs.push(InputKind::Known(bits)),
-                None => {
-                    signature.inputs.push(InputKind::Slots(value.shape()));
-                    args.extend(value.leaves());
+        for p in def.inputs() {
+            for (name, local) in self.scalar_locals(p, &inputs)? {
+                let value = local.value.as_ref().expect("inputs are bound");
+                match known_discrete(self, p, value).filter(|_| name == p.name) {
+                    Some(bits) => signature.inputs.push(InputKind::Known(bits)),
+                    None => {
+                        signature.inputs.push(InputKind::Slots(value.shape()));
+                        args.extend(value.leaves());
+                    }
                 }
             }
         }
@@ -100,36 +93,73 @@ impl<'a> Flattener<'a> {
             None => self.translate(def, &signature, &inputs, span)?,
         };
         let mut next = 0u32;
-        let mut outputs = Vec::with_capacity(shapes.len());
-        for shape in shapes {
+        let mut value = |f_: &mut Self, shape: &[usize]| {
             let count: usize = shape.iter().product();
             let leaves: Vec<ExprId> = (0..count as u32)
-                .map(|k| self.dae.pool.apply(f, next + k, &args))
+                .map(|k| f_.dae.pool.apply(f, next + k, &args))
                 .collect();
             next += count as u32;
-            outputs.push(Output::Value(shaped(&shape, &leaves)));
+            shaped(shape, &leaves)
+        };
+        let mut outputs = Vec::with_capacity(shapes.len());
+        for shape in shapes {
+            outputs.push(match shape {
+                OutputShape::Value(shape) => Output::Value(value(self, &shape)),
+                OutputShape::Record(fields) => Output::Record(
+                    (fields.into_iter())
+                        .map(|(path, shape)| (path, value(self, &shape)))
+                        .collect(),
+                ),
+            });
         }
         Ok(outputs)
     }
 
+    /// The scalar and array locals of variable `p` in `locals`, by name: itself, or a
+    /// record's fields in their order.
+    fn scalar_locals(
+        &mut self,
+        p: &Param<'a>,
+        locals: &Locals,
+    ) -> Result<Vec<(String, Local)>, Diagnostic> {
+        let Some(class) = p.record else {
+            return Ok(vec![(p.name.clone(), locals[&p.name].clone())]);
+        };
+        let fields = self.record_fields(class, p.span)?;
+        Ok((fields.iter())
+            .map(|f| {
+                let name = format!("{}.{}", p.name, f.path);
+                let local = locals[&name].clone();
+                (name, local)
+            })
+            .collect())
+    }
+
     /// Translates `def` for `signature` (the inputs' values bound in `inputs` tell the known
-    /// ones): its program in the pool and its outputs' sizes.
+    /// ones): its program in the pool and its outputs' sizes. A record variable is its
+    /// fields' slots, the fields' locals named `r.field` as symbolic execution names them.
     fn translate(
         &mut self,
         def: &FunctionDef<'a>,
         signature: &Signature,
         inputs: &Locals,
         span: Span,
-    ) -> Result<(FunctionId, Vec<Vec<usize>>), Diagnostic> {
+    ) -> Result<(FunctionId, Vec<OutputShape>), Diagnostic> {
         let scope = self.function_scope(def);
         let mut b = Builder { slots: 0, scope };
         let mut locals = Locals::new();
-        for ((p, local), kind) in def.inputs().zip(inputs.values()).zip(&signature.inputs) {
-            let value = match kind {
-                InputKind::Known(_) => local.value.clone().expect("inputs are bound"),
-                InputKind::Slots(shape) => self.slot_value(&mut b, shape),
-            };
-            locals.insert(p.name.clone(), slot_local(p, value, true));
+        let mut kinds = signature.inputs.iter();
+        for p in def.inputs() {
+            if p.record.is_some() {
+                locals.insert(p.name.clone(), inputs[&p.name].clone());
+            }
+            for (name, local) in self.scalar_locals(p, inputs)? {
+                let value = match kinds.next().expect("one kind per input value") {
+                    InputKind::Known(_) => local.value.clone().expect("inputs are bound"),
+                    InputKind::Slots(shape) => self.slot_value(&mut b, shape),
+                };
+                locals.insert(name, slot_local(local.ty, value, true));
+            }
         }
         let inputs_end = b.slots;
         let mut defaults = Vec::new();
@@ -141,23 +171,22 @@ impl<'a> Flattener<'a> {
             .filter(|p| p.causality != Causality::Input)
             .collect();
         for p in others {
-            let Some(shape) = self.declared_shape(p, &locals)? else {
-                return Err(err(
-                    p.span,
-                    format!(
-                        "`{}` is kept as code (it cannot be inlined), and then its variables need sizes known at the call",
-                        def.path
-                    ),
-                    "a size not known here",
-                )
-                .with_secondary(span, "called here"));
+            let shape = match p.record {
+                Some(class) => self.record_slots(&mut b, &mut locals, p, class, span)?,
+                None => {
+                    let shape = self.kept_shape(def, &p.dims, p.scope, &locals, (p.span, span))?;
+                    let value = self.slot_value(&mut b, &shape);
+                    locals.insert(p.name.clone(), slot_local(p.ty, value, false));
+                    OutputShape::Value(shape)
+                }
             };
-            let value = self.slot_value(&mut b, &shape);
             if p.causality == Causality::Output {
-                output_slots.extend(slots_of(self, &value));
+                for (name, _) in self.scalar_locals(p, &locals)? {
+                    output_slots
+                        .extend(slots_of(self, locals[&name].value.as_ref().expect("slots")));
+                }
                 output_shapes.push(shape);
             }
-            locals.insert(p.name.clone(), slot_local(p, value, false));
             defaults.push(p);
         }
         let f = self.dae.pool.add_function(Function::declared(
@@ -170,11 +199,7 @@ impl<'a> Flattener<'a> {
             .insert(signature.clone(), (f, output_shapes.clone()));
         let mut body = Vec::new();
         for p in defaults {
-            if let Some(e) = p.default {
-                let value = self.local_expr(e, p.scope, &locals, Mode::Symbolic)?;
-                let target = locals[&p.name].value.clone().expect("slots");
-                self.assign_slots(&mut b, &mut body, &target, value, p.span)?;
-            }
+            self.kept_default(&mut b, &mut body, &locals, p)?;
         }
         let was = std::mem::replace(&mut self.keeping, true);
         let native = (def.external)
@@ -189,6 +214,134 @@ impl<'a> Flattener<'a> {
         body.extend(statements?);
         self.dae.pool.define_function(f, b.slots, body);
         Ok((f, output_shapes))
+    }
+
+    /// The size `dims` give with the variables before known, else an error at `at.0`.
+    fn kept_shape(
+        &mut self,
+        def: &FunctionDef<'a>,
+        dims: &[&'a ast::Subscript],
+        scope: ClassId,
+        locals: &Locals,
+        (at, call): (Span, Span),
+    ) -> Result<Vec<usize>, Diagnostic> {
+        match self.shape_of(dims, scope, locals)? {
+            Some(shape) => Ok(shape),
+            None => Err(err(
+                at,
+                format!(
+                    "`{}` is kept as code (it cannot be inlined), and then its variables need sizes known at the call",
+                    def.path
+                ),
+                "a size not known here",
+            )
+            .with_secondary(call, "called here")),
+        }
+    }
+
+    /// Slots for each field of record variable `p` of `class`, its locals inserted.
+    fn record_slots(
+        &mut self,
+        b: &mut Builder,
+        locals: &mut Locals,
+        p: &Param<'a>,
+        class: ClassId,
+        call: Span,
+    ) -> Result<OutputShape, Diagnostic> {
+        if p.fields.is_some() {
+            return Err(err(
+                p.span,
+                "a record variable with field modifications is not yet kept as code",
+                "not kept",
+            ));
+        }
+        locals.insert(
+            p.name.clone(),
+            Local {
+                value: None,
+                ty: ScalarType::Real,
+                input: false,
+                record: Some(class),
+            },
+        );
+        let fields = self.record_fields(class, p.span)?;
+        let mut shapes = Vec::with_capacity(fields.len());
+        for f in fields.iter() {
+            let Some(shape) = self.shape_of(&f.dims, f.scope, &Locals::new())? else {
+                return Err(err(
+                    p.span,
+                    format!(
+                        "the record's field `{}` needs a size known at the call to be kept as code",
+                        f.path
+                    ),
+                    "a size not known here",
+                )
+                .with_secondary(call, "called here"));
+            };
+            let value = self.slot_value(b, &shape);
+            locals.insert(
+                format!("{}.{}", p.name, f.path),
+                slot_local(f.ty, value, false),
+            );
+            shapes.push((f.path.clone(), shape));
+        }
+        Ok(OutputShape::Record(shapes))
+    }
+
+    /// The start of a variable that is not an input: its declared default, and a record's
+    /// fields their own defaults (the others start at zero).
+    fn kept_default(
+        &mut self,
+        b: &mut Builder,
+        body: &mut Vec<Stmt>,
+        locals: &Locals,
+        p: &Param<'a>,
+    ) -> Result<(), Diagnostic> {
+        let Some(class) = p.record else {
+            if let Some(e) = p.default {
+                let value = self.local_expr(e, p.scope, locals, Mode::Symbolic)?;
+                let target = locals[&p.name].value.clone().expect("slots");
+                self.assign_slots(b, body, &target, value, p.span)?;
+            }
+            return Ok(());
+        };
+        let value = match p.default {
+            Some(e) => {
+                let ctx = local_ctx(p.scope, locals, Mode::Symbolic);
+                self.record_value(e, Some(class), &ctx)?
+            }
+            None => {
+                let fields = self.record_fields(class, p.span)?;
+                let mut value = Vec::new();
+                for f in fields.iter().filter(|f| f.default.is_some()) {
+                    value.push((
+                        f.path.clone(),
+                        self.field_default(f, Mode::Symbolic, p.span)?,
+                    ));
+                }
+                value
+            }
+        };
+        self.assign_record_slots(b, body, locals, &p.name, value, p.span)
+    }
+
+    /// `name := value` of a whole record variable (or a record field of one), field by field.
+    fn assign_record_slots(
+        &mut self,
+        b: &mut Builder,
+        out: &mut Vec<Stmt>,
+        locals: &Locals,
+        name: &str,
+        value: RecordValue,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        for (path, v) in value {
+            let field = format!("{name}.{path}");
+            let target = super::assignable(locals, &field, span)?;
+            let target = target.value.clone().expect("slots");
+            self.assign_slots(b, out, &target, v, span)?;
+        }
+        Ok(())
     }
 
     /// A fresh run of slots of `shape`, as the value of `Local` leaves.
@@ -224,8 +377,14 @@ impl<'a> Flattener<'a> {
         let scope = b.scope;
         match &s.kind {
             StatementKind::Assign { target, value } => {
-                let value = self.local_expr(value, scope, locals, Mode::Symbolic)?;
-                self.assign_target(b, out, locals, target, value)?;
+                if let Some((name, class)) = records::record_target(locals, target) {
+                    let ctx = local_ctx(scope, locals, Mode::Symbolic);
+                    let value = self.record_value(value, class, &ctx)?;
+                    self.assign_record_slots(b, out, locals, &name, value, target.span)?;
+                } else {
+                    let value = self.local_expr(value, scope, locals, Mode::Symbolic)?;
+                    self.assign_target(b, out, locals, target, value)?;
+                }
             }
             StatementKind::AssignOutputs { targets, call } => {
                 let ctx = local_ctx(scope, locals, Mode::Symbolic);
@@ -236,6 +395,16 @@ impl<'a> Flattener<'a> {
                         (None, _) => {}
                         (Some(ExprKind::Ref(cref)), Output::Value(value)) => {
                             self.assign_target(b, out, locals, cref, value)?
+                        }
+                        (Some(ExprKind::Ref(cref)), Output::Record(value)) => {
+                            let Some((name, _)) = records::record_target(locals, cref) else {
+                                return Err(err(
+                                    cref.span,
+                                    "this output is a record, and this is not a record variable",
+                                    "not a record",
+                                ));
+                            };
+                            self.assign_record_slots(b, out, locals, &name, value, cref.span)?;
                         }
                         (Some(_), _) => {
                             return Err(err(
@@ -384,16 +553,14 @@ impl<'a> Flattener<'a> {
         target: &'a ComponentRef,
         value: Val,
     ) -> Result<(), Diagnostic> {
-        let part = &target.parts[0];
-        let name = &part.ident.name;
-        if target.parts.len() > 1 {
-            return Err(err(
-                target.span,
-                format!("`{name}` has no fields here: a function kept as code has no records"),
-                "not a record",
-            ));
-        }
-        let local = super::assignable(locals, name, part.ident.span)?;
+        let (name, part) = match target.parts.as_slice() {
+            [part] => (part.ident.name.clone(), part),
+            _ => {
+                let (name, _, part) = records::field_local(target, locals)?;
+                (name, part)
+            }
+        };
+        let local = super::assignable(locals, &name, part.ident.span)?;
         let whole = local
             .value
             .clone()
@@ -534,10 +701,10 @@ fn known_discrete(f: &Flattener<'_>, p: &Param<'_>, value: &Val) -> Option<u64> 
     }
 }
 
-fn slot_local(p: &Param<'_>, value: Val, input: bool) -> Local {
+fn slot_local(ty: ScalarType, value: Val, input: bool) -> Local {
     Local {
         value: Some(value),
-        ty: p.ty,
+        ty,
         input,
         record: None,
     }
@@ -564,7 +731,14 @@ fn flat_index(shape: &[usize], path: &[usize]) -> usize {
 }
 
 /// The functions kept as code so far, by signature: the function and its outputs' sizes.
-pub(crate) type Kept = IndexMap<Signature, (FunctionId, Vec<Vec<usize>>)>;
+pub(crate) type Kept = IndexMap<Signature, (FunctionId, Vec<OutputShape>)>;
+
+/// The size of a kept function's output: an array's, or each field's of a record.
+#[derive(Clone, Debug)]
+pub(crate) enum OutputShape {
+    Value(Vec<usize>),
+    Record(Vec<(String, Vec<usize>)>),
+}
 
 /// Subscripts of which some vary: the picks with each varying one taking every index, and
 /// the varying ones' values by dimension.

@@ -499,7 +499,12 @@ impl<'a> Flattener<'a> {
     }
 
     /// A field's declared default, seen from the record class.
-    fn field_default(&mut self, f: &Field<'a>, mode: Mode, span: Span) -> Result<Val, Diagnostic> {
+    pub(super) fn field_default(
+        &mut self,
+        f: &Field<'a>,
+        mode: Mode,
+        span: Span,
+    ) -> Result<Val, Diagnostic> {
         let Some(default) = f.default else {
             return Err(err(
                 span,
