@@ -298,3 +298,84 @@ end Shifted;
     // z takes the previous z (the last of its own argument, read before it is written).
     assert_eq!(last("z"), 0.0);
 }
+
+/// A `when` statement writes an array element at a varying subscript (a sample buffer, as
+/// the standard library's FFT blocks fill theirs): the element the index names takes the
+/// value, the others keep theirs, later statements read it, and an index out of range
+/// writes nothing. A shift within the buffer reads every element before any is written.
+#[test]
+fn a_when_statement_writes_the_element_a_varying_index_names() {
+    let text = "model Buffer
+  discrete Real buf[3](each start = 0, each fixed = true);
+  discrete Real moved[3](start = {1, 2, 3}, each fixed = true);
+  discrete Integer k(start = 0, fixed = true);
+  discrete Real last(start = 0, fixed = true);
+algorithm
+  when sample(0.1, 0.1) then
+    k := pre(k) + 1;
+    buf[k] := 10*k;
+    last := buf[min(k, 3)];
+    moved[min(k, 2) + 1] := moved[min(k, 2)];
+  end when;
+end Buffer;
+";
+    let args = ["--stop", "0.55", "--step", "0.05", "--vars", "all"];
+    let c = columns("when_buffer", text, &args);
+    let at = |name: &str, t: f64| {
+        let rows = c["time"].iter().zip(&c[name]);
+        let v: Vec<f64> = rows
+            .filter(|(s, _)| (**s - t).abs() < 1e-9)
+            .map(|(_, v)| *v)
+            .collect();
+        *v.last().expect("a row")
+    };
+    // k = 1, 2, 3 fill the buffer; k = 4, 5 are out of range and write nothing.
+    for (t, filled, last) in [
+        (0.15, [10.0, 0.0, 0.0], 10.0),
+        (0.35, [10.0, 20.0, 30.0], 30.0),
+    ] {
+        for (i, &b) in filled.iter().enumerate() {
+            assert_eq!(
+                at(&format!("buf[{}]", i + 1), t),
+                b,
+                "buf[{}] at {t}",
+                i + 1
+            );
+        }
+        assert_eq!(at("last", t), last, "last at {t}");
+    }
+    assert_eq!(at("buf[3]", 0.55), 30.0);
+    // moved: k = 1 copies moved[1] into moved[2], then k ≥ 2 moved[2] into moved[3].
+    let moved: Vec<f64> = (1..=3).map(|i| at(&format!("moved[{i}]"), 0.55)).collect();
+    assert_eq!(moved, [1.0, 1.0, 1.0]);
+}
+
+/// `assert(false, …)` inside a `when` statement fails only where it is reached: never here
+/// (the run ends normally), and at the terminal event there (an error, exit 1).
+#[test]
+fn an_assert_false_in_a_when_branch_fails_only_when_reached() {
+    let text = |limit: f64| {
+        format!(
+            "model Guarded
+  discrete Integer n(start = 0, fixed = true);
+algorithm
+  when sample(0.1, 0.1) then
+    n := pre(n) + 1;
+  end when;
+  when terminal() then
+    if n < {limit} then
+      assert(false, \"too few samples\");
+    end if;
+  end when;
+end Guarded;
+"
+        )
+    };
+    let c = columns("assert_unreached", &text(3.0), &["--stop", "1"]);
+    assert!(c["time"].last().is_some_and(|&t| (t - 1.0).abs() < 1e-9));
+    let file = model_file("assert_reached", &text(100.0));
+    let path = file.to_str().expect("utf-8");
+    let (out, err, code) = mocca(&["simulate", path, "--stop", "1"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("too few samples"), "{err}");
+}

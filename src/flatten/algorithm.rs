@@ -25,6 +25,10 @@ use crate::syntax::ast::{self, Expr, ExprKind, Statement, StatementKind};
 
 use super::equations::Sink;
 
+/// One element assignment `var := value`, and the guard under which it writes when its
+/// target was picked by a varying subscript (guards of one such target exclude each other).
+type Assigned = (VarId, ExprId, Option<ExprId>);
+
 /// Turns of a `while` loop before it is taken for one that never ends.
 const MAX_TURNS: usize = 1_000_000;
 
@@ -118,19 +122,20 @@ impl<'a> Flattener<'a> {
                 let mut assigned = Vec::new();
                 for ((_, field), (_, new)) in fields.into_iter().zip(&record) {
                     let (targets, new) = (field.leaves(), new.leaves());
-                    assigned.extend(self.assign_leaves(target, targets, new, s.span, values)?);
+                    let leaves = self.assign_leaves(target, targets, new, s.span, values)?;
+                    assigned.extend(leaves.into_iter().map(|(v, e, _)| (v, e)));
                 }
                 values.extend(assigned);
             }
             StatementKind::Assign { target, value } => {
                 let new = self.flatten_expr(value, ctx)?;
-                for (var, value) in self.assignment(target, new, s.span, ctx, values)? {
+                for (var, value, _) in self.assignment(target, new, s.span, ctx, values)? {
                     values.insert(var, value);
                 }
             }
             StatementKind::AssignOutputs { targets, call } => {
                 let assigned = self.output_assignments(targets, call, s.span, ctx, values)?;
-                values.extend(assigned);
+                values.extend(assigned.into_iter().map(|(v, e, _)| (v, e)));
             }
             StatementKind::Break => return Ok(Flow::Break),
             StatementKind::Return => return Ok(Flow::Return),
@@ -180,7 +185,7 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
         values: &Values,
-    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
+    ) -> Result<Vec<Assigned>, Diagnostic> {
         let targets = self.flatten_ref(target, ctx)?.leaves();
         self.assign_leaves(target, targets, new.leaves(), span, values)
     }
@@ -194,7 +199,7 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
         values: &Values,
-    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
+    ) -> Result<Vec<Assigned>, Diagnostic> {
         let outputs = self.call_outputs(call, ctx)?;
         super::function::check_targets(targets.len(), outputs.len(), span)?;
         let mut assigned = Vec::new();
@@ -213,7 +218,10 @@ impl<'a> Flattener<'a> {
         Ok(assigned)
     }
 
-    /// `target := new`, element by element, of the variables `targets` `target` names.
+    /// `target := new`, element by element, of the variables `targets` `target` names. An
+    /// element picked by a varying subscript (`buf[k]`) is the choice among the elements
+    /// its index may name: each is written under its guard (`k == 2`), keeping its value
+    /// otherwise; an index out of range writes nothing.
     fn assign_leaves(
         &mut self,
         target: &'a ast::ComponentRef,
@@ -221,7 +229,7 @@ impl<'a> Flattener<'a> {
         new: Vec<ExprId>,
         span: Span,
         values: &Values,
-    ) -> Result<Vec<(VarId, ExprId)>, Diagnostic> {
+    ) -> Result<Vec<Assigned>, Diagnostic> {
         if targets.len() != new.len() {
             return Err(Diagnostic::error(format!(
                 "assigning {} values to {} variables",
@@ -232,23 +240,63 @@ impl<'a> Flattener<'a> {
         }
         let mut out = Vec::with_capacity(targets.len());
         for (t, e) in targets.into_iter().zip(new) {
-            let Node::Var(var) = self.dae.pool.node(t) else {
+            let mut picked = Vec::new();
+            if !self.picked_variables(t, (None, false), &mut picked) {
                 return Err(Diagnostic::error("only a variable can be assigned")
                     .at(target.span, "not a variable"));
-            };
-            if matches!(
-                self.dae.var(var).kind,
-                VarKind::Parameter | VarKind::Constant
-            ) {
-                return Err(Diagnostic::error(format!(
-                    "`{}` is a parameter or constant: an algorithm cannot assign it",
-                    self.dae.var(var).name
-                ))
-                .at(target.span, "not a variable"));
             }
-            out.push((var, self.current(e, values)));
+            for (guard, var) in picked {
+                if matches!(
+                    self.dae.var(var).kind,
+                    VarKind::Parameter | VarKind::Constant
+                ) {
+                    return Err(Diagnostic::error(format!(
+                        "`{}` is a parameter or constant: an algorithm cannot assign it",
+                        self.dae.var(var).name
+                    ))
+                    .at(target.span, "not a variable"));
+                }
+                let value = self.current(e, values);
+                let Some(guard) = guard else {
+                    out.push((var, value, None));
+                    continue;
+                };
+                let guard = self.current(guard, values);
+                let old = self.dae.pool.var(var);
+                let old = self.current(old, values);
+                let value = self.dae.pool.if_then_else(guard, value, old);
+                out.push((var, value, Some(guard)));
+            }
         }
         Ok(out)
+    }
+
+    /// The variables a target element `t` may be, each with its guard: `t` itself, or the
+    /// branches of the choice a varying subscript made (whose out-of-range end is NaN).
+    /// False when `t` is neither.
+    fn picked_variables(
+        &mut self,
+        t: ExprId,
+        (guard, chosen): (Option<ExprId>, bool),
+        out: &mut Vec<(Option<ExprId>, VarId)>,
+    ) -> bool {
+        match self.dae.pool.node(t) {
+            Node::Var(v) => {
+                out.push((guard, v));
+                true
+            }
+            Node::If(c, then, otherwise) => {
+                let here = match guard {
+                    Some(g) => self.dae.pool.and(g, c),
+                    None => c,
+                };
+                self.picked_variables(then, (Some(here), true), out)
+                    && self.picked_variables(otherwise, (guard, true), out)
+            }
+            // The out-of-range end, written `0.0 / 0.0`.
+            Node::Div(a, b) => chosen && a == b && self.dae.pool.as_const(a) == Some(0.0),
+            _ => false,
+        }
     }
 
     /// `e` with each variable assigned so far replaced by its value.
@@ -517,22 +565,24 @@ impl Flattener<'_> {
     /// actions that run one after the other at the event, yet each value as it was before
     /// the statement: an assignment whose value reads another's target runs before it. A
     /// cycle of such reads (`x := {x[2], x[1]}`) would need a temporary: an error.
-    fn simultaneous(
-        &self,
-        assigned: Vec<(VarId, ExprId)>,
-        span: Span,
-    ) -> Result<Vec<Action>, Diagnostic> {
+    fn simultaneous(&self, assigned: Vec<Assigned>, span: Span) -> Result<Vec<Action>, Diagnostic> {
         let target: IndexMap<VarId, usize> = (assigned.iter().enumerate())
-            .map(|(k, &(v, _))| (v, k))
+            .map(|(k, &(v, ..))| (v, k))
             .collect();
+        // Elements of one target under different guards: only one of them writes.
+        let exclusive = |i: usize, j: usize| match (assigned[i].2, assigned[j].2) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
+        };
         // `before[j]`: the assignments whose values read `j`'s target, which must run first.
         let mut before: Vec<Vec<usize>> = vec![Vec::new(); assigned.len()];
         let mut waiting = vec![0usize; assigned.len()];
-        for (i, &(_, value)) in assigned.iter().enumerate() {
+        for (i, &(_, value, _)) in assigned.iter().enumerate() {
             self.dae.pool.visit_leaves(value, |leaf| {
                 if let Node::Var(v) = leaf
                     && let Some(&j) = target.get(&v)
                     && j != i
+                    && !exclusive(i, j)
                 {
                     before[j].push(i);
                     waiting[j] += 1;
@@ -548,7 +598,7 @@ impl Flattener<'_> {
             (0..assigned.len()).filter(|&k| waiting[k] == 0).collect();
         let mut actions = Vec::with_capacity(assigned.len());
         while let Some(i) = ready.pop_first() {
-            let (var, value) = assigned[i];
+            let (var, value, _) = assigned[i];
             actions.push(Action::Assign { var, value, span });
             for &j in &after[i] {
                 waiting[j] -= 1;

@@ -571,6 +571,16 @@ impl<'a> Flattener<'a> {
         match name.dotted().as_str() {
             "assert" => {
                 let assertion = self.assertion(span, args, ctx)?;
+                // An equation holds all the time (an assert inside `when` only where it is
+                // reached: `if tooShort then assert(false, …)`).
+                if assertion.is_error && self.dae.pool.as_const(assertion.condition) == Some(0.0) {
+                    let at = args.first().map_or(span, |a| a.value.span);
+                    return Err(Diagnostic::error(format!(
+                        "this assertion always fails: {}",
+                        assertion.message
+                    ))
+                    .at(at, "the condition is false"));
+                }
                 self.dae.assertions.push(assertion);
                 Ok(())
             }
@@ -605,12 +615,6 @@ impl<'a> Flattener<'a> {
         };
         let message = assert_message(args.get(1), span)?;
         let is_error = assert_is_error(args)?;
-        if is_error && self.dae.pool.as_const(condition) == Some(0.0) {
-            return Err(
-                Diagnostic::error(format!("this assertion always fails: {message}"))
-                    .at(cond.value.span, "the condition is false"),
-            );
-        }
         Ok(Assertion {
             condition,
             message,
