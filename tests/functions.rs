@@ -1173,3 +1173,69 @@ end Swapped;
     );
     assert!(err.contains(":12:"), "{err}");
 }
+
+/// A kept function's `derivative` annotation (Modelica 12.7.1) is what the Jacobian
+/// differentiates its calls by: here a derivative declared as twice the true one, so the
+/// entry is −2/12 at x = 8, not the tangent's −1/12; `noDerivative` inputs pass no
+/// differential. A derivative of the wrong inputs is an error at the annotation.
+#[test]
+fn a_declared_derivative_is_what_the_jacobian_calls() {
+    let model = |derivative: &str, inputs: &str| {
+        format!(
+            "model Declared
+  function cubeRoot
+    input Real a;
+    input Real scale;
+    output Real y;
+  protected
+    Real err;
+  algorithm
+    y := 1;
+    err := y^3 - a;
+    while abs(err) > 1e-12 loop
+      y := y - err/(3*y^2);
+      err := y^3 - a;
+    end while;
+    y := scale*y;
+    annotation({derivative});
+  end cubeRoot;
+  function cubeRootTwice
+    {inputs}
+    output Real dy;
+  algorithm
+    dy := 2*scale*da/(3*cubeRoot(a, 1)^2);
+  end cubeRootTwice;
+  Real x(start = 8, fixed = true);
+equation
+  der(x) = -cubeRoot(x, 1);
+end Declared;
+"
+        )
+    };
+    let declared = model(
+        "derivative(noDerivative = scale) = cubeRootTwice",
+        "input Real a; input Real scale; input Real da;",
+    );
+    let file = model_file("declared_derivative", &declared);
+    let path = file.to_str().expect("utf-8");
+    let json = cli_support::mocca_json(&["jacobian", path, "--format", "json"]);
+    let entry = &json["entries"][0];
+    let value = entry["value"].as_f64().expect("an entry");
+    assert!((value + 2.0 / 12.0).abs() < 1e-12, "{entry}");
+    assert!(
+        entry["expr"]
+            .as_str()
+            .is_some_and(|e| e.contains("cubeRootTwice")),
+        "{entry}"
+    );
+    // Without `noDerivative`, the derivative needs a differential of `scale` too.
+    let wrong = model(
+        "derivative = cubeRootTwice",
+        "input Real a; input Real scale; input Real da;",
+    );
+    let file = model_file("declared_derivative_wrong", &wrong);
+    let (out, err, code) = mocca(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("has 3 inputs; it needs 4"), "{err}");
+    assert!(err.contains(":16:"), "{err}");
+}

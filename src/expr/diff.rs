@@ -110,6 +110,16 @@ impl ExprPool {
         if args[n..].iter().all(|&d| self.as_const(d) == Some(0.0)) {
             return self.zero();
         }
+        if let Some(d) = self.function(f).derivative.clone() {
+            let Some(at) = d.outputs[output as usize] else {
+                return self.zero();
+            };
+            let mut given: SmallVec<[ExprId; 16]> = args[..n].iter().copied().collect();
+            given.extend(
+                (args[n..].iter().zip(&d.differentiated)).filter_map(|(&a, &k)| k.then_some(a)),
+            );
+            return self.apply(d.function, at, &given);
+        }
         let tangent = self.tangent_function(f);
         self.apply(tangent, output, &args)
     }

@@ -55,6 +55,21 @@ pub struct Function {
     pub body: Vec<Stmt>,
     /// The forward-mode tangent function, once made.
     tangent: Option<FunctionId>,
+    /// The derivative its `derivative` annotation names, which differentiation calls instead
+    /// of the tangent function.
+    pub derivative: Option<Derivative>,
+}
+
+/// A function's declared derivative (Modelica 12.7.1): a function of the inputs and then the
+/// differentials of some of them, giving the differentials of the Real outputs.
+#[derive(Clone, Debug)]
+pub struct Derivative {
+    pub function: FunctionId,
+    /// Per input value (slot), whether its differential is an argument of the derivative.
+    pub differentiated: Vec<bool>,
+    /// Per output value, the derivative's output that is its differential (`None`: an
+    /// Integer or Boolean output, whose differential is zero).
+    pub outputs: Vec<Option<u32>>,
 }
 
 impl Function {
@@ -67,6 +82,7 @@ impl Function {
             slots,
             body: Vec::new(),
             tangent: None,
+            derivative: None,
         }
     }
 }
@@ -122,6 +138,10 @@ impl ExprPool {
     }
 
     /// Gives a declared function its slots and body.
+    pub fn set_derivative(&mut self, f: FunctionId, derivative: Derivative) {
+        self.functions[f.0 as usize].derivative = Some(derivative);
+    }
+
     pub fn define_function(&mut self, f: FunctionId, slots: u32, body: Vec<Stmt>) {
         let function = &mut self.functions[f.0 as usize];
         function.slots = slots;

@@ -303,6 +303,25 @@ pub fn statements(items: Vec<Option<Box<Statement>>>) -> Vec<Statement> {
     items.into_iter().flatten().map(|s| *s).collect()
 }
 
+/// One item of an algorithm section: a statement (`None` for an error) or an annotation.
+pub type AlgorithmItem = (Option<Box<Statement>>, Option<Box<Modification>>);
+
+/// An algorithm section's items: its statements (`None` for an error), and the last
+/// annotation among them.
+pub fn algorithm_items(
+    items: Vec<AlgorithmItem>,
+) -> (Vec<Option<Box<Statement>>>, Option<Box<Modification>>) {
+    let mut annotation = None;
+    let mut body = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            (_, Some(a)) => annotation = Some(a),
+            (statement, None) => body.push(statement),
+        }
+    }
+    (body, annotation)
+}
+
 /// An equation section from its items: the equations, and the last annotation among them.
 pub fn equation_section(initial: bool, items: Vec<SectionItem>) -> Section {
     let mut annotation = None;

@@ -357,10 +357,10 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// The annotations mocca reads: of a class, `experiment` (Modelica 18.4); of a parameter,
-/// `Evaluate` (18.3). The others (graphics, documentation, dialogs: most of a library's text)
-/// are skipped by the lexer.
-const ANNOTATIONS_READ: [&str; 2] = ["experiment", "Evaluate"];
+/// The annotations mocca reads: of a class, `experiment` (Modelica 18.4); of a function,
+/// `derivative` (12.7.1); of a parameter, `Evaluate` (18.3). The others (graphics,
+/// documentation, dialogs: most of a library's text) are skipped by the lexer.
+const ANNOTATIONS_READ: [&str; 3] = ["experiment", "derivative", "Evaluate"];
 
 impl<'a> Iterator for Lexer<'a> {
     type Item = Spanned<'a>;

@@ -15,14 +15,14 @@
 use indexmap::IndexMap;
 
 use super::super::Flattener;
-use super::super::classes::ClassId;
+use super::super::classes::{ClassId, TypeRef};
 use super::super::expr::{Ctx, Mode, Pick, Val, select};
 use super::super::tree::Tree;
 use super::records::{self, RecordValue};
 use super::{FunctionDef, Given, Local, Locals, Output, Param, err, local_ctx, pick_paths};
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
-use crate::expr::function::Native;
+use crate::expr::function::{Derivative, Native};
 use crate::expr::{ExprId, Function, FunctionId, Stmt};
 use crate::source::Span;
 use crate::syntax::ast::{self, Causality, ComponentRef, Expr, ExprKind, Statement, StatementKind};
@@ -197,6 +197,9 @@ impl<'a> Flattener<'a> {
         ));
         self.kept
             .insert(signature.clone(), (f, output_shapes.clone()));
+        if def.params.iter().all(|p| p.record.is_none()) {
+            self.declared_derivative(def, f, signature, inputs, span)?;
+        }
         let mut body = Vec::new();
         for p in defaults {
             self.kept_default(&mut b, &mut body, &locals, p)?;
@@ -214,6 +217,118 @@ impl<'a> Flattener<'a> {
         body.extend(statements?);
         self.dae.pool.define_function(f, b.slots, body);
         Ok((f, output_shapes))
+    }
+
+    /// Gives `f`, the translation of `def` for `signature`, the derivative its class's
+    /// `derivative` annotation names (order 1; `noDerivative` and `zeroDerivative` inputs
+    /// pass no differential), translated for the same inputs and their differentials.
+    fn declared_derivative(
+        &mut self,
+        def: &FunctionDef<'a>,
+        f: FunctionId,
+        signature: &Signature,
+        inputs: &Locals,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let class = self.function_scope(def);
+        let Some((name, excluded, at)) = derivative_annotation(self.tree.node(class).def) else {
+            return Ok(());
+        };
+        let Some(TypeRef::Class(target)) = self.tree.resolve(&name, class) else {
+            return Err(err(
+                at,
+                format!(
+                    "the derivative `{}` of `{}` is not a function",
+                    name.dotted(),
+                    def.path
+                ),
+                "not found",
+            ));
+        };
+        let derivative = self.function_def(target, span)?;
+        let wrong = |what: String| {
+            err(
+                at,
+                format!(
+                    "the derivative `{}` of `{}` {what} (Modelica 12.7.1)",
+                    derivative.path, def.path
+                ),
+                "declared here",
+            )
+        };
+        // Its inputs: those of `def`, then the differentials of the Real ones not excluded.
+        let own: Vec<&Param<'a>> = def.inputs().collect();
+        let given: Vec<&Param<'a>> = derivative.inputs().collect();
+        let differentiated: Vec<bool> = (own.iter())
+            .map(|p| p.ty == ScalarType::Real && !excluded.contains(&p.name))
+            .collect();
+        let expected = own.len() + differentiated.iter().filter(|&&d| d).count();
+        if given.len() != expected || derivative.params.iter().any(|p| p.record.is_some()) {
+            return Err(wrong(format!(
+                "has {} inputs; it needs {expected}: the function's and the differentials of its Real inputs",
+                given.len()
+            )));
+        }
+        let mut kinds = signature.inputs.clone();
+        let mut bound = Locals::new();
+        let mut slots_differentiated = Vec::new();
+        for (k, (p, kind)) in own.iter().zip(&signature.inputs).enumerate() {
+            let d = differentiated[k] && matches!(kind, InputKind::Slots(_));
+            if let InputKind::Slots(shape) = kind {
+                slots_differentiated.extend(std::iter::repeat_n(d, shape.iter().product()));
+            }
+            let value = inputs[&p.name].value.clone();
+            bound.insert(given[k].name.clone(), slot_input(given[k].ty, value));
+        }
+        let differentials = (signature.inputs.iter().zip(&differentiated)).filter(|(_, d)| **d);
+        for (p, (kind, _)) in given[own.len()..].iter().zip(differentials) {
+            let InputKind::Slots(shape) = kind else {
+                unreachable!("a Real input is slots")
+            };
+            let zero = self.dae.pool.zero();
+            let value = Some(super::filled(shape, zero));
+            bound.insert(p.name.clone(), slot_input(ScalarType::Real, value));
+            kinds.push(InputKind::Slots(shape.clone()));
+        }
+        let at_signature = Signature {
+            path: derivative.path.clone(),
+            inputs: kinds,
+        };
+        let (g, shapes) = match self.kept.get(&at_signature) {
+            Some(found) => found.clone(),
+            None => self.translate(&derivative, &at_signature, &bound, span)?,
+        };
+        let mut outputs = Vec::new();
+        let mut next = 0u32;
+        for p in def.outputs() {
+            let count: usize = self
+                .declared_shape(p, inputs)?
+                .map_or(1, |s| s.iter().product());
+            for _ in 0..count {
+                outputs.push((p.ty == ScalarType::Real).then(|| {
+                    next += 1;
+                    next - 1
+                }));
+            }
+        }
+        let given_outputs: usize = (shapes.iter())
+            .map(|s| match s {
+                OutputShape::Value(shape) => shape.iter().product::<usize>(),
+                OutputShape::Record(_) => usize::MAX,
+            })
+            .sum();
+        if given_outputs != next as usize {
+            return Err(wrong(format!(
+                "gives {given_outputs} output values; the function has {next} Real ones"
+            )));
+        }
+        let derivative = Derivative {
+            function: g,
+            differentiated: slots_differentiated,
+            outputs,
+        };
+        self.dae.pool.set_derivative(f, derivative);
+        Ok(())
     }
 
     /// The size `dims` give with the variables before known, else an error at `at.0`.
@@ -650,6 +765,68 @@ fn slots_of(f: &Flattener<'_>, value: &Val) -> Vec<u32> {
             _ => unreachable!("a kept function's variable is slots"),
         })
         .collect()
+}
+
+/// The derivative a function class's annotation names for order 1 (`derivative = g`,
+/// `derivative(noDerivative = x, zeroDerivative = y) = g`), the inputs it passes no
+/// differential of, and where it is written.
+fn derivative_annotation(class: Option<&ast::ClassDef>) -> Option<(ast::Name, Vec<String>, Span)> {
+    let ast::ClassBody::Long(composition) = &class?.body else {
+        return None;
+    };
+    let annotation = composition.annotation.as_ref()?;
+    annotation.arguments.iter().find_map(|a| {
+        let ast::Argument::Modify {
+            name,
+            modification: Some(m),
+            span,
+            ..
+        } = a
+        else {
+            return None;
+        };
+        if name.dotted() != "derivative" {
+            return None;
+        }
+        let mut excluded = Vec::new();
+        let mut order = 1.0;
+        for arg in &m.arguments {
+            let ast::Argument::Modify {
+                name: n,
+                modification: Some(v),
+                ..
+            } = arg
+            else {
+                continue;
+            };
+            match (n.dotted().as_str(), v.binding.as_ref().map(|e| &e.kind)) {
+                ("order", Some(ExprKind::Integer(k))) => order = *k as f64,
+                ("noDerivative" | "zeroDerivative", Some(ExprKind::Ref(r))) => {
+                    excluded.extend(r.parts.first().map(|p| p.ident.name.clone()))
+                }
+                _ => {}
+            }
+        }
+        let Some(ExprKind::Ref(target)) = m.binding.as_ref().map(|e| &e.kind) else {
+            return None;
+        };
+        let name = ast::Name {
+            global: target.global,
+            parts: target.parts.iter().map(|p| p.ident.clone()).collect(),
+            span: target.span,
+        };
+        (order == 1.0).then_some((name, excluded, *span))
+    })
+}
+
+/// An input of a derivative's translation bound to `value`.
+fn slot_input(ty: ScalarType, value: Option<Val>) -> Local {
+    Local {
+        value,
+        ty,
+        input: true,
+        record: None,
+    }
 }
 
 /// The body of `def`, declared external as `native`: the implementation's one statement,
