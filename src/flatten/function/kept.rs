@@ -88,15 +88,12 @@ impl<'a> Flattener<'a> {
                 }
             }
         }
-        let (f, shapes) = match self.kept.get(&signature) {
-            Some(found) => found.clone(),
-            None => self.translate(def, &signature, &inputs, span)?,
-        };
+        let (f, shapes) = self.translation(def, &signature, &inputs, span)?;
         let mut next = 0u32;
-        let mut value = |f_: &mut Self, shape: &[usize]| {
+        let mut value = |this: &mut Self, shape: &[usize]| {
             let count: usize = shape.iter().product();
             let leaves: Vec<ExprId> = (0..count as u32)
-                .map(|k| f_.dae.pool.apply(f, next + k, &args))
+                .map(|k| this.dae.pool.apply(f, next + k, &args))
                 .collect();
             next += count as u32;
             shaped(shape, &leaves)
@@ -133,6 +130,20 @@ impl<'a> Flattener<'a> {
                 (name, local)
             })
             .collect())
+    }
+
+    /// The translation of `def` for `signature`: the one made before, else a new one.
+    fn translation(
+        &mut self,
+        def: &FunctionDef<'a>,
+        signature: &Signature,
+        inputs: &Locals,
+        span: Span,
+    ) -> Result<(FunctionId, Vec<OutputShape>), Diagnostic> {
+        match self.kept.get(signature) {
+            Some(found) => Ok(found.clone()),
+            None => self.translate(def, signature, inputs, span),
+        }
     }
 
     /// Translates `def` for `signature` (the inputs' values bound in `inputs` tell the known
@@ -294,10 +305,7 @@ impl<'a> Flattener<'a> {
             path: derivative.path.clone(),
             inputs: kinds,
         };
-        let (g, shapes) = match self.kept.get(&at_signature) {
-            Some(found) => found.clone(),
-            None => self.translate(&derivative, &at_signature, &bound, span)?,
-        };
+        let (g, shapes) = self.translation(&derivative, &at_signature, &bound, span)?;
         let mut outputs = Vec::new();
         let mut next = 0u32;
         for p in def.outputs() {
@@ -311,12 +319,7 @@ impl<'a> Flattener<'a> {
                 }));
             }
         }
-        let given_outputs: usize = (shapes.iter())
-            .map(|s| match s {
-                OutputShape::Value(shape) => shape.iter().product::<usize>(),
-                OutputShape::Record(_) => usize::MAX,
-            })
-            .sum();
+        let given_outputs: usize = shapes.iter().map(OutputShape::values).sum();
         if given_outputs != next as usize {
             return Err(wrong(format!(
                 "gives {given_outputs} output values; the function has {next} Real ones"
@@ -915,6 +918,19 @@ pub(crate) type Kept = IndexMap<Signature, (FunctionId, Vec<OutputShape>)>;
 pub(crate) enum OutputShape {
     Value(Vec<usize>),
     Record(Vec<(String, Vec<usize>)>),
+}
+
+impl OutputShape {
+    /// How many values (slots) the output has.
+    fn values(&self) -> usize {
+        match self {
+            OutputShape::Value(shape) => shape.iter().product(),
+            OutputShape::Record(fields) => fields
+                .iter()
+                .map(|(_, s)| s.iter().product::<usize>())
+                .sum(),
+        }
+    }
 }
 
 /// Subscripts of which some vary: the picks with each varying one taking every index, and
