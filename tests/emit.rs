@@ -1065,3 +1065,29 @@ fn the_random_generators_run_as_simulate_runs_them() {
     let drawn = cli_support::csv_columns(&simulated)["drawn"].clone();
     assert!(drawn.last().is_some_and(|&s| s > 0.0), "{simulated}");
 }
+
+/// The real FFT (`ModelicaFFT_kiss_fftr`, in Rust in the runtime) and its tangent in the
+/// Jacobian compute in the emitted crate what they compute in `simulate`.
+#[test]
+fn the_fft_runs_as_simulate_runs_it() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let args = [
+        "--lib",
+        lib,
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.05",
+        "--stop",
+        "1",
+    ];
+    let text = include_str!("data/fft_decay.mo");
+    let (emitted, simulated) = text_emitted_and_simulated("fft_decay", text, &args);
+    assert_eq!(emitted, simulated);
+    let x = cli_support::csv_columns(&simulated)["x"].clone();
+    assert!(x.last().is_some_and(|&x| x < 0.95), "{simulated}");
+}

@@ -1239,3 +1239,74 @@ end Declared;
     assert!(err.contains("has 3 inputs; it needs 4"), "{err}");
     assert!(err.contains(":16:"), "{err}");
 }
+
+const FFT_DECAY: &str = include_str!("data/fft_decay.mo");
+
+/// `realFFT`'s amplitudes and phases (degrees) of `u` by the definition of the discrete
+/// Fourier transform, as the library normalises them: the mean first, |X|/nf after.
+fn fft_by_definition(u: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = u.len();
+    let nf = n / 2 + 1;
+    let mean = u.iter().sum::<f64>() / n as f64;
+    let (mut amplitudes, mut phases) = (vec![mean], vec![0.0]);
+    for k in 1..nf {
+        let (mut re, mut im) = (0.0, 0.0);
+        for (j, v) in u.iter().enumerate() {
+            let angle = -2.0 * std::f64::consts::PI * (j * k) as f64 / n as f64;
+            re += (v - mean) * angle.cos();
+            im += (v - mean) * angle.sin();
+        }
+        if 2 * k == n {
+            im = 0.0;
+        }
+        amplitudes.push(re.hypot(im) / nf as f64);
+        phases.push(im.atan2(re).to_degrees());
+    }
+    (amplitudes, phases)
+}
+
+fn fft_decay_signal(x: f64) -> Vec<f64> {
+    (1..=20)
+        .map(|i| x * (0.3 * i as f64).sin() + 0.1 * i as f64)
+        .collect()
+}
+
+/// `Modelica.Math.FastFourierTransform.realFFT` on a signal of a state: its foreign FFT
+/// (`ModelicaFFT_kiss_fftr`, in Rust) gives the transform's definition at every output
+/// time, and the Jacobian differentiates through the FFT's tangent exactly (against a
+/// central difference of the definition).
+#[test]
+fn the_fft_of_a_varying_signal_is_the_discrete_fourier_transform() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let c = columns("fft_decay", FFT_DECAY, &["--lib", lib, "--stop", "1"]);
+    for (k, &x) in c["x"].iter().enumerate().step_by(50) {
+        let (amplitudes, phases) = fft_by_definition(&fft_decay_signal(x));
+        for i in 0..11 {
+            let (a, p) = (
+                c[&format!("A[{}]", i + 1)][k],
+                c[&format!("Phi[{}]", i + 1)][k],
+            );
+            assert!((a - amplitudes[i]).abs() < 1e-12, "A[{}] = {a}", i + 1);
+            assert!((p - phases[i]).abs() < 1e-9, "Phi[{}] = {p}", i + 1);
+        }
+        assert_eq!(c["info"][k], 0.0);
+    }
+    let file = model_file("fft_decay", FFT_DECAY);
+    let json = cli_support::mocca_json(&[
+        "jacobian",
+        file.to_str().expect("utf-8"),
+        "--lib",
+        lib,
+        "--format",
+        "json",
+    ]);
+    let value = json["entries"][0]["value"].as_f64().expect("an entry");
+    let rhs = |x: f64| -fft_by_definition(&fft_decay_signal(x)).0[2];
+    let h = 1e-6;
+    let difference = (rhs(1.0 + h) - rhs(1.0 - h)) / (2.0 * h);
+    assert!((value - difference).abs() < 1e-8, "{value} vs {difference}");
+}

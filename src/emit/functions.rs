@@ -164,10 +164,29 @@ impl Body<'_, '_> {
         }
     }
 
-    /// A foreign function implemented in the crate's `externals`; its outputs' tangents
-    /// are zero.
+    /// A foreign function implemented in the crate's `externals`; in tangent mode its
+    /// outputs' tangents first (by its differential, or zero).
     fn native(&mut self, native: Native, inputs: &[Reg], outputs: &[Reg]) {
-        let args: Vec<String> = inputs.iter().map(|k| format!("r[{k}]")).collect();
+        let values: Vec<String> = inputs.iter().map(|k| format!("r[{k}]")).collect();
+        if self.tangents {
+            match native.tangent() {
+                Some(differential) => {
+                    let tangents = inputs.iter().map(|k| format!("t[{k}]"));
+                    let args: Vec<String> = values.iter().cloned().chain(tangents).collect();
+                    self.native_into(differential, &args, outputs, "t");
+                }
+                None => {
+                    for o in outputs {
+                        self.code.line(format_args!("t[{o}] = 0.0;"));
+                    }
+                }
+            }
+        }
+        self.native_into(native, &values, outputs, "r");
+    }
+
+    /// `native` called on `args`, its outputs copied into `registers[outputs]`.
+    fn native_into(&mut self, native: Native, args: &[String], outputs: &[Reg], registers: &str) {
         let out = format!("out_{}", &self.label()[2..]);
         self.code.line(format_args!(
             "let mut {out} = [0.0_f64; {}];",
@@ -178,10 +197,8 @@ impl Body<'_, '_> {
             args.join(", ")
         ));
         for (k, o) in outputs.iter().enumerate() {
-            self.code.line(format_args!("r[{o}] = {out}[{k}];"));
-            if self.tangents {
-                self.code.line(format_args!("t[{o}] = 0.0;"));
-            }
+            self.code
+                .line(format_args!("{registers}[{o}] = {out}[{k}];"));
         }
     }
 

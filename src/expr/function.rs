@@ -356,13 +356,22 @@ impl ExprPool {
                 Stmt::Assert(c, message) => {
                     out.push(Stmt::Assert(self.renamed(*c, layout), message.clone()))
                 }
-                // The foreign functions implemented are piecewise constant (Integer states).
                 Stmt::Native(native, inputs, outputs) => {
-                    let zero = self.zero();
-                    for &k in outputs {
-                        out.push(Stmt::Assign(layout.tangent(k), zero));
-                    }
                     let value = |ks: &[u32]| ks.iter().map(|&k| layout.value(k)).collect();
+                    let tangent = |ks: &[u32]| -> Vec<u32> {
+                        ks.iter().map(|&k| layout.tangent(k)).collect()
+                    };
+                    match native.tangent() {
+                        Some(differential) => {
+                            let mut args: Vec<u32> = value(inputs);
+                            args.extend(tangent(inputs));
+                            out.push(Stmt::Native(differential, args, tangent(outputs)));
+                        }
+                        None => {
+                            let zero = self.zero();
+                            out.extend(tangent(outputs).into_iter().map(|k| Stmt::Assign(k, zero)));
+                        }
+                    }
                     out.push(Stmt::Native(*native, value(inputs), value(outputs)));
                 }
             }

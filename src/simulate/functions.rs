@@ -173,11 +173,10 @@ impl Programs {
                     }
                 }
                 Op::Native(native, inputs, outputs) => {
-                    native_call(*native, inputs, outputs, r);
-                    // Its outputs are piecewise constant.
                     if let Some(t) = t.as_deref_mut() {
-                        outputs.iter().for_each(|&o| t[o as usize] = 0.0);
+                        native_tangent(*native, inputs, outputs, r, t);
                     }
+                    native_call(*native, inputs, outputs, r);
                     Flow::Next
                 }
             };
@@ -271,6 +270,23 @@ fn native_call(native: Native, inputs: &[Reg], outputs: &[Reg], r: &mut [f64]) {
     native.call(&args, &mut values);
     for (&k, v) in outputs.iter().zip(values) {
         r[k as usize] = v;
+    }
+}
+
+/// The tangents into `t` of `native`'s outputs, from its inputs' values in `r` and tangents
+/// in `t` (zero where it has no differential).
+fn native_tangent(native: Native, inputs: &[Reg], outputs: &[Reg], r: &[f64], t: &mut [f64]) {
+    let Some(differential) = native.tangent() else {
+        outputs.iter().for_each(|&o| t[o as usize] = 0.0);
+        return;
+    };
+    let args: Vec<f64> = (inputs.iter().map(|&k| r[k as usize]))
+        .chain(inputs.iter().map(|&k| t[k as usize]))
+        .collect();
+    let mut tangents = vec![0.0; outputs.len()];
+    differential.call(&args, &mut tangents);
+    for (&k, v) in outputs.iter().zip(tangents) {
+        t[k as usize] = v;
     }
 }
 

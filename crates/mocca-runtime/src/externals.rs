@@ -1,7 +1,8 @@
 //! The foreign functions of the Modelica Standard Library that mocca implements in Rust, for
 //! `simulate`, the emitted crates and translation-time evaluation alike: the pseudo-random
 //! number generators of `Modelica.Math.Random.Generators` (xorshift64*, xorshift128+ and
-//! xorshift1024*, as `ModelicaRandom.c` defines them).
+//! xorshift1024*, as `ModelicaRandom.c` defines them) and the real FFT of
+//! `Modelica.Math.FastFourierTransform` (`crate::fft`).
 //!
 //! A generator's state is a vector of 32-bit Integers (as Modelica holds it, here in `f64`s):
 //! pairs of them are the 64-bit words the algorithms work on, the first of a pair the low
@@ -17,6 +18,12 @@ pub enum Native {
     Xorshift128plus,
     /// `ModelicaRandom_xorshift1024star`: 33 Integers of state.
     Xorshift1024star,
+    /// `ModelicaFFT_kiss_fftr`: a Real signal of even length n to its info flag, n/2 + 1
+    /// amplitudes and as many phases.
+    RealFft,
+    /// The tangents of `RealFft`'s outputs: its inputs are the signal, then the signal's
+    /// tangent.
+    RealFftTangent,
 }
 
 /// 2⁻⁶⁴.
@@ -29,6 +36,7 @@ impl Native {
             "ModelicaRandom_xorshift64star" => Native::Xorshift64star,
             "ModelicaRandom_xorshift128plus" => Native::Xorshift128plus,
             "ModelicaRandom_xorshift1024star" => Native::Xorshift1024star,
+            "ModelicaFFT_kiss_fftr" => Native::RealFft,
             _ => return None,
         })
     }
@@ -39,28 +47,52 @@ impl Native {
             Native::Xorshift64star => "ModelicaRandom_xorshift64star",
             Native::Xorshift128plus => "ModelicaRandom_xorshift128plus",
             Native::Xorshift1024star => "ModelicaRandom_xorshift1024star",
+            Native::RealFft | Native::RealFftTangent => "ModelicaFFT_kiss_fftr",
         }
     }
 
-    /// The Integers of a generator's state.
-    pub fn state_size(self) -> usize {
+    /// The Integers of a generator's state; `None` for a function that is no generator.
+    pub fn state_size(self) -> Option<usize> {
         match self {
-            Native::Xorshift64star => 2,
-            Native::Xorshift128plus => 4,
-            Native::Xorshift1024star => 33,
+            Native::Xorshift64star => Some(2),
+            Native::Xorshift128plus => Some(4),
+            Native::Xorshift1024star => Some(33),
+            Native::RealFft | Native::RealFftTangent => None,
         }
     }
 
-    /// The function on `inputs` (the state), its outputs in `outputs`: the random number in
-    /// (0, 1), then the next state.
+    /// The function computing this one's output tangents from its inputs and then their
+    /// tangents; `None` where the tangents are zero (a generator's outputs are piecewise
+    /// constant).
+    pub fn tangent(self) -> Option<Native> {
+        match self {
+            Native::RealFft => Some(Native::RealFftTangent),
+            _ => None,
+        }
+    }
+
+    /// The function on `inputs`, its outputs in `outputs`.
     pub fn call(self, inputs: &[f64], outputs: &mut [f64]) {
-        let n = self.state_size();
+        match self {
+            Native::RealFft => crate::fft::real_fft(inputs, outputs),
+            Native::RealFftTangent => {
+                let (u, du) = inputs.split_at(inputs.len() / 2);
+                crate::fft::real_fft_tangent(u, du, outputs)
+            }
+            generator => generator.draw(inputs, outputs),
+        }
+    }
+
+    /// A generator on its state `inputs`: the random number in (0, 1), then the next state.
+    fn draw(self, inputs: &[f64], outputs: &mut [f64]) {
+        let n = self.state_size().unwrap_or(0);
         let mut words = [0u64; 16];
         for (k, w) in words.iter_mut().enumerate().take(n / 2) {
             *w = word(inputs[2 * k], inputs[2 * k + 1]);
         }
         let (result, index) = match self {
             Native::Xorshift64star => (xorshift64star(&mut words[0]), None),
+            Native::RealFft | Native::RealFftTangent => return,
             Native::Xorshift128plus => {
                 let [s0, s1, ..] = &mut words;
                 (xorshift128plus(s0, s1), None)

@@ -17,6 +17,7 @@ pub mod equations;
 pub mod event_driver;
 pub mod events;
 pub mod externals;
+pub mod fft;
 pub mod fixed_step;
 pub mod grid;
 pub mod init;

@@ -220,7 +220,13 @@ impl<'a> Flattener<'a> {
             .and_then(|e| e.function.as_deref())
             .and_then(Native::by_name);
         let statements = match (def.body, native) {
-            (_, Some(native)) => native_body(def, native, inputs_end, &output_slots, span),
+            (_, Some(native)) => native_body(
+                def,
+                native,
+                inputs_end,
+                (&output_slots, &output_shapes),
+                span,
+            ),
             (Some(statements), None) => self.kept_block(&mut b, statements, &mut locals),
             (None, None) => Ok(Vec::new()),
         };
@@ -833,32 +839,34 @@ fn slot_input(ty: ScalarType, value: Option<Val>) -> Local {
 }
 
 /// The body of `def`, declared external as `native`: the implementation's one statement,
-/// once the declaration is the one it implements (`input Integer stateIn[n]; output Real
-/// result; output Integer stateOut[n]`, n the generator's state size).
+/// once the declaration is the one it implements ([`native_declaration`]).
 fn native_body(
     def: &FunctionDef<'_>,
     native: Native,
     inputs: u32,
-    outputs: &[u32],
+    (outputs, shapes): (&[u32], &[OutputShape]),
     span: Span,
 ) -> Result<Vec<Stmt>, Diagnostic> {
-    let n = native.state_size();
-    let ins: Vec<&Param<'_>> = def.inputs().collect();
-    let outs: Vec<&Param<'_>> = def.outputs().collect();
-    let declared = ins.len() == 1
-        && ins[0].ty == ScalarType::Integer
-        && inputs as usize == n
-        && outs.len() == 2
-        && outs[0].ty == ScalarType::Real
-        && outs[1].ty == ScalarType::Integer
-        && outputs.len() == n + 1;
-    if !declared {
+    let (ins, outs) = native_declaration(native, inputs as usize);
+    let declared_inputs: Vec<ScalarType> = def.inputs().map(|p| p.ty).collect();
+    let declared_outputs: Vec<(ScalarType, usize)> = (def.outputs().map(|p| p.ty))
+        .zip(shapes.iter().map(OutputShape::values))
+        .collect();
+    let fits = declared_inputs == [ins.0]
+        && declared_outputs.len() == outs.len()
+        && (declared_outputs.iter().zip(&outs)).all(|(&(ty, n), o)| (ty, n) == (o.0, o.2));
+    if !fits {
+        let parameters: Vec<String> = std::iter::once(("input", ins))
+            .chain(outs.iter().map(|&o| ("output", o)))
+            .map(|(causality, (ty, name, n))| format!("{causality} {ty:?} {name}[{n}]"))
+            .collect();
         return Err(err(
             span,
             format!(
-                "`{}` calls `{}`, which mocca implements for the declaration `input Integer stateIn[{n}]; output Real result; output Integer stateOut[{n}]`, not this one",
+                "`{}` calls `{}`, which mocca implements for the declaration `{}`, not this one",
                 def.path,
-                native.name()
+                native.name(),
+                parameters.join("; ").replace("[1]", "")
             ),
             "an external function declared otherwise",
         ));
@@ -868,6 +876,33 @@ fn native_body(
         (0..inputs).collect(),
         outputs.to_vec(),
     )])
+}
+
+/// The declaration `native` implements with `inputs` input values: its input's type, name
+/// and size, then its outputs'.
+type NativeParam = (ScalarType, &'static str, usize);
+
+fn native_declaration(native: Native, inputs: usize) -> (NativeParam, Vec<NativeParam>) {
+    match native.state_size() {
+        Some(n) => (
+            (ScalarType::Integer, "stateIn", n),
+            vec![
+                (ScalarType::Real, "result", 1),
+                (ScalarType::Integer, "stateOut", n),
+            ],
+        ),
+        None => {
+            let nf = inputs / 2 + 1;
+            (
+                (ScalarType::Real, "u", inputs),
+                vec![
+                    (ScalarType::Integer, "info", 1),
+                    (ScalarType::Real, "amplitudes", nf),
+                    (ScalarType::Real, "phases", nf),
+                ],
+            )
+        }
+    }
 }
 
 /// The known value of an Integer or Boolean input, as the signature's key.
