@@ -495,8 +495,8 @@ end Top;
     }
 }
 
-/// The standard library's tables, their C functions written in Rust: linear segments
-/// extrapolated from the last two points, constant segments held, a 1-D table of `2t`.
+/// The standard library's tables, their C functions written in Rust: linear and constant
+/// segments extrapolated on the line through the last two points, a 1-D table of `2t`.
 #[test]
 fn the_standard_librarys_tables_interpolate_their_matrix() {
     let msl = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/msl");
@@ -527,12 +527,16 @@ end Tab;
         if times.get(k + 1) == Some(&t) {
             continue; // an event's left limit: the row after it holds the value from there on
         }
-        let step = ys[(t.floor() as usize).min(3)];
+        let step = if t > 3.0 {
+            9.0 + 5.0 * (t - 3.0)
+        } else {
+            ys[t.floor() as usize]
+        };
         assert!(
             (c["lin.y[1]"][k] - piecewise(&xs, &ys, t)).abs() < 1e-9,
             "lin at {t}"
         );
-        assert!((c["steps.y[1]"][k] - step).abs() < 1e-12, "steps at {t}");
+        assert!((c["steps.y[1]"][k] - step).abs() < 1e-9, "steps at {t}");
         let u = 2.0 * t;
         assert!(
             (c["curve.y[1]"][k] - piecewise(&xs, &ys, u)).abs() < 1e-9,
@@ -1309,4 +1313,100 @@ fn the_fft_of_a_varying_signal_is_the_discrete_fourier_transform() {
     let h = 1e-6;
     let difference = (rhs(1.0 + h) - rhs(1.0 - h)) / (2.0 * h);
     assert!((value - difference).abs() < 1e-8, "{value} vs {difference}");
+}
+
+/// `f(u1, u2) = 1 + 2·u1 − u2 + u1·u2/2`, the function `tables_2d.mo` tabulates: bilinear,
+/// so bilinear interpolation (and its extrapolation) of its grid is the function itself.
+fn bilinear_f(u1: f64, u2: f64) -> f64 {
+    1.0 + 2.0 * u1 - u2 + 0.5 * u1 * u2
+}
+
+/// The largest grid point at or below `v` (the grid's first below it).
+fn grid_floor(grid: &[f64], v: f64) -> f64 {
+    grid.iter()
+        .rev()
+        .copied()
+        .find(|&g| g <= v)
+        .unwrap_or(grid[0])
+}
+
+/// The standard library's 2-D tables (`CombiTable2Ds`, `CombiTable2Dv`, their C functions
+/// written in Rust) on a grid of a bilinear function, against that function: bilinear
+/// interpolation and `LastTwoPoints` extrapolation give it everywhere, `HoldLastPoint` at
+/// the clamped inputs, `Periodic` at the wrapped ones, constant segments at the grid point
+/// below inside the grid (bilinear outside); the grid's corners as `u_min`, `u_max`.
+#[test]
+fn two_dimensional_tables_interpolate_their_grid() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let vars = "x,lin.y,hold.y,steps.y,wrap.y,vec.y[1],vec.y[2],lin.u_min[1],lin.u_max[2]";
+    let text = include_str!("data/tables_2d.mo");
+    let c = columns("tables_2d", text, &["--lib", lib, "--vars", vars]);
+    let (g1, g2) = ([0.0, 1.0, 3.0], [-1.0, 0.0, 2.0, 5.0]);
+    let clamp = |v: f64, g: &[f64]| v.clamp(g[0], g[g.len() - 1]);
+    let wrap = |v: f64, g: &[f64]| {
+        let period = g[g.len() - 1] - g[0];
+        v - ((v - g[0]) / period).floor() * period
+    };
+    let times = &c["time"];
+    let mut outside = 0;
+    for (k, &t) in times.iter().enumerate() {
+        if times.get(k + 1) == Some(&t) {
+            continue; // an event's left limit (a periodic table's wrap)
+        }
+        let (u1, u2) = (c["x"][k], 2.0 * c["x"][k] - 1.0);
+        let inside = (0.0..=3.0).contains(&u1) && (-1.0..=5.0).contains(&u2);
+        outside += usize::from(!inside);
+        let steps = if inside {
+            bilinear_f(grid_floor(&g1, u1), grid_floor(&g2, u2))
+        } else {
+            bilinear_f(u1, u2)
+        };
+        let (w1, w2) = (wrap(u1, &g1), wrap(u2, &g2));
+        let expected = [
+            ("lin.y", bilinear_f(u1, u2)),
+            ("vec.y[1]", bilinear_f(u1, u2)),
+            ("vec.y[2]", bilinear_f(0.5, 4.0)),
+            ("hold.y", bilinear_f(clamp(u1, &g1), clamp(u2, &g2))),
+            ("steps.y", steps),
+            ("wrap.y", bilinear_f(w1, w2)),
+        ];
+        for (name, value) in expected {
+            assert!(
+                (c[name][k] - value).abs() < 1e-9,
+                "{name} at u = ({u1}, {u2}): {} vs {value}",
+                c[name][k]
+            );
+        }
+    }
+    assert!(outside > 100, "the inputs leave the grid");
+    assert_eq!((c["lin.u_min[1]"][0], c["lin.u_max[2]"][0]), (0.0, 5.0));
+}
+
+/// A 2-D table's spline (bivariate Akima) is refused, naming what is supported.
+#[test]
+fn a_two_dimensional_spline_table_is_an_error() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let text = "model S
+  Modelica.Blocks.Tables.CombiTable2Ds t(table = [0, 1, 2; 1, 1, 2; 2, 3, 4],
+    smoothness = Modelica.Blocks.Types.Smoothness.ContinuousDerivative);
+equation
+  t.u1 = time;
+  t.u2 = time;
+end S;
+";
+    let file = model_file("table_2d_spline", text);
+    let lib = msl.to_str().expect("utf-8");
+    let (_, err, code) = mocca(&["simulate", file.to_str().expect("utf-8"), "--lib", lib]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("bivariate Akima") && err.contains("LinearSegments"),
+        "{err}"
+    );
 }

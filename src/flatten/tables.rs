@@ -9,7 +9,9 @@
 //! interpolation as an expression of its argument: an `if` chain over the table's intervals,
 //! so the tape evaluates it and the symbolic Jacobian differentiates it exactly. A time
 //! table's interval conditions are relations on time, so its breakpoints are events (the
-//! table's time events); a 1-D table's are under `noEvent`, as the C function makes none.
+//! table's time events); a 1-D or 2-D table's are under `noEvent`, as the C functions make
+//! none. A 2-D table's bilinear (or constant-segment) interpolation is separable: each grid
+//! row interpolated at `u2`, and those values interpolated at `u1`.
 
 use std::rc::Rc;
 
@@ -70,11 +72,22 @@ pub(crate) struct Table {
     shift: f64,
     /// Time tables only: whether breakpoints are events.
     events: bool,
-    time: bool,
+    kind: Kind,
+}
+
+/// Which of the standard library's tables a table is.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    /// `CombiTimeTable`: the abscissa is time.
+    Time,
+    /// `CombiTable1D`: the first column is the abscissa, the others the ordinates.
+    OneD,
+    /// `CombiTable2D`: the first column is the grid in `u1`, the first row in `u2`.
+    TwoD,
 }
 
 /// The foreign functions implemented here.
-const FOREIGN: [&str; 9] = [
+const FOREIGN: [&str; 13] = [
     "ModelicaStandardTables_CombiTimeTable_getValue",
     "ModelicaStandardTables_CombiTimeTable_minimumTime",
     "ModelicaStandardTables_CombiTimeTable_maximumTime",
@@ -84,6 +97,10 @@ const FOREIGN: [&str; 9] = [
     "ModelicaStandardTables_CombiTable1D_maximumAbscissa",
     "ModelicaStandardTables_CombiTimeTable_init2",
     "ModelicaStandardTables_CombiTable1D_init2",
+    "ModelicaStandardTables_CombiTable2D_getValue",
+    "ModelicaStandardTables_CombiTable2D_minimumAbscissa",
+    "ModelicaStandardTables_CombiTable2D_maximumAbscissa",
+    "ModelicaStandardTables_CombiTable2D_init2",
 ];
 
 pub(crate) fn is_implemented(function: &str) -> bool {
@@ -166,6 +183,9 @@ impl<'a> Flattener<'a> {
             row.map_or(0.0, |r| r[0])
         };
         let out = match function.rsplit('_').next().unwrap_or_default() {
+            _ if table.kind == Kind::TwoD => {
+                self.table_2d_call(function, &table, args, span, ctx)?
+            }
             "getValue" => {
                 let column = value(1, self)?;
                 let x = value(2, self)?;
@@ -187,6 +207,48 @@ impl<'a> Flattener<'a> {
             }
         };
         Ok(vec![out])
+    }
+
+    /// A call of a 2-D table's function: its value at `(u1, u2)`, or the grid's corners.
+    fn table_2d_call(
+        &mut self,
+        function: &str,
+        table: &Table,
+        args: &'a [Arg],
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let (u1, u2) = table_grid(table);
+        let corner = |f: &mut Self, at: fn(&[f64]) -> f64| {
+            let values = [at(&u1), at(&u2)];
+            Tree::Node(values.map(|v| Tree::Leaf(f.dae.pool.constant(v))).to_vec())
+        };
+        Ok(match function.rsplit('_').next().unwrap_or_default() {
+            "getValue" => {
+                let mut inputs = Vec::new();
+                for k in [1, 2] {
+                    let arg = args
+                        .get(k)
+                        .ok_or_else(|| err(span, "missing argument", "here"))?;
+                    match self.flatten_expr(&arg.value, ctx)? {
+                        Tree::Leaf(id) => inputs.push(id),
+                        Tree::Node(_) => {
+                            return Err(err(arg.value.span, "expected a scalar", "an array"));
+                        }
+                    }
+                }
+                Tree::Leaf(self.interpolation_2d(table, inputs[0], inputs[1]))
+            }
+            "minimumAbscissa" => corner(self, |g| g[0]),
+            "maximumAbscissa" => corner(self, |g| g[g.len() - 1]),
+            _ => {
+                return Err(err(
+                    span,
+                    format!("`{function}` is not implemented"),
+                    "here",
+                ));
+            }
+        })
     }
 
     /// The output column a (1-based) column argument selects.
@@ -260,23 +322,25 @@ impl<'a> Flattener<'a> {
         let path = class
             .map(|c| self.tree.node(c).path.clone())
             .unwrap_or_default();
-        let time = match path.as_str() {
-            "Modelica.Blocks.Types.ExternalCombiTimeTable" => true,
-            "Modelica.Blocks.Types.ExternalCombiTable1D" => false,
+        let kind = match path.as_str() {
+            "Modelica.Blocks.Types.ExternalCombiTimeTable" => Kind::Time,
+            "Modelica.Blocks.Types.ExternalCombiTable1D" => Kind::OneD,
+            "Modelica.Blocks.Types.ExternalCombiTable2D" => Kind::TwoD,
             _ => {
                 return Err(err(
                     b.expr.span,
                     format!(
-                        "the external object `{}` is not supported (only the standard library's CombiTimeTable and CombiTable1D)",
+                        "the external object `{}` is not supported (only the standard library's CombiTimeTable, CombiTable1D and CombiTable2D)",
                         func.dotted()
                     ),
                     "not supported",
                 ));
             }
         };
+        let time = kind == Kind::Time;
         // The constructor's inputs, in order.
-        let names: &[&str] = if time {
-            &[
+        let names: &[&str] = match kind {
+            Kind::Time => &[
                 "tableName",
                 "fileName",
                 "table",
@@ -287,9 +351,8 @@ impl<'a> Flattener<'a> {
                 "shiftTime",
                 "timeEvents",
                 "verboseRead",
-            ]
-        } else {
-            &[
+            ],
+            Kind::OneD => &[
                 "tableName",
                 "fileName",
                 "table",
@@ -297,7 +360,15 @@ impl<'a> Flattener<'a> {
                 "smoothness",
                 "extrapolation",
                 "verboseRead",
-            ]
+            ],
+            Kind::TwoD => &[
+                "tableName",
+                "fileName",
+                "table",
+                "smoothness",
+                "extrapolation",
+                "verboseRead",
+            ],
         };
         let mut given: Vec<Option<&'a Expr>> = vec![None; names.len()];
         for (k, arg) in args.iter().enumerate() {
@@ -352,7 +423,7 @@ impl<'a> Flattener<'a> {
                 None => Ok(default),
             }
         };
-        let columns = match input("columns") {
+        let columns = match (kind != Kind::TwoD).then(|| input("columns")).flatten() {
             Some(e) => self.flatten_expr(e, &ctx)?.leaves(),
             None => Vec::new(),
         };
@@ -422,6 +493,9 @@ impl<'a> Flattener<'a> {
         if rows.is_empty() {
             return Err(err(b.expr.span, "the table is empty", "no rows"));
         }
+        if kind == Kind::TwoD {
+            check_grid(&rows, smoothness, b.expr.span)?;
+        }
         if rows.windows(2).any(|w| w[1][0] < w[0][0]) {
             return Err(err(
                 b.expr.span,
@@ -454,7 +528,7 @@ impl<'a> Flattener<'a> {
             columns: column_indices,
             smoothness,
             extrapolation,
-            time,
+            kind,
         })
     }
 
@@ -503,78 +577,73 @@ impl<'a> Flattener<'a> {
     /// The table's column at `x` (time or abscissa), as an expression.
     fn interpolation(&mut self, table: &Table, column: usize, x: ExprId) -> ExprId {
         let p = &mut self.dae.pool;
-        let guard = |p: &mut crate::expr::ExprPool, c: ExprId| {
-            if table.events {
-                c
-            } else {
-                p.call(Func::NoEvent, c)
-            }
-        };
         let shift = p.constant(table.shift);
-        let mut t = p.sub(x, shift);
-        let rows = &table.rows;
-        let (first, last) = (rows[0][0], rows[rows.len() - 1][0]);
-        if table.extrapolation == Extrapolation::Periodic && last > first {
-            // first + (t − first) mod period
-            let (first_c, period) = (p.constant(first), p.constant(last - first));
-            let offset = p.sub(t, first_c);
-            let turns = p.div(offset, period);
-            let whole = p.call(Func::Floor, turns);
-            let back = p.mul(whole, period);
-            t = p.sub(t, back);
-        }
-        // Segments from the last back: `if t < a_k then (earlier) else segment k`.
-        let n = rows.len();
-        let xs: Vec<f64> = rows.iter().map(|r| r[0]).collect();
-        let ys: Vec<f64> = rows.iter().map(|r| r[column]).collect();
+        let t = p.sub(x, shift);
+        let xs: Vec<f64> = table.rows.iter().map(|r| r[0]).collect();
+        let ys: Vec<f64> = table.rows.iter().map(|r| r[column]).collect();
+        let t = wrapped(p, table.extrapolation, &xs, t);
         let shape = match table.smoothness {
             // Two points make a line whatever the smoothness.
-            Smoothness::Spline(_) if n < 3 => Shape::Linear,
+            Smoothness::Spline(_) if xs.len() < 3 => Shape::Linear,
             Smoothness::Spline(slopes) => Shape::Cubic(spline(slopes, &xs, &ys)),
             Smoothness::LinearSegments => Shape::Linear,
             Smoothness::ConstantSegments => Shape::Constant,
         };
-        // Constant segments hold beyond the ends whatever the extrapolation.
-        let extrapolate =
-            table.extrapolation == Extrapolation::LastTwoPoints && shape != Shape::Constant;
-        // Intervals of positive length, by their first row.
-        let starts: Vec<usize> = (0..n.saturating_sub(1))
-            .filter(|&i| xs[i + 1] > xs[i])
-            .collect();
-        let mut value = match (starts.last(), extrapolate) {
-            (Some(&i), true) => shape.after(p, t, (&xs, &ys), i),
-            _ => p.constant(ys[n - 1]),
-        };
-        // A line extrapolates as itself; otherwise the last interval ends at its last point.
-        if let Some(&i) = starts.last()
-            && !(extrapolate && shape == Shape::Linear)
-        {
-            let end = p.constant(xs[i + 1]);
-            let before = p.cmp(CmpOp::Lt, t, end);
-            let before = guard(p, before);
-            let inside = shape.piece(p, t, (&xs, &ys), i);
-            value = p.if_then_else(before, inside, value);
-        }
-        for (k, &i) in starts.iter().enumerate().rev() {
-            // Below this interval's start: the interval before it, or the extrapolation.
-            let below = match k.checked_sub(1).map(|j| starts[j]) {
-                Some(prev) => shape.piece(p, t, (&xs, &ys), prev),
-                None if extrapolate => shape.before(p, t, (&xs, &ys), i),
-                None => p.constant(ys[0]),
-            };
-            let start = p.constant(xs[i]);
-            let ahead = p.cmp(CmpOp::Lt, t, start);
-            let ahead = guard(p, ahead);
-            value = p.if_then_else(ahead, below, value);
-        }
-        if table.time && table.start > f64::NEG_INFINITY {
+        let ys: Vec<ExprId> = ys.iter().map(|&y| p.constant(y)).collect();
+        let mut value = segments(p, table, &shape, t, (&xs, &ys));
+        if table.kind == Kind::Time && table.start > f64::NEG_INFINITY {
             let start = p.constant(table.start);
             let early = p.cmp(CmpOp::Lt, x, start);
-            let early = guard(p, early);
+            let early = guarded(p, table, early);
             let zero = p.zero();
             value = p.if_then_else(early, zero, value);
         }
         value
+    }
+
+    /// A 2-D table at `(u1, u2)`: each grid row's values interpolated at `u2`, and those
+    /// interpolated at `u1`.
+    fn interpolation_2d(&mut self, table: &Table, u1: ExprId, u2: ExprId) -> ExprId {
+        let p = &mut self.dae.pool;
+        let (grid1, grid2) = table_grid(table);
+        let (t1, t2) = (
+            wrapped(p, table.extrapolation, &grid1, u1),
+            wrapped(p, table.extrapolation, &grid2, u2),
+        );
+        let separable = |p: &mut ExprPool, shape: &Shape| {
+            let rows: Vec<ExprId> = table.rows[1..]
+                .iter()
+                .map(|row| {
+                    let ys: Vec<ExprId> = row[1..].iter().map(|&y| p.constant(y)).collect();
+                    segments(p, table, shape, t2, (&grid2, &ys))
+                })
+                .collect();
+            segments(p, table, shape, t1, (&grid1, &rows))
+        };
+        let bilinear = separable(p, &Shape::Linear);
+        if table.smoothness != Smoothness::ConstantSegments {
+            return bilinear;
+        }
+        let constant = separable(p, &Shape::Constant);
+        if table.extrapolation != Extrapolation::LastTwoPoints {
+            return constant;
+        }
+        // Outside the grid in either input, constant segments extrapolate bilinearly from
+        // the edge cell, as the C function does.
+        let mut inside = p.one();
+        // (A grid of one point is no dimension: its input is not read.)
+        for (t, grid) in [(t1, &grid1), (t2, &grid2)]
+            .into_iter()
+            .filter(|(_, g)| g.len() > 1)
+        {
+            let (low, high) = (p.constant(grid[0]), p.constant(grid[grid.len() - 1]));
+            let above = p.cmp(CmpOp::Ge, t, low);
+            let below = p.cmp(CmpOp::Le, t, high);
+            let within = p.and(above, below);
+            inside = p.and(inside, within);
+        }
+        let inside = p.call(Func::NoEvent, inside);
+        p.if_then_else(inside, constant, bilinear)
     }
 
     /// The first breakpoint of a time table after `t`, or the largest number when none is
@@ -598,6 +667,125 @@ impl<'a> Flattener<'a> {
     }
 }
 
+/// The value at `t` of the points `(xs, ys)` joined as `shape`, extrapolated as `table`
+/// says: segments from the last back, `if t < a_k then (earlier) else segment k`.
+fn segments(
+    p: &mut ExprPool,
+    table: &Table,
+    shape: &Shape,
+    t: ExprId,
+    (xs, ys): Points<'_>,
+) -> ExprId {
+    let n = xs.len();
+    let extrapolate = table.extrapolation == Extrapolation::LastTwoPoints;
+    // Beyond the ends constant segments extrapolate on the line through the last two points,
+    // as ModelicaStandardTables.c does and the library documents.
+    let outside = match shape {
+        Shape::Constant => &Shape::Linear,
+        shape => shape,
+    };
+    // Intervals of positive length, by their first row.
+    let starts: Vec<usize> = (0..n.saturating_sub(1))
+        .filter(|&i| xs[i + 1] > xs[i])
+        .collect();
+    let mut value = match (starts.last(), extrapolate) {
+        (Some(&i), true) => outside.after(p, t, (xs, ys), i),
+        _ => ys[n - 1],
+    };
+    // A line extrapolates as itself; otherwise the last interval ends at its last point.
+    if let Some(&i) = starts.last()
+        && !(extrapolate && *shape == Shape::Linear)
+    {
+        let end = p.constant(xs[i + 1]);
+        let before = p.cmp(CmpOp::Lt, t, end);
+        let before = guarded(p, table, before);
+        let inside = shape.piece(p, t, (xs, ys), i);
+        value = p.if_then_else(before, inside, value);
+    }
+    for (k, &i) in starts.iter().enumerate().rev() {
+        // Below this interval's start: the interval before it, or the extrapolation.
+        let below = match k.checked_sub(1).map(|j| starts[j]) {
+            Some(prev) => shape.piece(p, t, (xs, ys), prev),
+            None if extrapolate => outside.before(p, t, (xs, ys), i),
+            None => ys[0],
+        };
+        let start = p.constant(xs[i]);
+        let ahead = p.cmp(CmpOp::Lt, t, start);
+        let ahead = guarded(p, table, ahead);
+        value = p.if_then_else(ahead, below, value);
+    }
+    value
+}
+
+/// `t` brought into the abscissa's range `xs` when the table is periodic:
+/// `first + (t − first) mod period`.
+fn wrapped(p: &mut ExprPool, extrapolation: Extrapolation, xs: &[f64], t: ExprId) -> ExprId {
+    let (first, last) = (xs[0], xs[xs.len() - 1]);
+    if extrapolation != Extrapolation::Periodic || last <= first {
+        return t;
+    }
+    let (first_c, period) = (p.constant(first), p.constant(last - first));
+    let offset = p.sub(t, first_c);
+    let turns = p.div(offset, period);
+    let whole = p.call(Func::Floor, turns);
+    let back = p.mul(whole, period);
+    p.sub(t, back)
+}
+
+/// An interval's condition: an event of a time table's, under `noEvent` otherwise.
+fn guarded(p: &mut ExprPool, table: &Table, c: ExprId) -> ExprId {
+    if table.events {
+        c
+    } else {
+        p.call(Func::NoEvent, c)
+    }
+}
+
+/// A 2-D table's grids: in `u1` (the first column below the corner) and in `u2` (the first
+/// row after it).
+fn table_grid(table: &Table) -> (Vec<f64>, Vec<f64>) {
+    let u1 = table.rows[1..].iter().map(|r| r[0]).collect();
+    let u2 = table.rows[0][1..].to_vec();
+    (u1, u2)
+}
+
+/// A 2-D table's matrix is a grid: at least one value, strictly increasing grids, and an
+/// interpolation it has.
+fn check_grid(rows: &[Vec<f64>], smoothness: Smoothness, span: Span) -> Result<(), Diagnostic> {
+    if rows.len() < 2 || rows[0].len() < 2 {
+        return Err(err(
+            span,
+            "a 2-D table needs a grid row, a grid column and at least one value (2×2)",
+            "too small",
+        ));
+    }
+    let column: Vec<f64> = rows[1..].iter().map(|r| r[0]).collect();
+    for (grid, name) in [
+        (&column, "first column (u1)"),
+        (&rows[0][1..].to_vec(), "first row (u2)"),
+    ] {
+        if grid.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(err(
+                span,
+                format!("the 2-D table's {name} must be strictly increasing"),
+                "not increasing",
+            ));
+        }
+    }
+    if let Smoothness::Spline(_) = smoothness {
+        return Err(err(
+            span,
+            "a 2-D table's spline interpolation (bivariate Akima) is not supported: LinearSegments and ConstantSegments are",
+            "not supported",
+        ));
+    }
+    Ok(())
+}
+
+/// A table's points: abscissae and ordinates (expressions: a 2-D table's are its rows'
+/// interpolations).
+type Points<'p> = (&'p [f64], &'p [ExprId]);
+
 /// What one column of a table is between its points.
 #[derive(PartialEq)]
 enum Shape {
@@ -610,12 +798,13 @@ enum Shape {
 
 impl Shape {
     /// The value on interval `i` (from point `i` to `i + 1`).
-    fn piece(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
-        let (x0, y0) = (p.constant(xs[i]), p.constant(ys[i]));
+    fn piece(&self, p: &mut ExprPool, t: ExprId, (xs, ys): Points<'_>, i: usize) -> ExprId {
+        let (x0, y0) = (p.constant(xs[i]), ys[i]);
         match self {
             Shape::Constant => y0,
             Shape::Linear => {
-                let slope = p.constant((ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]));
+                let (rise, run) = (p.sub(ys[i + 1], ys[i]), p.constant(xs[i + 1] - xs[i]));
+                let slope = p.div(rise, run);
                 let v = p.sub(t, x0);
                 let rise = p.mul(slope, v);
                 p.add(y0, rise)
@@ -634,7 +823,7 @@ impl Shape {
     }
 
     /// Beyond the first point, on the tangent there (the line of a linear table).
-    fn before(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
+    fn before(&self, p: &mut ExprPool, t: ExprId, (xs, ys): Points<'_>, i: usize) -> ExprId {
         match self {
             Shape::Cubic(c) => tangent(p, t, (xs[i], ys[i]), c[i][2]),
             _ => self.piece(p, t, (xs, ys), i),
@@ -642,7 +831,7 @@ impl Shape {
     }
 
     /// Beyond the last point (interval `i` is the last), on the tangent there.
-    fn after(&self, p: &mut ExprPool, t: ExprId, (xs, ys): (&[f64], &[f64]), i: usize) -> ExprId {
+    fn after(&self, p: &mut ExprPool, t: ExprId, (xs, ys): Points<'_>, i: usize) -> ExprId {
         match self {
             Shape::Cubic(c) => {
                 let [c3, c2, c1] = c[i];
@@ -656,8 +845,8 @@ impl Shape {
 }
 
 /// `y + slope·(t − x)`.
-fn tangent(p: &mut ExprPool, t: ExprId, (x, y): (f64, f64), slope: f64) -> ExprId {
-    let (x, y, slope) = (p.constant(x), p.constant(y), p.constant(slope));
+fn tangent(p: &mut ExprPool, t: ExprId, (x, y): (f64, ExprId), slope: f64) -> ExprId {
+    let (x, slope) = (p.constant(x), p.constant(slope));
     let v = p.sub(t, x);
     let rise = p.mul(slope, v);
     p.add(y, rise)
