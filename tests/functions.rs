@@ -1410,3 +1410,41 @@ end S;
         "{err}"
     );
 }
+
+/// `Modelica.Blocks.Sources.TimeTable`, whose coefficients a `when` statement computes by a
+/// function searching the table with a `while` loop over a subscript that varies (`table[next,
+/// 1]`): inlined it cannot run, so it is kept as code. Its output is the piecewise linear
+/// interpolation of the table, a jump at the repeated time, the last interval extended.
+#[test]
+fn a_time_table_searches_its_rows_in_a_kept_function() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let text = "model TT
+  Modelica.Blocks.Sources.TimeTable tt(table = [0, 0; 1, 1; 2, 4; 2, 2; 3, 3], offset = 0.5);
+end TT;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let args = [
+        "--lib", lib, "--stop", "4", "--step", "0.01", "--vars", "tt.y",
+    ];
+    let c = columns("time_table", text, &args);
+    let times = &c["time"];
+    for (k, &t) in times.iter().enumerate() {
+        if times.get(k + 1) == Some(&t) {
+            continue; // an event's left limit
+        }
+        let expected = 0.5
+            + match t {
+                t if t < 1.0 => t,
+                t if t < 2.0 => 1.0 + 3.0 * (t - 1.0),
+                t => t,
+            };
+        assert!(
+            (c["tt.y"][k] - expected).abs() < 1e-9,
+            "tt.y({t}) = {}, expected {expected}",
+            c["tt.y"][k]
+        );
+    }
+}

@@ -1287,7 +1287,13 @@ impl<'a> Flattener<'a> {
         if ctx.mode == Mode::Symbolic {
             return Ok(value);
         }
-        value.map(&mut |&e| self.known_now(e, part.ident.span, name))
+        let known = value.map(&mut |&e| self.known_now(e, part.ident.span, name));
+        // A value needed now (a subscript, a size) that varies: inlined, the function cannot
+        // run, kept as code it can.
+        if known.is_err() && !self.inlining.is_empty() {
+            self.varying_flow = true;
+        }
+        known
     }
 
     /// Condition `c` at its parameters' values, when it depends on nothing else and none of
