@@ -855,6 +855,56 @@ end Top;
     assert_eq!(c["plain.s"][0], 2.0 + 10.0 * 3.0 + 100.0 * 1.0);
 }
 
+/// Arrays of `Complex` records in equations: an element's equation (`c[i] = Complex(…)`),
+/// a whole array bound to an array constructor with an iterator over a package's record
+/// constant (`{i*(j*w)^(i-1) for i in 1:3}`, `j` the imaginary unit of
+/// `Modelica.ComplexMath`), a field across the array (`sum(c.re)`), and a record
+/// equation of arrays (`e = d`); against complex arithmetic by hand.
+#[test]
+fn arrays_of_records_take_equations_element_by_element() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let text = "model AR
+  import Modelica.ComplexMath.j;
+  Complex c[3];
+  Complex d[3];
+  Complex e[3];
+  Real s;
+  Real w = 1 + time;
+equation
+  for i in 1:3 loop
+    c[i] = Complex(i*w, 1);
+  end for;
+  d = {i*(j*w)^(i-1) for i in 1:3};
+  e = d;
+  s = sum(c.re) + sum(d.im);
+end AR;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let c = columns(
+        "record_array_equations",
+        text,
+        &["--lib", lib, "--stop", "1"],
+    );
+    for (k, &w) in c["w"].iter().enumerate() {
+        // i·(jw)^(i−1): 1, 2jw, −3w².
+        let d = [(1.0, 0.0), (0.0, 2.0 * w), (-3.0 * w * w, 0.0)];
+        for (i, (re, im)) in d.iter().enumerate() {
+            let at = |field: &str| c[&format!("e[{}].{field}", i + 1)][k];
+            assert!(
+                (at("re") - re).abs() < 1e-9 && (at("im") - im).abs() < 1e-9,
+                "e[{}]",
+                i + 1
+            );
+            assert_eq!(c[&format!("c[{}].re", i + 1)][k], (i + 1) as f64 * w);
+        }
+        let s = 6.0 * w + 2.0 * w;
+        assert!((c["s"][k] - s).abs() < 1e-9, "s = {} at w = {w}", c["s"][k]);
+    }
+}
+
 /// The cube root by Newton's iteration to a tolerance: a `while` whose turns depend on the
 /// state, which no inlining can follow, so the function is kept as code.
 const CUBE_ROOT: &str = include_str!("data/cube_root.mo");

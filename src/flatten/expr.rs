@@ -12,8 +12,8 @@ use crate::diagnostics::Diagnostic;
 use crate::expr::{CmpOp, ExprId, Func, Func2, Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{
-    Arg, BinOp, ClassBody, ClassKind, ComponentRef, ElementKind, Expr, ExprKind, RefPart,
-    Subscript, UnOp, Variability, Visibility,
+    Arg, BinOp, ClassBody, ClassKind, ComponentClause, ComponentRef, ElementKind, Expr, ExprKind,
+    RefPart, Subscript, UnOp, Variability, Visibility,
 };
 
 pub type Val = Tree<ExprId>;
@@ -53,6 +53,18 @@ pub struct LoopIndex {
 }
 
 impl Ctx<'_> {
+    /// Constant evaluation in `class` (a package constant's binding): no instance, no loops.
+    pub fn of_class(class: ClassId) -> Ctx<'static> {
+        Ctx {
+            inst: None,
+            class,
+            loops: &[],
+            mode: Mode::Constant,
+            end: None,
+            locals: None,
+        }
+    }
+
     /// The loop indices inside one more `for`, whose index `name` is `value`.
     pub fn loops_with(&self, name: &str, value: f64, boolean: bool) -> Vec<LoopIndex> {
         let mut loops = self.loops.to_vec();
@@ -820,6 +832,51 @@ impl<'a> Flattener<'a> {
     /// A constant or parameter declared in an enclosing class or package (`pi`,
     /// `Lib.Constants.g`), evaluated to its value.
     fn class_constant(&mut self, cref: &'a ComponentRef, ctx: &Ctx<'_>) -> Result<Val, Diagnostic> {
+        let (class, k, clause, binding) = match self.class_constant_declaration(cref, ctx)? {
+            ClassConstant::Literal(value) => return Ok(value),
+            ClassConstant::Declared(found) => found,
+        };
+        if self.record_class_named(&clause.type_name, class).is_some() {
+            return Err(err(
+                cref.span,
+                format!(
+                    "`{}` is a record constant: it is a value only where a record is expected",
+                    cref.dotted()
+                ),
+                "a record",
+            ));
+        }
+        let cctx = Ctx::of_class(class);
+        let value = self.flatten_expr(binding, &cctx)?;
+        let dims = value.shape();
+        let picks = self.picks(&cref.parts[k].subscripts, (&dims, &[]), cref.span, ctx)?;
+        let leaves = value.leaves();
+        Ok(select(&leaves, &dims, &picks))
+    }
+
+    /// The record class `name` resolves to in `scope`, if it is a record.
+    pub(crate) fn record_class_named(
+        &mut self,
+        name: &crate::syntax::ast::Name,
+        scope: ClassId,
+    ) -> Option<ClassId> {
+        match self.tree.resolve(name, scope)? {
+            super::classes::TypeRef::Class(c) => {
+                let c = self.long_class(c);
+                self.is_record(c).then_some(c)
+            }
+            _ => None,
+        }
+    }
+
+    /// The declaration of the constant or parameter `cref` names in an enclosing class or
+    /// package: the class declaring it, how many of `cref`'s parts name the class, its
+    /// clause and binding; or the value of an enumeration literal.
+    pub(crate) fn class_constant_declaration(
+        &mut self,
+        cref: &'a ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Result<ClassConstant<'a>, Diagnostic> {
         let names: Vec<String> = cref
             .parts
             .iter()
@@ -857,7 +914,9 @@ impl<'a> Flattener<'a> {
                 .iter()
                 .position(|l| l == literal)
         {
-            return Ok(Tree::Leaf(self.dae.pool.constant(i as f64 + 1.0)));
+            return Ok(ClassConstant::Literal(Tree::Leaf(
+                self.dae.pool.constant(i as f64 + 1.0),
+            )));
         }
         for (class, k) in candidates {
             if k + 1 != names.len() {
@@ -871,7 +930,9 @@ impl<'a> Flattener<'a> {
                     .iter()
                     .position(|l| strip_quotes(&l.name) == names[k])
             {
-                return Ok(Tree::Leaf(self.dae.pool.constant(i as f64 + 1.0)));
+                return Ok(ClassConstant::Literal(Tree::Leaf(
+                    self.dae.pool.constant(i as f64 + 1.0),
+                )));
             }
             let ClassBody::Long(comp) = &def.body else {
                 continue;
@@ -918,20 +979,7 @@ impl<'a> Flattener<'a> {
                     else {
                         return Err(unknown());
                     };
-                    let cctx = Ctx {
-                        inst: None,
-                        class,
-                        loops: &[],
-                        mode: Mode::Constant,
-                        end: None,
-                        locals: None,
-                    };
-                    let value = self.flatten_expr(binding, &cctx)?;
-                    let dims = value.shape();
-                    let picks =
-                        self.picks(&cref.parts[k].subscripts, (&dims, &[]), cref.span, ctx)?;
-                    let leaves = value.leaves();
-                    return Ok(select(&leaves, &dims, &picks));
+                    return Ok(ClassConstant::Declared((class, k, clause, binding)));
                 }
             }
         }
@@ -1798,6 +1846,15 @@ pub(crate) fn select<T: Clone>(items: &[T], dims: &[usize], picks: &[Pick]) -> T
 
 /// What a reference selects from an element: copies of the chosen entries only, so a scalar
 /// reference allocates nothing.
+/// What a name of a constant in an enclosing class or package is.
+pub(crate) enum ClassConstant<'a> {
+    /// An enumeration literal (or `StateSelect`'s), by its value.
+    Literal(Val),
+    /// A declared constant or parameter: the class declaring it, how many of the name's
+    /// parts name that class, its clause and its binding.
+    Declared((ClassId, usize, &'a ComponentClause, &'a Expr)),
+}
+
 pub(crate) enum Selected {
     Pending,
     Disabled,

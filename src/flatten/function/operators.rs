@@ -39,7 +39,13 @@ impl<'a> Flattener<'a> {
                         None
                     };
                 }
-                self.named_record(cref, ctx)
+                if let Some(class) = self
+                    .named_record(cref, ctx)
+                    .or_else(|| self.element_record(cref, ctx))
+                {
+                    return Some(class);
+                }
+                self.class_record_declaration(cref, ctx).map(|(_, r, _)| r)
             }
             ExprKind::Call { func, .. } => {
                 let class = match self.tree.resolve(&func.as_name()?, ctx.class)? {

@@ -11,12 +11,12 @@ use super::{Flattener, Local, Locals, err};
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
 use crate::flatten::classes::{ClassId, ROOT, TypeRef};
-use crate::flatten::expr::{Ctx, Mode, Selected, Val};
+use crate::flatten::expr::{ClassConstant, Ctx, Mode, Selected, Val, select};
 use crate::flatten::instance::{InstId, strip_quotes};
 use crate::flatten::tree::Tree;
 use crate::source::Span;
 use crate::syntax::ast::{
-    Arg, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, RefPart, Subscript,
+    Arg, ClassBody, ComponentRef, ElementKind, Expr, ExprKind, ForIndex, RefPart, Subscript,
 };
 
 /// A record's fields by path within it (`a`, `s.x`), in declaration order.
@@ -145,6 +145,12 @@ impl<'a> Flattener<'a> {
                         record_of_locals(locals, &dotted(cref, e.span)?, e.span)?
                     }
                     Some(_) => return Err(not_a_record(e.span)),
+                    None if self.element_record(cref, ctx).is_none() => {
+                        let Some(value) = self.class_record_constant(cref, ctx)? else {
+                            return Err(not_a_record(e.span));
+                        };
+                        value
+                    }
                     None => {
                         let Some(class) = class.or_else(|| self.record_class_of(e, ctx)) else {
                             return Err(not_a_record(e.span));
@@ -189,6 +195,16 @@ impl<'a> Flattener<'a> {
                 branches,
                 else_branch,
             } => self.record_if(branches, else_branch, ctx)?,
+            // Each element is converted to `class` itself.
+            ExprKind::Array(items) => {
+                let elements = (items.iter())
+                    .map(|item| self.record_value(item, class, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return self.record_array(elements, e.span);
+            }
+            ExprKind::Comprehension { body, indices } => {
+                return self.record_comprehension(body, indices, class, ctx);
+            }
             _ => return Err(not_a_record(e.span)),
         };
         match class {
@@ -312,36 +328,206 @@ impl<'a> Flattener<'a> {
         let Some(scope) = ctx.inst else {
             return Err(not_a_record(span));
         };
-        let inst = self.record_instance(cref, scope)?;
+        // An array of records is its fields' arrays, element by element.
+        let insts = self.record_instances(cref, scope, ctx)?;
         let mut value = Vec::with_capacity(paths.len());
         for path in paths {
-            let mut at = inst;
-            let mut names = path.split('.').peekable();
-            let mut vars = None;
-            while let Some(name) = names.next() {
-                match (self.element_selection(at, name), names.peek()) {
-                    (Some(Selected::Insts(Tree::Leaf(child))), Some(_)) => at = child,
-                    (Some(Selected::Vars(v)), None) => vars = Some(v),
-                    _ => break,
-                }
-            }
-            let Some(vars) = vars else {
-                return Err(err(
-                    span,
-                    format!("`{}` has no field `{path}`", cref.dotted()),
-                    "a field missing",
-                ));
-            };
-            let val = vars.map(&mut |&v| self.var_value(v, ctx, span))?;
-            value.push(((*path).to_owned(), val));
+            let fields = insts.map(&mut |&inst| self.instance_field(inst, path, cref, ctx))?;
+            value.push(((*path).to_owned(), nested(fields)));
         }
         Ok(value)
+    }
+
+    /// The field `path` of the record instance `inst` (named `cref` in messages).
+    fn instance_field(
+        &mut self,
+        inst: InstId,
+        path: &str,
+        cref: &ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let mut at = inst;
+        let mut names = path.split('.').peekable();
+        let mut vars = None;
+        while let Some(name) = names.next() {
+            match (self.element_selection(at, name), names.peek()) {
+                (Some(Selected::Insts(Tree::Leaf(child))), Some(_)) => at = child,
+                (Some(Selected::Vars(v)), None) => vars = Some(v),
+                _ => break,
+            }
+        }
+        let Some(vars) = vars else {
+            return Err(err(
+                cref.span,
+                format!("`{}` has no field `{path}`", cref.dotted()),
+                "a field missing",
+            ));
+        };
+        vars.map(&mut |&v| self.var_value(v, ctx, cref.span))
+    }
+
+    /// The record instances `cref` names from instance `scope`: one, or an array of them
+    /// (its last part unsubscripted, or subscripted with ranges), its subscripts known.
+    fn record_instances(
+        &mut self,
+        cref: &'a ComponentRef,
+        scope: InstId,
+        ctx: &Ctx<'_>,
+    ) -> Result<Tree<InstId>, Diagnostic> {
+        let mut inst = scope;
+        for (k, part) in cref.parts.iter().enumerate() {
+            let Some(Selected::Insts(tree)) =
+                self.element_selection(inst, &strip_quotes(&part.ident.name))
+            else {
+                return Err(err(
+                    cref.span,
+                    format!("`{}` is not a record component", cref.dotted()),
+                    "not a record",
+                ));
+            };
+            let tree = if part.subscripts.is_empty() {
+                tree
+            } else {
+                let dims = tree.shape();
+                let picks = self.picks(&part.subscripts, (&dims, &[]), cref.span, ctx)?;
+                select(&tree.leaves(), &dims, &picks)
+            };
+            match tree {
+                Tree::Leaf(child) => inst = child,
+                tree if k + 1 == cref.parts.len() => return Ok(tree),
+                Tree::Node(_) => {
+                    return Err(err(
+                        part.ident.span,
+                        "a field of each element of an array of records is not supported here: subscript the array",
+                        "an array of records",
+                    ));
+                }
+            }
+        }
+        Ok(Tree::Leaf(inst))
+    }
+
+    /// `{r1, r2, …}` of records (elements of one class): each field the array of the
+    /// elements' values of it.
+    fn record_array(
+        &mut self,
+        elements: Vec<RecordValue>,
+        span: Span,
+    ) -> Result<RecordValue, Diagnostic> {
+        let Some(first) = elements.first() else {
+            return Err(err(span, "an empty array of records", "no elements"));
+        };
+        let paths: Vec<String> = first.iter().map(|(p, _)| p.clone()).collect();
+        let mut columns: Vec<Vec<Val>> = vec![Vec::with_capacity(elements.len()); paths.len()];
+        for element in elements {
+            let same = element.len() == paths.len()
+                && element.iter().zip(&paths).all(|((p, _), q)| p == q);
+            if !same {
+                return Err(err(
+                    span,
+                    "the elements of an array of records must be records of one class",
+                    "records of different classes",
+                ));
+            }
+            for (column, (_, value)) in columns.iter_mut().zip(element) {
+                column.push(value);
+            }
+        }
+        Ok(paths
+            .into_iter()
+            .zip(columns)
+            .map(|(p, column)| (p, Tree::Node(column)))
+            .collect())
+    }
+
+    /// `{body for i in r, j in s}` of records: the last iterator is the outermost dimension.
+    fn record_comprehension(
+        &mut self,
+        body: &'a Expr,
+        indices: &'a [ForIndex],
+        class: Option<ClassId>,
+        ctx: &Ctx<'_>,
+    ) -> Result<RecordValue, Diagnostic> {
+        let Some((last, inner)) = indices.split_last() else {
+            return self.record_value(body, class, ctx);
+        };
+        let Some(range) = &last.range else {
+            return Err(err(
+                body.span,
+                "an array constructor's iterator needs its range",
+                "no range",
+            ));
+        };
+        let (values, boolean) = self.range_values(range, ctx)?;
+        let name = strip_quotes(&last.name.name);
+        let mut elements = Vec::with_capacity(values.len());
+        for value in values {
+            let loops = ctx.loops_with(&name, value, boolean);
+            let at = Ctx {
+                loops: &loops,
+                ..*ctx
+            };
+            elements.push(self.record_comprehension(body, inner, class, &at)?);
+        }
+        self.record_array(elements, body.span)
     }
 
     /// The record class of the one record component of the model `cref` names, if it names
     /// one.
     pub(crate) fn named_record(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> Option<ClassId> {
         let inst = self.named_instance(cref, ctx)?;
+        self.insts[inst.0 as usize]
+            .class
+            .filter(|&c| self.is_record(c))
+    }
+
+    /// The value of a record constant of an enclosing class or package that `cref` names
+    /// (`Modelica.ComplexMath.j`), its binding evaluated where it is declared; `None` when
+    /// `cref` names no such constant.
+    fn class_record_constant(
+        &mut self,
+        cref: &'a ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Result<Option<RecordValue>, Diagnostic> {
+        let Some((scope, record, binding)) = self.class_record_declaration(cref, ctx) else {
+            return Ok(None);
+        };
+        if cref.parts.iter().any(|p| !p.subscripts.is_empty()) {
+            return Err(err(
+                cref.span,
+                "an element of an array of record constants is not supported",
+                "subscripted",
+            ));
+        }
+        let at = Ctx::of_class(scope);
+        self.record_value(binding, Some(record), &at).map(Some)
+    }
+
+    /// The class declaring the record constant `cref` names, its record class and binding.
+    pub(crate) fn class_record_declaration(
+        &mut self,
+        cref: &'a ComponentRef,
+        ctx: &Ctx<'_>,
+    ) -> Option<(ClassId, ClassId, &'a Expr)> {
+        match self.class_constant_declaration(cref, ctx).ok()? {
+            ClassConstant::Declared((scope, _, clause, binding)) => {
+                let record = self.record_class_named(&clause.type_name, scope)?;
+                Some((scope, record, binding))
+            }
+            ClassConstant::Literal(_) => None,
+        }
+    }
+
+    /// The record class of the elements of the array of records (or of the element) `cref`
+    /// names, whatever its subscripts pick.
+    pub(crate) fn element_record(&self, cref: &ComponentRef, ctx: &Ctx<'_>) -> Option<ClassId> {
+        let mut inst = ctx.inst?;
+        for part in &cref.parts {
+            match self.element_selection(inst, &strip_quotes(&part.ident.name)) {
+                Some(Selected::Insts(tree)) => inst = *tree.leaves().first()?,
+                _ => return None,
+            }
+        }
         self.insts[inst.0 as usize]
             .class
             .filter(|&c| self.is_record(c))
@@ -743,4 +929,12 @@ pub(super) fn arrays_of_records(span: Span) -> Diagnostic {
         "arrays of records in functions are not supported yet",
         "not supported yet",
     )
+}
+
+/// An array of values as one value: the array's shape, then each element's.
+fn nested(tree: Tree<Val>) -> Val {
+    match tree {
+        Tree::Leaf(value) => value,
+        Tree::Node(kids) => Tree::Node(kids.into_iter().map(nested).collect()),
+    }
 }
