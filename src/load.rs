@@ -183,11 +183,15 @@ pub fn find_library(roots: &[PathBuf], name: &str) -> Option<PathBuf> {
     })
 }
 
-/// The first names of the dotted names in Modelica `text` (`Modelica` of
-/// `Modelica.Math.Vectors.interpolate(…)`, `a` of `a.b`), each once, in order: the top-level
-/// names a model may look up in the library path (Modelica 13.3.3) when no loaded class
-/// defines them. Comments, strings and quoted identifiers are skipped.
-pub fn qualified_roots(text: &str) -> Vec<String> {
+/// The names in Modelica `text` that are the first part of a name (`Modelica` of
+/// `Modelica.Math.Vectors.interpolate(…)`, `Complex` of `Complex c;`) and that `libraries`
+/// holds, each once, in order: the top-level names a model may look up in the library path
+/// (Modelica 13.3.3) when no loaded class defines them. Comments, strings and quoted
+/// identifiers are skipped.
+pub fn library_roots_named(
+    text: &str,
+    libraries: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
     let bytes = text.as_bytes();
     let mut roots: Vec<String> = Vec::new();
     let mut k = 0;
@@ -213,10 +217,8 @@ pub fn qualified_roots(text: &str) -> Vec<String> {
                     k += 1;
                 }
                 let first = start == 0 || bytes[start - 1] != b'.';
-                let dotted = bytes.get(k) == Some(&b'.')
-                    && bytes.get(k + 1).is_some_and(|&b| ident_start(b));
                 let name = &text[start..k];
-                if first && dotted && !roots.iter().any(|r| r == name) {
+                if first && libraries.contains(name) && !roots.iter().any(|r| r == name) {
                     roots.push(name.to_string());
                 }
             }

@@ -905,6 +905,33 @@ end AR;
     }
 }
 
+/// Relations of operator records call their overloaded operators (`'=='`, `'<>'` of
+/// `Complex`, Modelica 14.3): Booleans, true where the fields agree. The model has no
+/// `uses` and no import: `Complex` is found in the library path by its name.
+#[test]
+fn a_relation_of_operator_records_calls_its_operator() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let text = "model EQ
+  Complex a = Complex(1, 2);
+  Complex b(re = time, im = 2);
+  Boolean same = a == b;
+  Boolean differ = a <> b;
+  Boolean never = a == Complex(1, -2);
+end EQ;
+";
+    let lib = msl.to_str().expect("utf-8");
+    let args = ["--lib", lib, "--stop", "2", "--step", "0.25"];
+    let c = columns("record_relations", text, &args);
+    for (k, &t) in c["time"].iter().enumerate() {
+        let same = if t == 1.0 { 1.0 } else { 0.0 };
+        assert_eq!((c["same"][k], c["differ"][k]), (same, 1.0 - same), "at {t}");
+        assert_eq!(c["never"][k], 0.0);
+    }
+}
+
 /// The cube root by Newton's iteration to a tolerance: a `while` whose turns depend on the
 /// state, which no inlining can follow, so the function is kept as code.
 const CUBE_ROOT: &str = include_str!("data/cube_root.mo");

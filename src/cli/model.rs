@@ -196,13 +196,13 @@ fn library_of_model(
     for &f in user {
         used.extend(load::used_packages(sources.text(f)));
     }
-    // And the first names of their dotted names that a library has: a top-level name no
-    // input defines is looked up in the library path (Modelica 13.3.3), `uses` or not.
+    // And the first names of their names that a library has: a top-level name no input
+    // defines is looked up in the library path (Modelica 13.3.3), `uses` or not.
     if !roots.is_empty() {
         let libraries = load::available_libraries(&roots);
         for &f in user {
-            for name in load::qualified_roots(sources.text(f)) {
-                if libraries.contains(&name) && !used.iter().any(|u| u.package == name) {
+            for name in load::library_roots_named(sources.text(f), &libraries) {
+                if !used.iter().any(|u| u.package == name) {
                     used.push(load::Use::any_version(&name));
                 }
             }

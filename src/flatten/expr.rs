@@ -116,6 +116,13 @@ impl<'a> Flattener<'a> {
                 let holds = self.string_comparison(*op, (lhs, rhs), ctx)?;
                 Tree::Leaf(self.dae.pool.boolean(holds))
             }
+            ExprKind::Binary { op, lhs, rhs }
+                if super::function::relation_name(*op).is_some()
+                    && (self.record_class_of(lhs, ctx).is_some()
+                        || self.record_class_of(rhs, ctx).is_some()) =>
+            {
+                self.record_relation(*op, (lhs, rhs), e.span, ctx)?
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.flatten_expr(lhs, ctx)?;
                 let b = self.flatten_expr(rhs, ctx)?;

@@ -21,6 +21,7 @@ use std::rc::Rc;
 
 use indexmap::IndexMap;
 
+pub(crate) use operators::relation_name;
 pub(crate) use records::{Output, RecordValue};
 
 use super::Flattener;

@@ -124,7 +124,28 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    /// The operator `name` of the operands' record class applied to them.
+    /// `lhs op rhs` of operator records by their relational operator (`'=='`, `'<>'`,
+    /// `'<'`, …): a Boolean.
+    pub(crate) fn record_relation(
+        &mut self,
+        op: BinOp,
+        (lhs, rhs): (&'a Expr, &'a Expr),
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Val, Diagnostic> {
+        let name = relation_name(op).expect("a relational operator");
+        let operands = vec![self.operand(lhs, ctx)?, self.operand(rhs, ctx)?];
+        match self.overloaded_output(name, operands, span, ctx)? {
+            Output::Value(value) => Ok(value),
+            Output::Record(_) => Err(err(
+                span,
+                format!("operator {name} returns a record, not a Boolean"),
+                "a record",
+            )),
+        }
+    }
+
+    /// The operator `name` of the operands' record class applied to them: a record.
     fn overloaded(
         &mut self,
         name: &str,
@@ -132,6 +153,25 @@ impl<'a> Flattener<'a> {
         span: Span,
         ctx: &Ctx<'_>,
     ) -> Result<RecordValue, Diagnostic> {
+        match self.overloaded_output(name, operands, span, ctx)? {
+            Output::Record(value) => Ok(value),
+            Output::Value(_) => Err(err(
+                span,
+                format!("operator {name} does not return a record"),
+                "not a record",
+            )),
+        }
+    }
+
+    /// The first output of the operator `name` of the operands' record class applied to
+    /// them.
+    fn overloaded_output(
+        &mut self,
+        name: &str,
+        operands: Vec<Operand>,
+        span: Span,
+        ctx: &Ctx<'_>,
+    ) -> Result<Output, Diagnostic> {
         let Some(class) = operands.iter().find_map(|o| match o {
             Operand::Record(c, _) => Some(*c),
             Operand::Number(_) => None,
@@ -172,21 +212,17 @@ impl<'a> Flattener<'a> {
                 }));
             }
             given.resize_with(inputs.len(), || None);
-            return match self
-                .call_with_values(function, given, span, ctx)?
-                .into_iter()
-                .next()
-            {
-                Some(Output::Record(value)) => Ok(value),
-                _ => Err(err(
+            let outputs = self.call_with_values(function, given, span, ctx)?;
+            return outputs.into_iter().next().ok_or_else(|| {
+                err(
                     span,
                     format!(
-                        "operator {name} of `{}` does not return a record",
+                        "operator {name} of `{}` has no output",
                         self.tree.node(class).path
                     ),
-                    "not a record",
-                )),
-            };
+                    "no output",
+                )
+            });
         }
         Err(err(
             span,
@@ -258,6 +294,19 @@ impl<'a> Flattener<'a> {
 }
 
 /// The operator function a binary operator of records calls.
+/// The overloaded operator of a relation of records (Modelica 14.3).
+pub(crate) fn relation_name(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Eq => "'=='",
+        BinOp::Ne => "'<>'",
+        BinOp::Lt => "'<'",
+        BinOp::Le => "'<='",
+        BinOp::Gt => "'>'",
+        BinOp::Ge => "'>='",
+        _ => return None,
+    })
+}
+
 fn operator_name(op: BinOp) -> Option<&'static str> {
     match op {
         BinOp::Add | BinOp::ElemAdd => Some("'+'"),
