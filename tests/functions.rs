@@ -1525,3 +1525,36 @@ end TT;
         );
     }
 }
+
+/// The functions of `Modelica.Utilities.Strings` on strings known at translation time:
+/// their values against the strings counted by hand (a size among them), and the String
+/// results (`replace`, `repeat`) compared.
+#[test]
+fn the_string_utilities_evaluate_known_strings() {
+    let Some(msl) = cli_support::msl() else {
+        eprintln!("skipped: no ../shared/msl");
+        return;
+    };
+    let lib = msl.to_str().expect("utf-8");
+    let vars = "n,k,last,many,blank,same,order,y";
+    let text = include_str!("data/string_functions.mo");
+    let c = columns(
+        "string_functions",
+        text,
+        &["--lib", lib, "--stop", "0.01", "--vars", vars],
+    );
+    let name = "Hello World";
+    let expected = [
+        ("n", name.len() as f64),
+        ("k", 7.0),
+        ("last", 8.0),
+        ("many", 3.0),
+        ("blank", 1.0),
+        ("same", 1.0),
+        ("order", 1.0),
+        ("y", 1.0),
+    ];
+    for (var, value) in expected {
+        assert_eq!(c[var][0], value, "{var}");
+    }
+}

@@ -16,6 +16,7 @@
 pub(crate) mod kept;
 mod operators;
 pub(crate) mod records;
+mod string_functions;
 
 use std::rc::Rc;
 
@@ -23,6 +24,7 @@ use indexmap::IndexMap;
 
 pub(crate) use operators::relation_name;
 pub(crate) use records::{Output, RecordValue};
+pub(crate) use string_functions::StringResult;
 
 use super::Flattener;
 use super::classes::{ClassId, ROOT, TypeRef};
@@ -93,6 +95,13 @@ impl<'a> FunctionDef<'a> {
         self.params
             .iter()
             .filter(|p| p.causality == Causality::Output)
+    }
+
+    /// Whether its (first) output is a String.
+    pub(crate) fn gives_string(&self) -> bool {
+        self.outputs()
+            .next()
+            .is_some_and(|p| p.ty == ScalarType::String)
     }
 }
 
@@ -185,6 +194,23 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Output>, Diagnostic> {
         let def = self.function_def(class, span)?;
+        match self.string_function(&def, args, span, ctx)? {
+            Some(StringResult::Number(x)) => {
+                let value = Tree::Leaf(self.dae.pool.constant(x));
+                return Ok(vec![Output::Value(value)]);
+            }
+            Some(StringResult::Text(_)) => {
+                return Err(err(
+                    span,
+                    format!(
+                        "`{}` gives a String, which mocca takes only where a string is expected (a comparison, a message)",
+                        def.path
+                    ),
+                    "a String",
+                ));
+            }
+            None => {}
+        }
         if let Some(external) = def.external {
             if let Some(function) = external.function.as_deref()
                 && super::tables::is_implemented(function)

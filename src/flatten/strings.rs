@@ -5,6 +5,7 @@
 
 use super::Flattener;
 use super::expr::{Ctx, Mode};
+use super::function::StringResult;
 use super::tree::Tree;
 use crate::dae::ScalarType;
 use crate::diagnostics::Diagnostic;
@@ -19,6 +20,11 @@ impl<'a> Flattener<'a> {
     pub(super) fn is_string(&mut self, e: &'a Expr, ctx: &Ctx<'_>) -> bool {
         match &e.kind {
             ExprKind::Str(_) => true,
+            // A call of a function whose (first) output is a String.
+            ExprKind::Call { func, .. } => self
+                .function_class(func, ctx)
+                .and_then(|c| self.function_def(c, e.span).ok())
+                .is_some_and(|def| def.gives_string()),
             ExprKind::Binary {
                 op: BinOp::Add,
                 lhs,
@@ -106,20 +112,8 @@ impl<'a> Flattener<'a> {
             ExprKind::Call { func, args } => {
                 let class = self.function_class(func, ctx).ok_or_else(unknown)?;
                 let def = self.function_def(class, e.span)?;
-                let external = def.external.and_then(|x| x.function.as_deref());
-                match (external, args.as_slice()) {
-                    (Some("ModelicaStrings_substring"), [text, first, last]) => {
-                        let text = self.string_value(&text.value, ctx, depth + 1)?;
-                        let first = self.eval_scalar(&first.value, ctx)?;
-                        let last = self.eval_scalar(&last.value, ctx)?;
-                        substring(&text, first, last).ok_or_else(|| {
-                            super::expr::err(
-                                e.span,
-                                format!("characters {first} to {last} of \"{text}\" do not exist"),
-                                "out of range",
-                            )
-                        })
-                    }
+                match self.string_function(&def, args, e.span, ctx)? {
+                    Some(StringResult::Text(text)) => Ok(text),
                     _ => Err(unknown()),
                 }
             }
@@ -145,12 +139,4 @@ impl<'a> Flattener<'a> {
             _ => Err(unknown()),
         }
     }
-}
-
-/// Characters `first` to `last` of `text`, counted from 1 (Modelica.Utilities.Strings.substring).
-fn substring(text: &str, first: f64, last: f64) -> Option<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let (first, last) = (first as usize, last as usize);
-    (first >= 1 && first <= last && last <= chars.len())
-        .then(|| chars[first - 1..last].iter().collect())
 }
