@@ -912,8 +912,7 @@ fn clocked_loops_run_as_simulate_runs_them() {
 /// Together they make more than 5 000 events.
 #[test]
 fn msl_examples_run_as_simulate_runs_them() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: ../shared/msl is absent");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = format!("--lib={}", msl.to_str().expect("utf-8"));
@@ -1053,8 +1052,7 @@ fn a_function_kept_as_code_runs_as_simulate_runs_it() {
 /// the crate with the runtime) draw in the emitted crate what they draw in `simulate`.
 #[test]
 fn the_random_generators_run_as_simulate_runs_them() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = msl.to_str().expect("utf-8");
@@ -1070,8 +1068,7 @@ fn the_random_generators_run_as_simulate_runs_them() {
 /// Jacobian compute in the emitted crate what they compute in `simulate`.
 #[test]
 fn the_fft_runs_as_simulate_runs_it() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = msl.to_str().expect("utf-8");

@@ -1110,8 +1110,7 @@ fn the_bouncing_balls_model_exchange_fmu_bounces_as_the_closed_form_says() {
 /// tube of the library's reference result (Dymola's), as `mocca simulate`'s run does.
 #[test]
 fn an_msl_model_exchange_fmu_with_events_stays_in_its_references_tube() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: ../shared/msl is absent");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     if !fmpy_available() {

@@ -755,8 +755,7 @@ end Terminal;
 /// a record (`ComplexMath.abs`) and a record equation, against complex arithmetic here.
 #[test]
 fn complex_arithmetic_runs_through_its_operator_record() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let text = "model CX
@@ -862,8 +861,7 @@ end Top;
 /// equation of arrays (`e = d`); against complex arithmetic by hand.
 #[test]
 fn arrays_of_records_take_equations_element_by_element() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let text = "model AR
@@ -910,8 +908,7 @@ end AR;
 /// `uses` and no import: `Complex` is found in the library path by its name.
 #[test]
 fn a_relation_of_operator_records_calls_its_operator() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let text = "model EQ
@@ -1358,8 +1355,7 @@ fn fft_decay_signal(x: f64) -> Vec<f64> {
 /// central difference of the definition).
 #[test]
 fn the_fft_of_a_varying_signal_is_the_discrete_fourier_transform() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = msl.to_str().expect("utf-8");
@@ -1414,8 +1410,7 @@ fn grid_floor(grid: &[f64], v: f64) -> f64 {
 /// below inside the grid (bilinear outside); the grid's corners as `u_min`, `u_max`.
 #[test]
 fn two_dimensional_tables_interpolate_their_grid() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = msl.to_str().expect("utf-8");
@@ -1466,8 +1461,7 @@ fn two_dimensional_tables_interpolate_their_grid() {
 /// A 2-D table's spline (bivariate Akima) is refused, naming what is supported.
 #[test]
 fn a_two_dimensional_spline_table_is_an_error() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let text = "model S
@@ -1494,8 +1488,7 @@ end S;
 /// interpolation of the table, a jump at the repeated time, the last interval extended.
 #[test]
 fn a_time_table_searches_its_rows_in_a_kept_function() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let text = "model TT
@@ -1531,8 +1524,7 @@ end TT;
 /// results (`replace`, `repeat`) compared.
 #[test]
 fn the_string_utilities_evaluate_known_strings() {
-    let Some(msl) = cli_support::msl() else {
-        eprintln!("skipped: no ../shared/msl");
+    let Some(msl) = cli_support::msl_or_skip() else {
         return;
     };
     let lib = msl.to_str().expect("utf-8");

@@ -11,7 +11,7 @@
 use super::Flattener;
 use super::classes::{ClassId, ROOT, TypeRef};
 use super::expr::{Mode, Selected, Val};
-use super::instance::{InstId, strip_quotes};
+use super::instance::InstId;
 use super::modifier::{Bound, Mod};
 use super::tree::Tree;
 use crate::diagnostics::Diagnostic;
@@ -234,7 +234,7 @@ impl<'a> Flattener<'a> {
                 "not a record",
             ));
         };
-        let mut inst = self.record_instance(cref, b.scope)?;
+        let mut inst = self.record_instance(cref, b.scope, &b.ctx())?;
         // The subscripts of an element of an array of records on the way select it.
         let mut select: &[usize] = &b.select;
         let (last, path) = b.field.split_last().expect("a field path");
@@ -287,34 +287,21 @@ impl<'a> Flattener<'a> {
         )
     }
 
-    /// The record instance `cref` names, seen from instance `scope` (where the value is
+    /// The one record instance `cref` names, seen from instance `scope` (where the value is
     /// written).
     pub(crate) fn record_instance(
         &mut self,
-        cref: &ComponentRef,
+        cref: &'a ComponentRef,
         scope: InstId,
+        ctx: &super::expr::Ctx<'_>,
     ) -> Result<InstId, Diagnostic> {
-        let mut inst = scope;
-        for part in &cref.parts {
-            if !part.subscripts.is_empty() {
-                return Err(err(
-                    cref.span,
-                    "a subscripted record reference as a record's value is not supported yet",
-                    "not supported yet",
-                ));
-            }
-            let name = strip_quotes(&part.ident.name);
-            inst = match self.element_selection(inst, &name) {
-                Some(Selected::Insts(Tree::Leaf(child))) => child,
-                _ => {
-                    return Err(err(
-                        cref.span,
-                        format!("`{}` is not a record component", cref.dotted()),
-                        "not a record",
-                    ));
-                }
-            };
+        match self.record_instances(cref, scope, ctx)? {
+            Tree::Leaf(inst) => Ok(inst),
+            Tree::Node(_) => Err(err(
+                cref.span,
+                format!("`{}` is an array of records: subscript it", cref.dotted()),
+                "an array of records",
+            )),
         }
-        Ok(inst)
     }
 }

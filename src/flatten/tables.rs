@@ -279,7 +279,7 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Rc<Table>, Diagnostic> {
         let object = match (arg.map(|a| &a.kind), ctx.inst) {
-            (Some(ExprKind::Ref(cref)), Some(inst)) => self.record_instance(cref, inst).ok(),
+            (Some(ExprKind::Ref(cref)), Some(inst)) => self.record_instance(cref, inst, ctx).ok(),
             _ => None,
         };
         let Some(object) = object.filter(|o| self.external_objects.contains_key(o)) else {

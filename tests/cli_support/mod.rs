@@ -101,6 +101,15 @@ pub fn msl() -> Option<PathBuf> {
     dir.join("Modelica/package.mo").is_file().then_some(dir)
 }
 
+/// The MSL's directory, or `None` after saying the calling test is skipped without it.
+pub fn msl_or_skip() -> Option<PathBuf> {
+    let msl = msl();
+    if msl.is_none() {
+        eprintln!("skipped: no ../shared/msl");
+    }
+    msl
+}
+
 /// The reference piecewise linear between its rows.
 pub fn interpolate(times: &[f64], values: &[f64], t: f64) -> f64 {
     let i = times.partition_point(|&x| x <= t);

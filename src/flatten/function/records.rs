@@ -368,7 +368,7 @@ impl<'a> Flattener<'a> {
 
     /// The record instances `cref` names from instance `scope`: one, or an array of them
     /// (its last part unsubscripted, or subscripted with ranges), its subscripts known.
-    fn record_instances(
+    pub(crate) fn record_instances(
         &mut self,
         cref: &'a ComponentRef,
         scope: InstId,
