@@ -1088,3 +1088,37 @@ fn the_fft_runs_as_simulate_runs_it() {
     let x = cli_support::csv_columns(&simulated)["x"].clone();
     assert!(x.last().is_some_and(|&x| x < 0.95), "{simulated}");
 }
+
+#[test]
+fn writes_at_events_run_as_simulate_runs_them() {
+    let args = [
+        "--method",
+        "implicit-euler",
+        "--step",
+        "0.01",
+        "--stop",
+        "1.1",
+    ];
+    let mut written = Vec::new();
+    for name in ["writes_emitted", "writes_simulated"] {
+        let dir = temp_path(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let text = include_str!("data/writes.mo").replace("DIR", dir.to_str().expect("utf-8"));
+        let file = cli_support::model_file(name, &text);
+        let model = file.to_str().expect("utf-8");
+        if name == "writes_emitted" {
+            let binary = emit_and_build(name, model, &args);
+            let (_, err, code) = run_binary(&binary, name, &[]);
+            assert_eq!(code, 0, "{err}");
+        } else {
+            let (_, err, code) = simulate_csv(name, &[&["simulate", model][..], &args].concat());
+            assert_eq!(code, 0, "{err}");
+        }
+        let log = std::fs::read_to_string(dir.join("log.txt")).expect("a log");
+        let mat = std::fs::read(dir.join("m.mat")).expect("a MAT file");
+        written.push((log, mat));
+    }
+    assert_eq!(written[0].0.lines().count(), 4, "{}", written[0].0);
+    assert_eq!(written[0], written[1]);
+}

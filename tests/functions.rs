@@ -1550,3 +1550,129 @@ fn the_string_utilities_evaluate_known_strings() {
         assert_eq!(c[var][0], value, "{var}");
     }
 }
+
+/// The model of `tests/data/writes.mo` writing into a directory of its own, named `name`.
+fn writes_model(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = cli_support::temp_path(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a directory to write into");
+    let text = include_str!("data/writes.mo").replace("DIR", dir.to_str().expect("utf-8"));
+    (model_file(name, &text), dir)
+}
+
+/// Little-endian doubles from `bytes`.
+fn doubles(bytes: &[u8]) -> Vec<f64> {
+    let eight = bytes.chunks_exact(8);
+    eight
+        .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect()
+}
+
+#[test]
+fn writes_at_events_print_lines_and_store_a_mat_file() {
+    let (model, dir) = writes_model("writes");
+    let args = [
+        "simulate",
+        model.to_str().expect("utf-8"),
+        "--method",
+        "bdf",
+    ];
+    let (_, err, code) = mocca(&[&args[..], &["--tol", "1e-9", "--stop", "1.1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    // x = exp(−t) at the samples 0.25, 0.5, 0.75, 1 (printf("%.4g") of each).
+    let log = std::fs::read_to_string(dir.join("log.txt")).expect("the log was written");
+    let expected = [
+        "n = 1, x = 0.7788 (above half)",
+        "n = 2, x = 0.6065 (above half)",
+        "n = 3, x = 0.4724",
+        "n = 4, x = 0.3679",
+    ];
+    assert_eq!(log.lines().collect::<Vec<_>>(), expected);
+    // A level 5 MAT file: its header's version and byte order, the matrix [t, x; n, 2x] at
+    // t = 0.5 column by column at its end.
+    let mat = std::fs::read(dir.join("m.mat")).expect("the matrix was written");
+    assert_eq!(&mat[124..128], &[0, 1, b'I', b'M']);
+    assert_eq!(&mat[..10], b"MATLAB 5.0");
+    let x = (-0.5f64).exp();
+    let values = doubles(&mat[mat.len() - 32..]);
+    for (got, want) in values.iter().zip([0.5, 2.0, x, 2.0 * x]) {
+        assert!((got - want).abs() < 1e-6, "{values:?}");
+    }
+    // Run again, the log starts anew: the first sample removes it.
+    let (_, err, code) = mocca(&[&args[..], &["--stop", "0.6"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let log = std::fs::read_to_string(dir.join("log.txt")).expect("the log was written");
+    assert_eq!(log.lines().count(), 2, "{log}");
+}
+
+#[test]
+fn a_write_outside_a_when_or_reading_a_later_assignment_is_an_error() {
+    let declared = include_str!("data/writes.mo")
+        .split("model Writes")
+        .next()
+        .expect("functions");
+    let outside =
+        format!("{declared}model W\n  Real x = time;\nalgorithm\n  print(\"x\", \"\");\nend W;\n");
+    let file = model_file("write_outside", &outside);
+    let (_, err, code) = mocca(&["simulate", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("writes while the model runs"), "{err}");
+    let later = format!(
+        "{declared}model L\n  Integer n(start = 0, fixed = true);\nalgorithm\n  when sample(0.1, 0.1) then\n    print(\"n = \" + String(n), \"\");\n    n := pre(n) + 1;\n  end when;\nend L;\n"
+    );
+    let file = model_file("write_later", &later);
+    let (_, err, code) = mocca(&["simulate", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("which a later statement of its `when` assigns"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_library_s_fft_example_stores_its_amplitudes_and_phases() {
+    let Some(msl) = cli_support::msl_or_skip() else {
+        return;
+    };
+    let dir = cli_support::temp_path("real_fft1");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let csv = dir.join("out.csv");
+    let model = "Modelica.Math.FastFourierTransform.Examples.RealFFT1";
+    let lib = msl.to_str().expect("utf-8");
+    let out = csv.to_str().expect("utf-8");
+    // The example's 21 frequencies up to 4 Hz.
+    let nfi = 21;
+    let names = (1..=nfi).flat_map(|i| [format!("Ai[{i}]"), format!("Phii[{i}]")]);
+    let vars = names.collect::<Vec<_>>().join(",");
+    let args = [
+        "simulate", "--model", model, "--lib", lib, "--method", "bdf", "--out", out, "--vars",
+        &vars,
+    ];
+    let (_, err, code) = cli_support::mocca_in(&dir, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("... FFT result computed at time = 5 s stored on file: "),
+        "{err}"
+    );
+    let columns = csv_columns(&std::fs::read_to_string(&csv).expect("CSV"));
+    // MAT format 4: five integers (type, rows, columns, imaginary, name length), the name,
+    // the values column by column: rows [f, 0, 0; f, A, φ; f, 0, 0] per frequency.
+    let mat = std::fs::read(dir.join("RealFFT1_resultFFT.mat")).expect("the FFT's file");
+    let header: Vec<i32> = (mat[..20].chunks_exact(4))
+        .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    assert_eq!(header, [0, 3 * nfi as i32, 3, 0, 4], "{header:?}");
+    assert_eq!(&mat[20..24], b"FFT\0");
+    let values = doubles(&mat[24..]);
+    let rows = 3 * nfi;
+    for i in 0..nfi {
+        let amplitude = *columns[&format!("Ai[{}]", i + 1)].last().expect("a value");
+        let phase = *columns[&format!("Phii[{}]", i + 1)]
+            .last()
+            .expect("a value");
+        let middle = 3 * i + 1;
+        assert_eq!(values[rows + middle], amplitude, "amplitude {i}");
+        assert_eq!(values[2 * rows + middle], phase, "phase {i}");
+        assert!((values[middle] - 4.0 * i as f64 / (nfi - 1) as f64).abs() < 1e-12);
+    }
+}

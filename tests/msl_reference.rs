@@ -126,9 +126,12 @@ const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 fn mocca_within(name: &str, args: &[&str]) -> Option<(String, i32)> {
     let stderr_path = temp_path(&format!("{name}.stderr"));
     let stderr = std::fs::File::create(&stderr_path).expect("a file for stderr");
+    // The files an example writes (`writeRealMatrix`, `print` to a file) land beside its
+    // stderr, not in the repository.
+    let written = stderr_path.parent().expect("a temporary directory");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mocca"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(written)
         .stdout(std::process::Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -239,5 +242,5 @@ fn the_standard_librarys_examples_against_their_reference_results() {
         .collect();
     assert!(failing.is_empty(), "no longer match: {failing:?}");
     // The floor as it stands: a regression below it fails.
-    assert!(matches >= 127, "{matches} of {total} match");
+    assert!(matches >= 129, "{matches} of {total} match");
 }

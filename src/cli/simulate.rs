@@ -825,6 +825,7 @@ fn event_failure(dae: &Dae, failure: &EventFailure) -> Diagnostic {
             "its relation keeps switching",
         ),
         EventFailure::Assertion { span, .. } => (vec![*span], "this condition is false"),
+        EventFailure::Write { span, .. } => (vec![*span], "written here"),
         EventFailure::Eval { .. } => (Vec::new(), ""),
     };
     match spans.split_first() {

@@ -52,9 +52,107 @@ pub enum Action {
     Assert(Assertion),
     /// `terminate(message)`: the run ends at this event, successfully.
     Terminate { message: String, span: Span },
+    /// What the model writes at the event (`Modelica.Utilities`' print, writeRealMatrix,
+    /// removeFile), from the event's solution.
+    Write { write: Write, span: Span },
     /// Equations of a clocked partition that no order of assignments solves: an algebraic
     /// loop, or an equation no unknown can be isolated from.
     Solve(Box<EquationSystem>),
+}
+
+/// A write of a `when` at its events; file names are known at translation time.
+#[derive(Clone, Debug)]
+pub enum Write {
+    /// `Streams.print(text, file)`: a line on standard output (`file` empty) or appended.
+    Print { text: Text, file: String },
+    /// `Streams.writeRealMatrix(file, name, matrix, append, format)`: `values` row by row.
+    Matrix {
+        file: String,
+        name: String,
+        rows: usize,
+        cols: usize,
+        values: Vec<ExprId>,
+        append: bool,
+        format: MatFormat,
+    },
+    /// `Files.removeFile(file)`.
+    Remove { file: String },
+}
+
+pub use mocca_runtime::files::MatFormat;
+
+/// A String computed at an event: its pieces one after another.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Text(pub Vec<TextPiece>);
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TextPiece {
+    Literal(String),
+    /// `String(x, significantDigits, minimumLength, leftJustified)` of a Real.
+    Real {
+        value: ExprId,
+        significant: usize,
+        min_length: usize,
+        left: bool,
+    },
+    /// `String(i, minimumLength, leftJustified)` of an Integer.
+    Integer {
+        value: ExprId,
+        min_length: usize,
+        left: bool,
+    },
+    Boolean(ExprId),
+    /// `Files.fullPathName(name)`, taken where the run is.
+    FullPath(String),
+}
+
+impl Text {
+    /// The text when every piece is literal: known at translation time.
+    pub fn known(&self) -> Option<String> {
+        (self.0.iter())
+            .map(|p| match p {
+                TextPiece::Literal(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Each value the text reads.
+    pub fn exprs_mut(&mut self) -> impl Iterator<Item = &mut ExprId> {
+        self.0.iter_mut().filter_map(|p| match p {
+            TextPiece::Real { value, .. } | TextPiece::Integer { value, .. } => Some(value),
+            TextPiece::Boolean(value) => Some(value),
+            TextPiece::Literal(_) | TextPiece::FullPath(_) => None,
+        })
+    }
+
+    /// Each value the text reads.
+    pub fn exprs(&self) -> impl Iterator<Item = ExprId> + '_ {
+        self.0.iter().filter_map(|p| match p {
+            TextPiece::Real { value, .. } | TextPiece::Integer { value, .. } => Some(*value),
+            TextPiece::Boolean(value) => Some(*value),
+            TextPiece::Literal(_) | TextPiece::FullPath(_) => None,
+        })
+    }
+}
+
+impl Write {
+    /// Each value the write reads.
+    pub fn exprs(&self) -> Vec<ExprId> {
+        match self {
+            Write::Print { text, .. } => text.exprs().collect(),
+            Write::Matrix { values, .. } => values.clone(),
+            Write::Remove { .. } => Vec::new(),
+        }
+    }
+
+    fn exprs_mut(&mut self, f: &mut impl FnMut(&mut ExprId)) {
+        match self {
+            Write::Print { text, .. } => text.exprs_mut().for_each(f),
+            Write::Matrix { values, .. } => values.iter_mut().for_each(f),
+            Write::Remove { .. } => {}
+        }
+    }
 }
 
 /// `residuals = 0` for `vars`, solved together by Newton from the variables' values, with
@@ -72,18 +170,17 @@ impl Action {
     /// The variables `actions` assign, in any branch of their `if`s, each once, in written
     /// order.
     pub fn assigned(actions: &[Action]) -> Vec<VarId> {
-        let mut vars = Vec::new();
+        // A set: a buffer written through a varying subscript has an assignment per element.
+        let mut vars = indexmap::IndexSet::new();
         let mut note = |var: &VarId| {
-            if !vars.contains(var) {
-                vars.push(*var);
-            }
+            vars.insert(*var);
         };
         Action::walk(actions, &mut |a| match a {
             Action::Assign { var, .. } => note(var),
             Action::Solve(system) => system.vars.iter().for_each(&mut note),
             _ => {}
         });
-        vars
+        vars.into_iter().collect()
     }
 
     /// Each action of `actions` and every action nested in them, in written order.
@@ -242,6 +339,7 @@ fn actions_exprs_mut(actions: &mut [Action], f: &mut impl FnMut(&mut ExprId)) {
         Action::If { branches, .. } => branches.iter_mut().for_each(|(c, _)| f(c)),
         Action::Assert(a) => f(&mut a.condition),
         Action::Terminate { .. } => {}
+        Action::Write { write, .. } => write.exprs_mut(f),
         Action::Solve(system) => {
             let entries = system.jacobian.iter_mut().map(|(_, _, e)| e);
             system.residuals.iter_mut().chain(entries).for_each(&mut *f);

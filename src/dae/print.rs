@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::hybrid::{Action, WhenClause};
+use super::hybrid::{Action, MatFormat, Text, TextPiece, WhenClause, Write as HybridWrite};
 use super::{Assertion, Dae, Equation, VarKind};
 use crate::expr::{Node, Value, VarId};
 
@@ -131,6 +131,7 @@ fn actions(dae: &Dae, list: &[Action], indent: &str, out: &mut impl Write) -> st
             Action::Terminate { message, .. } => {
                 writeln!(out, "{indent}terminate(\"{message}\");")?
             }
+            Action::Write { write, .. } => writeln!(out, "{indent}{};", written(dae, write))?,
             Action::Solve(system) => {
                 let vars: Vec<String> =
                     (system.vars.iter()).map(|&v| dae.printed_name(v)).collect();
@@ -142,6 +143,93 @@ fn actions(dae: &Dae, list: &[Action], indent: &str, out: &mut impl Write) -> st
         }
     }
     Ok(())
+}
+
+/// A write as the library call it came from.
+fn written(dae: &Dae, write: &HybridWrite) -> String {
+    match write {
+        HybridWrite::Print { text, file } => {
+            let text = printed_text(dae, text);
+            format!("Modelica.Utilities.Streams.print({text}, {})", quoted(file))
+        }
+        HybridWrite::Matrix {
+            file,
+            name,
+            cols,
+            values,
+            append,
+            format,
+            ..
+        } => {
+            let rows: Vec<String> = (values.chunks(*cols))
+                .map(|row| {
+                    let row: Vec<String> =
+                        row.iter().map(|&e| dae.display(e).to_string()).collect();
+                    row.join(", ")
+                })
+                .collect();
+            let format = match format {
+                MatFormat::V4 => "4",
+                MatFormat::V6 => "6",
+                MatFormat::V7 => "7",
+            };
+            format!(
+                "Modelica.Utilities.Streams.writeRealMatrix({}, {}, [{}], append = {append}, format = \"{format}\")",
+                quoted(file),
+                quoted(name),
+                rows.join("; ")
+            )
+        }
+        HybridWrite::Remove { file } => {
+            format!("Modelica.Utilities.Files.removeFile({})", quoted(file))
+        }
+    }
+}
+
+fn printed_text(dae: &Dae, text: &Text) -> String {
+    let pieces: Vec<String> = (text.0.iter())
+        .map(|piece| match piece {
+            // Literals keep their escapes as written.
+            TextPiece::Literal(s) => format!("\"{s}\""),
+            TextPiece::Real {
+                value,
+                significant,
+                min_length,
+                left,
+            } => format!(
+                "String({}, significantDigits = {significant}, minimumLength = {min_length}, leftJustified = {left})",
+                dae.display(*value)
+            ),
+            TextPiece::Integer {
+                value,
+                min_length,
+                left,
+            } => format!(
+                "String({}, minimumLength = {min_length}, leftJustified = {left})",
+                dae.display(*value)
+            ),
+            TextPiece::Boolean(value) => {
+                format!("String({})", dae.display_as(*value, Value::Boolean))
+            }
+            TextPiece::FullPath(name) => {
+                format!("Modelica.Utilities.Files.fullPathName({})", quoted(name))
+            }
+        })
+        .collect();
+    if pieces.is_empty() {
+        "\"\"".to_string()
+    } else {
+        pieces.join(" + ")
+    }
+}
+
+/// `s` as a Modelica string literal.
+fn quoted(s: &str) -> String {
+    let escaped = s
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
+    format!("\"{escaped}\"")
 }
 
 fn assertion(dae: &Dae, a: &Assertion, indent: &str, out: &mut impl Write) -> std::fmt::Result {

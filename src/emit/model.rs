@@ -9,7 +9,7 @@ use super::code::Code;
 use super::program::{PLAIN, Shape, System, chunked, program, system};
 use super::rust::{Leaves, expression, literal, string};
 use crate::causal::Causal;
-use crate::dae::hybrid::{Action, EquationSystem};
+use crate::dae::hybrid::{Action, EquationSystem, TextPiece, Write};
 use crate::dae::{Dae, ScalarType, VarKind};
 use crate::expr::{ExprId, Func, Node, VarId};
 use crate::partition::Partition;
@@ -767,6 +767,9 @@ impl<'a> Effects<'a> {
                         string(&text)
                     ));
                 }
+                Action::Write { write, .. } if pass == Pass::Effects => {
+                    code.line(format_args!("out.push({});", write_effect(write, &x)));
+                }
                 Action::If {
                     branches,
                     otherwise,
@@ -785,6 +788,64 @@ impl<'a> Effects<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// The `Effect` a write of a `when` clause pushes, its values read from the registers.
+fn write_effect(write: &Write, x: &impl Fn(ExprId) -> String) -> String {
+    match write {
+        Write::Print { text, file } => {
+            let pieces: Vec<String> = (text.0.iter())
+                .map(|piece| match piece {
+                    TextPiece::Literal(s) => {
+                        let text = crate::dae::unescape(s);
+                        format!("crate::files::Piece::Literal({})", string(&text))
+                    }
+                    TextPiece::Real {
+                        value,
+                        significant,
+                        min_length,
+                        left,
+                    } => format!(
+                        "crate::files::Piece::Real {{ value: {}, significant: {significant}, min_length: {min_length}, left: {left} }}",
+                        x(*value)
+                    ),
+                    TextPiece::Integer {
+                        value,
+                        min_length,
+                        left,
+                    } => format!(
+                        "crate::files::Piece::Integer {{ value: {}, min_length: {min_length}, left: {left} }}",
+                        x(*value)
+                    ),
+                    TextPiece::Boolean(value) => format!("crate::files::Piece::Boolean({})", x(*value)),
+                    TextPiece::FullPath(name) => format!("crate::files::Piece::FullPath({})", string(name)),
+                })
+                .collect();
+            format!(
+                "Effect::Print {{ text: crate::files::text(&[{}]), file: {} }}",
+                pieces.join(", "),
+                string(file)
+            )
+        }
+        Write::Matrix {
+            file,
+            name,
+            rows,
+            cols,
+            values,
+            append,
+            format,
+        } => {
+            let values: Vec<String> = values.iter().map(|&e| x(e)).collect();
+            format!(
+                "Effect::Matrix {{ file: {}, name: {}, rows: {rows}, cols: {cols}, values: vec![{}], append: {append}, format: crate::files::MatFormat::{format:?} }}",
+                string(file),
+                string(name),
+                values.join(", ")
+            )
+        }
+        Write::Remove { file } => format!("Effect::Remove({})", string(file)),
     }
 }
 

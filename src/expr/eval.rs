@@ -232,7 +232,7 @@ impl ExprPool {
                 for a in self.arguments(f, list) {
                     args.push(walk.visit(self, a)?);
                 }
-                self.run_function(f, &args)[output as usize]
+                self.function_output(f, output as usize, &args)
             }
             n @ Node::Args(..) => return Err(EvalError::Unknown(n).into()),
             Node::Add(x, y) => walk.visit(self, x)? + walk.visit(self, y)?,

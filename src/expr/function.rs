@@ -94,7 +94,13 @@ pub const MAX_DEPTH: usize = 1_000;
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
+    /// The last call of a function of several outputs (the pool's and the function's
+    /// addresses, the argument bits) with its outputs: each output of one call is its own
+    /// expression, and one run serves them all.
+    static LAST_CALL: std::cell::RefCell<Option<LastCall>> = const { std::cell::RefCell::new(None) };
 }
+
+type LastCall = ((usize, usize), Vec<u64>, SmallVec<[f64; 4]>);
 
 /// How a statement list ended (in the reference interpreter and the tape's).
 #[derive(Clone, Copy, PartialEq)]
@@ -191,6 +197,31 @@ impl ExprPool {
             args.push(rest);
         }
         args
+    }
+
+    /// Output `output` of `f` on `args`: a function of several outputs runs once for all of
+    /// them when they are asked for one after another on the same arguments.
+    pub fn function_output(&self, f: FunctionId, output: usize, args: &[f64]) -> f64 {
+        let function = self.function(f);
+        if function.outputs.len() < 2 {
+            return self.run_function(f, args)[output];
+        }
+        let key = (
+            std::ptr::from_ref(self) as usize,
+            std::ptr::from_ref(function) as usize,
+        );
+        let bits: Vec<u64> = args.iter().map(|x| x.to_bits()).collect();
+        let cached = LAST_CALL.with(|last| match &*last.borrow() {
+            Some((k, b, outputs)) if *k == key && *b == bits => Some(outputs[output]),
+            _ => None,
+        });
+        if let Some(value) = cached {
+            return value;
+        }
+        let outputs = self.run_function(f, args);
+        let value = outputs[output];
+        LAST_CALL.with(|last| *last.borrow_mut() = Some((key, bits, outputs)));
+        value
     }
 
     /// The outputs of `f` on `args` (the reference interpreter): NaN for each when an

@@ -520,14 +520,18 @@ impl<'a> Flattener<'a> {
         match &s.kind {
             StatementKind::Assign { target, value } => {
                 // Read at the event, after the actions before it wrote: no symbolic values.
-                let new = self.flatten_expr(value, ctx)?;
+                let (writes, new) = self.collecting_writes(|f| f.flatten_expr(value, ctx))?;
+                actions.extend(writes);
                 let assigned = self.assignment(target, new, s.span, ctx, &Values::new())?;
                 actions.extend(self.simultaneous(assigned, s.span)?);
                 Ok(())
             }
             StatementKind::AssignOutputs { targets, call } => {
                 let none = Values::new();
-                let assigned = self.output_assignments(targets, call, s.span, ctx, &none)?;
+                let (writes, assigned) = self.collecting_writes(|f| {
+                    f.output_assignments(targets, call, s.span, ctx, &none)
+                })?;
+                actions.extend(writes);
                 actions.extend(self.simultaneous(assigned, s.span)?);
                 Ok(())
             }

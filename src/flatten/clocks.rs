@@ -1460,6 +1460,7 @@ impl Flattener<'_> {
             }
             Action::Assert(assertion) => of(assertion.condition, reads),
             Action::Terminate { .. } => {}
+            Action::Write { write, .. } => write.exprs().into_iter().for_each(|e| of(e, reads)),
             Action::Solve(system) => system.residuals.iter().for_each(|&r| of(r, reads)),
         }
     }

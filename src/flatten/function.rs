@@ -17,6 +17,7 @@ pub(crate) mod kept;
 mod operators;
 pub(crate) mod records;
 mod string_functions;
+mod writes;
 
 use std::rc::Rc;
 
@@ -30,6 +31,7 @@ use super::Flattener;
 use super::classes::{ClassId, ROOT, TypeRef};
 use super::expr::{Ctx, Mode, Pick, Val, select};
 use super::tree::Tree;
+use crate::dae::hybrid::Text;
 use crate::dae::{ScalarType, VarKind};
 use crate::diagnostics::Diagnostic;
 use crate::expr::function::Native;
@@ -58,6 +60,19 @@ pub(crate) struct Local {
     input: bool,
     /// A record variable's class: its fields are the locals named `name.field` after it.
     record: Option<ClassId>,
+    /// A String variable's value, as far as assigned.
+    text: Option<Text>,
+}
+
+impl Local {
+    pub(crate) fn is_string(&self) -> bool {
+        self.ty == ScalarType::String
+    }
+
+    /// A String variable's value when known at translation time.
+    pub(crate) fn text_known(&self) -> Option<String> {
+        self.text.as_ref()?.known()
+    }
 }
 
 /// One declared variable of a function.
@@ -128,6 +143,7 @@ struct Path {
 pub(crate) enum Given {
     Value(Val),
     Record(RecordValue),
+    Text(Text),
 }
 
 /// Input `p` of `def` is given no argument and has no default.
@@ -194,6 +210,9 @@ impl<'a> Flattener<'a> {
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Output>, Diagnostic> {
         let def = self.function_def(class, span)?;
+        if let Some(outputs) = self.write_call(&def, args, span, ctx)? {
+            return Ok(outputs);
+        }
         match self.string_function(&def, args, span, ctx)? {
             Some(StringResult::Number(x)) => {
                 let value = Tree::Leaf(self.dae.pool.constant(x));
@@ -299,7 +318,12 @@ impl<'a> Flattener<'a> {
         self.call_depth += 1;
         self.inlining.push(def.path.clone());
         self.varying_flow = false;
+        let written = self.writes.as_ref().map(Vec::len);
         let result = self.inline_call(def, given, span, ctx);
+        // Writes of a call that failed are not made (kept as code, it is made again).
+        if let (Err(_), Some(n), Some(writes)) = (&result, written, self.writes.as_mut()) {
+            writes.truncate(n);
+        }
         self.inlining.pop();
         self.call_depth -= 1;
         match (result, retry) {
@@ -352,6 +376,7 @@ impl<'a> Flattener<'a> {
                     ty: p.ty,
                     input: false,
                     record: None,
+                    text: None,
                 },
             );
         }
@@ -368,6 +393,7 @@ impl<'a> Flattener<'a> {
                     class: scope,
                     mode: ctx.mode,
                     span,
+                    guard: self.write_guard,
                 };
                 self.block(body, vec![start], &run)?
             }
@@ -448,6 +474,9 @@ impl<'a> Flattener<'a> {
             }
             given[k] = Some(match inputs[k].record {
                 Some(class) => Given::Record(self.record_value(&arg.value, Some(class), ctx)?),
+                None if inputs[k].ty == ScalarType::String => {
+                    Given::Text(self.text_value(&arg.value, ctx)?)
+                }
                 None => Given::Value(self.flatten_expr(&arg.value, ctx)?),
             });
         }
@@ -479,9 +508,29 @@ impl<'a> Flattener<'a> {
                 self.insert_record(&mut locals, (&p.name, class), Some(value), how)?;
                 continue;
             }
+            if p.ty == ScalarType::String {
+                let text = match (value, p.default) {
+                    (Some(Given::Text(t)), _) => t,
+                    (_, Some(e)) => self.text_value(e, &local_ctx(p.scope, &locals, ctx.mode))?,
+                    _ => return Err(not_given(def, p, span)),
+                };
+                locals.insert(
+                    p.name.clone(),
+                    Local {
+                        value: None,
+                        ty: p.ty,
+                        input: true,
+                        record: None,
+                        text: Some(text),
+                    },
+                );
+                continue;
+            }
             let value = value.map(|v| match v {
                 Given::Value(v) => v,
-                Given::Record(_) => unreachable!("a record is given only to a record input"),
+                Given::Record(_) | Given::Text(_) => {
+                    unreachable!("a record or a text is given only to a record or String input")
+                }
             });
             let value = match (value, p.default) {
                 (Some(v), _) if p.ty == ScalarType::Real => v,
@@ -500,6 +549,7 @@ impl<'a> Flattener<'a> {
                     ty: p.ty,
                     input: true,
                     record: None,
+                    text: None,
                 },
             );
         }
@@ -789,6 +839,9 @@ struct Run {
     class: ClassId,
     mode: Mode,
     span: Span,
+    /// Under which the call is made (`None`: always): its writes are made under it and
+    /// their path's condition.
+    guard: Option<ExprId>,
 }
 
 fn local_ctx<'l>(class: ClassId, locals: &'l Locals, mode: Mode) -> Ctx<'l> {
@@ -800,6 +853,15 @@ fn local_ctx<'l>(class: ClassId, locals: &'l Locals, mode: Mode) -> Ctx<'l> {
         end: None,
         locals: Some(locals),
     }
+}
+
+/// The String variable `target` names, unsubscripted.
+fn text_target(locals: &Locals, target: &ComponentRef) -> Option<String> {
+    let [part] = target.parts.as_slice() else {
+        return None;
+    };
+    let local = locals.get(&part.ident.name)?;
+    (local.ty == ScalarType::String && part.subscripts.is_empty()).then(|| part.ident.name.clone())
 }
 
 /// An array of `shape` filled with `value`.
@@ -847,10 +909,32 @@ impl<'a> Flattener<'a> {
     fn statement_on(
         &mut self,
         s: &'a Statement,
+        p: Path,
+        run: &Run,
+    ) -> Result<Vec<Path>, Diagnostic> {
+        if self.writes.is_some() {
+            let guard = run
+                .guard
+                .map_or(p.condition, |g| self.dae.pool.and(g, p.condition));
+            self.write_guard = Some(guard);
+        }
+        let result = self.run_statement(s, p, run);
+        self.write_guard = run.guard;
+        result
+    }
+
+    fn run_statement(
+        &mut self,
+        s: &'a Statement,
         mut p: Path,
         run: &Run,
     ) -> Result<Vec<Path>, Diagnostic> {
         match &s.kind {
+            StatementKind::Assign { target, value } if text_target(&p.locals, target).is_some() => {
+                let name = text_target(&p.locals, target).expect("a String variable");
+                let text = self.text_value(value, &local_ctx(run.class, &p.locals, run.mode))?;
+                p.locals[&name].text = Some(text);
+            }
             StatementKind::Assign { target, value } => {
                 if let Some((name, class)) = records::record_target(&p.locals, target) {
                     let ctx = local_ctx(run.class, &p.locals, run.mode);
@@ -914,8 +998,9 @@ impl<'a> Flattener<'a> {
         Ok(vec![p])
     }
 
-    /// `assert(c, message)` is checked where `c` is known at translation time; other call
-    /// statements compute nothing a function returns.
+    /// `assert(c, message)` is checked where `c` is known at translation time. Other call
+    /// statements compute nothing a function returns, but may write: in a `when` statement
+    /// the call runs for its writes; elsewhere a write is an error.
     fn call_statement(
         &mut self,
         name: &'a ast::Name,
@@ -925,6 +1010,16 @@ impl<'a> Flattener<'a> {
         run: &Run,
     ) -> Result<(), Diagnostic> {
         if name.dotted() != "assert" {
+            let ctx = local_ctx(run.class, &p.locals, run.mode);
+            let Some(class) = self.function_class_named(name, &ctx) else {
+                return Ok(());
+            };
+            if self.writes.is_some() {
+                self.call_function_outputs(class, args, span, &ctx)?;
+            } else {
+                let def = self.function_def(class, span)?;
+                self.write_call(&def, args, span, &ctx)?;
+            }
             return Ok(());
         }
         let Some(first) = args.first() else {
@@ -1044,6 +1139,9 @@ impl<'a> Flattener<'a> {
         let mut locals = Locals::with_capacity(a.locals.len());
         for (name, la) in &a.locals {
             let lb = &b.locals[name];
+            if la.text != lb.text {
+                return None;
+            }
             let value = match (&la.value, &lb.value) {
                 (Some(x), Some(y)) if x == y => Some(x.clone()),
                 (Some(x), Some(y)) => {
@@ -1114,6 +1212,7 @@ impl<'a> Flattener<'a> {
                         ty: ScalarType::Integer,
                         input: true,
                         record: None,
+                        text: None,
                     },
                 );
             }
@@ -1466,6 +1565,7 @@ fn given_are_known(pool: &crate::expr::ExprPool, given: &[Option<Given>]) -> boo
     given.iter().flatten().all(|g| match g {
         Given::Value(v) => v.leaves().iter().all(|&e| pool.as_const(e).is_some()),
         Given::Record(_) => false,
+        Given::Text(t) => t.known().is_some(),
     })
 }
 
@@ -1476,6 +1576,7 @@ fn clone_given(given: &[Option<Given>]) -> Vec<Option<Given>> {
         .map(|g| match g {
             Some(Given::Value(v)) => Some(Given::Value(v.clone())),
             Some(Given::Record(r)) => Some(Given::Record(r.clone())),
+            Some(Given::Text(t)) => Some(Given::Text(t.clone())),
             None => None,
         })
         .collect()

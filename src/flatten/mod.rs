@@ -39,7 +39,7 @@ use modifier::{Bound, Mod};
 use crate::dae::{Dae, Equation, EquationOrigin, ScalarType, StateSelect, VarKind};
 use crate::diagnostics::{self, Diagnostic};
 use crate::expr::hash::{FxHashMap, FxHashSet};
-use crate::expr::{Node, VarId};
+use crate::expr::{ExprId, Node, VarId};
 use crate::source::Span;
 use crate::syntax::ast::{self, Causality, ClassKind, ExprKind, StoredDefinition};
 
@@ -103,6 +103,8 @@ pub fn flatten(request: &Request<'_>) -> Result<(Dae, Vec<Diagnostic>), Vec<Diag
         call_depth: 0,
         inlining: Vec::new(),
         varying_flow: false,
+        writes: None,
+        write_guard: None,
         keeping: false,
         kept: Default::default(),
         external_objects: FxHashMap::default(),
@@ -281,6 +283,11 @@ pub(crate) struct Flattener<'a> {
     /// Set when a call could not be inlined because its control flow depends on varying
     /// values in too many ways: the call is then kept as code.
     pub varying_flow: bool,
+    /// The writes of the `when` statement being translated (`Modelica.Utilities`' print,
+    /// writeRealMatrix, removeFile), in order; `None` outside one, where a write is an error.
+    writes: Option<Vec<crate::dae::hybrid::Action>>,
+    /// The condition under which the function statement being run writes (`None`: always).
+    write_guard: Option<ExprId>,
     /// A function's body is being translated to code (its variables are slots).
     pub keeping: bool,
     /// The functions kept as code so far.

@@ -32,6 +32,13 @@ impl<'a> Flattener<'a> {
             } => self.is_string(lhs, ctx),
             // Symbolic: in a constant context a String's reference would be evaluated as a
             // number.
+            ExprKind::Ref(cref)
+                if cref.parts.len() == 1
+                    && let Some(local) =
+                        ctx.locals.and_then(|l| l.get(&cref.parts[0].ident.name)) =>
+            {
+                local.is_string()
+            }
             ExprKind::Ref(_) => {
                 let symbolic = Ctx {
                     mode: Mode::Symbolic,
@@ -116,6 +123,13 @@ impl<'a> Flattener<'a> {
                     Some(StringResult::Text(text)) => Ok(text),
                     _ => Err(unknown()),
                 }
+            }
+            ExprKind::Ref(cref)
+                if cref.parts.len() == 1
+                    && let Some(local) =
+                        ctx.locals.and_then(|l| l.get(&cref.parts[0].ident.name)) =>
+            {
+                local.text_known().ok_or_else(unknown)
             }
             ExprKind::Ref(_) => {
                 let symbolic = Ctx {

@@ -47,6 +47,7 @@ impl<'a> Flattener<'a> {
             for item in body {
                 action(self, item, ctx, &mut actions)?;
             }
+            self.check_write_reads(&actions)?;
             flat.push(WhenBranch {
                 conditions,
                 actions,
@@ -207,10 +208,20 @@ impl<'a> Flattener<'a> {
                 message: super::equations::terminate_message(args, span)?,
                 span,
             }]),
-            other => Err(
-                Diagnostic::error(format!("`{other}(…)` inside `when` is not supported"))
-                    .at(span, "only `reinit`, `assert` and `terminate` calls are"),
-            ),
+            other => match self.function_class_named(name, ctx) {
+                // A function runs for what it writes.
+                Some(class) => {
+                    let call = |f: &mut Self| f.call_function_outputs(class, args, span, ctx);
+                    Ok(self.collecting_writes(call)?.0)
+                }
+                None => Err(Diagnostic::error(format!(
+                    "`{other}(…)` inside `when` is not supported"
+                ))
+                .at(
+                    span,
+                    "only `reinit`, `assert`, `terminate` and function calls are",
+                )),
+            },
         }
     }
 
@@ -497,7 +508,10 @@ impl<'a> Flattener<'a> {
                             );
                         }
                     }
-                    Action::If { .. } | Action::Assert(_) | Action::Terminate { .. } => {}
+                    Action::If { .. }
+                    | Action::Assert(_)
+                    | Action::Terminate { .. }
+                    | Action::Write { .. } => {}
                 }
             }
         }

@@ -107,6 +107,12 @@ pub enum EventFailure {
         message: String,
         span: Span,
     },
+    /// A write of a `when` clause (a print, a MAT file, a removed file) failed.
+    Write {
+        t: f64,
+        message: String,
+        span: Span,
+    },
 }
 
 impl std::fmt::Display for EventFailure {
@@ -149,6 +155,9 @@ impl std::fmt::Display for EventFailure {
                 "assertion failed at the event at t = {t}: {}",
                 crate::dae::unescape(message)
             ),
+            EventFailure::Write { t, message, .. } => {
+                write!(f, "at the event at t = {t}: {message}")
+            }
         }
     }
 }
@@ -369,6 +378,15 @@ impl<'a> Events<'a> {
                         message: message.clone(),
                         span: *span,
                     });
+                }
+                Action::Write { write, span } => {
+                    let values = |e: &[ExprId]| e.iter().map(|&e| self.eval(e)).collect();
+                    let done = crate::simulate::writes::perform(write, values);
+                    done.map_err(|message| EventFailure::Write {
+                        t,
+                        message,
+                        span: *span,
+                    })?;
                 }
                 Action::Assign { .. } | Action::Solve(_) => {}
             }

@@ -31,6 +31,7 @@ pub mod static_lu;
 pub mod step_checks;
 pub mod system;
 pub mod tape;
+pub mod writes;
 
 pub use mocca_runtime::{dense_lu, pair};
 pub use system::{OdeSystem, Stats};

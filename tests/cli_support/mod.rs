@@ -8,9 +8,14 @@ use std::process::Command;
 /// Runs mocca in the repository's folder: stdout, stderr, exit code. A process that dies by a
 /// signal (a stack overflow aborts) fails the test whatever it expected.
 pub fn mocca(args: &[&str]) -> (String, String, i32) {
+    mocca_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// [`mocca`] in the folder `dir` (where the files a model writes land).
+pub fn mocca_in(dir: &std::path::Path, args: &[&str]) -> (String, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_mocca"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(dir)
         .output()
         .expect("mocca runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -11,6 +11,7 @@ pub mod equations;
 pub mod event_driver;
 pub mod externals;
 pub mod fft;
+pub mod files;
 pub mod fixed_step;
 pub mod grid;
 pub mod init;
@@ -25,13 +26,14 @@ pub mod weak;
 pub mod written_lu;
 
 /// Every file of this crate that an emitted crate holds, by its path there, and its text.
-pub const SOURCES: [(&str, &str); 18] = [
+pub const SOURCES: [(&str, &str); 19] = [
     ("src/clauses.rs", include_str!("clauses.rs")),
     ("src/dense_lu.rs", include_str!("dense_lu.rs")),
     ("src/equations.rs", include_str!("equations.rs")),
     ("src/event_driver.rs", include_str!("event_driver.rs")),
     ("src/externals.rs", include_str!("externals.rs")),
     ("src/fft.rs", include_str!("fft.rs")),
+    ("src/files.rs", include_str!("files.rs")),
     ("src/fixed_step.rs", include_str!("fixed_step.rs")),
     ("src/grid.rs", include_str!("grid.rs")),
     ("src/init.rs", include_str!("init.rs")),

@@ -7,6 +7,7 @@
 
 use crate::clauses::{Clauses, Clock};
 use crate::event_driver::{self, Driver, EventCounts, EventModel};
+use crate::files::{self, MatFormat};
 use crate::model;
 use crate::runtime::{Failure, Registers};
 use crate::switching::{self, Crossing, Relations};
@@ -24,6 +25,20 @@ pub enum Effect {
     },
     /// `terminate(message)`.
     Terminate(&'static str),
+    /// `Streams.print(text, file)`.
+    Print { text: String, file: &'static str },
+    /// `Streams.writeRealMatrix(file, name, values row by row, append, format)`.
+    Matrix {
+        file: &'static str,
+        name: &'static str,
+        rows: usize,
+        cols: usize,
+        values: Vec<f64>,
+        append: bool,
+        format: MatFormat,
+    },
+    /// `Files.removeFile(file)`.
+    Remove(&'static str),
 }
 
 /// What the events of a run cost, and what the model said at them.
@@ -318,6 +333,29 @@ impl Clauses for Events {
                 }
                 Effect::Terminate(message) => {
                     self.notes.terminated.get_or_insert((t, message));
+                }
+                Effect::Print { text, file } => files::print(&text, file)
+                    .map_err(|message| Failure::Write { t, message })?,
+                Effect::Matrix {
+                    file,
+                    name,
+                    rows,
+                    cols,
+                    values,
+                    append,
+                    format,
+                } => {
+                    let matrix = files::Matrix {
+                        name,
+                        rows,
+                        cols,
+                        values: &values,
+                    };
+                    files::write_real_matrix(file, &matrix, append, format)
+                        .map_err(|message| Failure::Write { t, message })?;
+                }
+                Effect::Remove(file) => {
+                    files::remove_file(file).map_err(|message| Failure::Write { t, message })?
                 }
             }
         }

@@ -18,6 +18,7 @@ pub mod event_driver;
 pub mod events;
 pub mod externals;
 pub mod fft;
+pub mod files;
 pub mod fixed_step;
 pub mod grid;
 pub mod init;

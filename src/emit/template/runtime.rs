@@ -54,6 +54,8 @@ pub enum Failure {
     Assertion { t: f64, message: String },
     /// An error-level `assert` of the equations was false at `t`.
     Violated { t: f64, message: String },
+    /// A write of a `when` clause (a print, a MAT file, a removed file) failed at `t`.
+    Write { t: f64, message: String },
 }
 
 impl std::fmt::Display for Failure {
@@ -95,6 +97,7 @@ impl std::fmt::Display for Failure {
                 write!(f, "assertion failed at the event at time {t}: {message}")
             }
             Failure::Violated { t, message } => write!(f, "assertion failed at time {t}: {message}"),
+            Failure::Write { t, message } => write!(f, "at the event at time {t}: {message}"),
             Failure::NotTunable(name) => write!(
                 f,
                 "`{name}` is fixed during a run (the translation used its value, or \

@@ -386,6 +386,7 @@ impl<'a> Flattener<'a> {
                 ty: ScalarType::Real,
                 input: false,
                 record: Some(class),
+                text: None,
             },
         );
         let fields = self.record_fields(class, p.span)?;
@@ -586,6 +587,10 @@ impl<'a> Flattener<'a> {
                 {
                     let c = self.kept_condition(&first.value, scope, locals)?;
                     out.push(Stmt::Assert(c, super::assert_message(args)));
+                } else if let Some(class) = self.function_class_named(name, &Ctx::of_class(scope)) {
+                    // Other calls compute nothing the function returns; a write is an error.
+                    let def = self.function_def(class, s.span)?;
+                    self.write_call(&def, args, s.span, &Ctx::of_class(scope))?;
                 }
             }
             StatementKind::When { .. } => return Err(super::when_in_function(s.span)),
@@ -655,6 +660,7 @@ impl<'a> Flattener<'a> {
                     ty: ScalarType::Integer,
                     input: true,
                     record: None,
+                    text: None,
                 },
             );
             out.extend(self.kept_for(b, span, rest, body, locals)?);
@@ -835,6 +841,7 @@ fn slot_input(ty: ScalarType, value: Option<Val>) -> Local {
         ty,
         input: true,
         record: None,
+        text: None,
     }
 }
 
@@ -922,6 +929,7 @@ fn slot_local(ty: ScalarType, value: Val, input: bool) -> Local {
         ty,
         input,
         record: None,
+        text: None,
     }
 }
 

@@ -765,6 +765,7 @@ impl<'a> Flattener<'a> {
                 ty: ScalarType::Real,
                 input,
                 record: Some(class),
+                text: None,
             },
         );
         let fields = self.record_fields(class, span)?;
@@ -789,6 +790,7 @@ impl<'a> Flattener<'a> {
                     ty: f.ty,
                     input,
                     record: None,
+                    text: None,
                 },
             );
         }

@@ -97,7 +97,7 @@ impl<'a> Flattener<'a> {
 
     /// Each input's expression, by declaration order: positional arguments, then named, then
     /// defaults.
-    fn string_arguments(
+    pub(super) fn string_arguments(
         &self,
         def: &FunctionDef<'a>,
         inputs: &[&Param<'a>],
